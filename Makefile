@@ -1,0 +1,40 @@
+# Sibyl's build. `make run` starts a node; `make test` builds and passes every test.
+GO       ?= go
+BIN      := bin/sibyl
+VERSION  ?= 0.1.0-dev
+LDFLAGS  := -X main.version=$(VERSION)
+# Packages that start goroutines run once more under the race detector.
+RACE_PKGS := ./commitlog/... ./memtable/... ./storage/...
+# Storage packages run once more without the invariants tag, so both code paths are tested.
+STORAGE_PKGS := ./commitlog/... ./memtable/... ./sstable/... ./storage/...
+
+.PHONY: all build test test-long lint bench run clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sibyl
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files --others --exclude-standard '*.go' 2>/dev/null)); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags invariants ./...
+
+test: build lint
+	$(GO) test -tags invariants -count=1 ./...
+	$(GO) test -count=1 $(STORAGE_PKGS)
+	$(GO) test -race -count=1 $(RACE_PKGS)
+
+# The long randomized model run (see docs/testing.md).
+test-long:
+	$(GO) test -tags invariants -count=1 -run TestModel ./storage/ -model.long
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/
+
+run: build
+	$(BIN) server
+
+clean:
+	rm -rf bin

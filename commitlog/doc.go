@@ -1,0 +1,27 @@
+// Package commitlog makes mutations durable before they are acknowledged.
+//
+// Owns: segment files, record framing (length, CRC32C), the sync modes
+// (periodic, group, batch), replay, and deleting segments every table has
+// flushed past.
+// Does not own: what a record means (package mutation decodes payloads),
+// when to flush (package storage).
+// May import: mutation (table ids), internal/invariants, pebble/vfs, zerolog.
+// Must not import: memtable, sstable, storage, anything above.
+//
+// Concurrency: Append, Discard and Sync are safe for concurrent use. Replay
+// runs before the first Append.
+//
+// Invariants:
+//
+//	C1. An acknowledged record has reached the operating system (a write
+//	    system call returned) before Append returns, in every sync mode; in
+//	    batch and group mode it has also been fsynced.
+//	C2. Positions grow strictly, across segments and across restarts.
+//	C3. Replay truncates a torn tail with a warning and stops with an error
+//	    naming the file and offset at a bad checksum anywhere else.
+//
+// Segment layout (see docs/formats.md):
+//
+//	header: magic "SIBYLCL1" (8) | segment id (8, big-endian) | CRC32C of the id (4)
+//	record: length of payload (4) | CRC32C over length and payload (4) | payload
+package commitlog

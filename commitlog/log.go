@@ -1,0 +1,387 @@
+package commitlog
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sibyldb/sibyl/mutation"
+)
+
+// ErrClosed is returned by operations on a closed log.
+var ErrClosed = errors.New("commitlog: closed")
+
+// chunk is encoded bytes waiting to be written to one segment. A chunk for a
+// segment whose file is not open yet starts with the segment header.
+type chunk struct {
+	seg  *segment
+	data []byte
+}
+
+// Log is the commit log. Appenders encode their records into a shared
+// pending buffer under mu; whichever appender finds no write in progress
+// becomes the leader, takes the whole pending buffer and writes it with one
+// system call (and one fsync when the mode needs it), so concurrent writers
+// share both.
+type Log struct {
+	opts Options
+
+	mu struct {
+		sync.Mutex
+		cond     sync.Cond
+		segments []*segment // oldest first; the last is the tail
+		tailSize int64      // bytes appended to the tail, written or pending
+		nextID   uint64
+		pending  []chunk
+		appended Position // end of the last appended record
+		writing  bool     // a leader is doing file operations
+		written  Position // every record ending at or before it reached the OS
+		synced   Position // every record ending at or before it is fsynced
+		lastSync time.Time
+		err      error // sticky: after a failed write or sync the log refuses appends
+		closed   bool
+	}
+	syncerDone chan struct{}
+	stop       chan struct{}
+}
+
+// Open opens the log in opts.Dir, keeping the segments already there for
+// Replay, and starts a new tail segment.
+func Open(opts Options) (*Log, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts.EnsureDefaults()
+	if err := opts.FS.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("commitlog: create %s: %w", opts.Dir, err)
+	}
+	ids, err := listSegments(opts.FS, opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{opts: opts, stop: make(chan struct{}), syncerDone: make(chan struct{})}
+	l.mu.cond.L = &l.mu.Mutex
+	next := max(opts.MinSegmentID, uint64(opts.Now().UnixMicro()))
+	for _, id := range ids {
+		l.mu.segments = append(l.mu.segments, &segment{id: id, name: opts.FS.PathJoin(opts.Dir, SegmentFileName(id)), replayed: true})
+		next = max(next, id+1)
+	}
+	l.mu.nextID = next
+	l.mu.lastSync = opts.Now()
+	l.mu.Lock()
+	l.startSegmentLocked()
+	l.mu.Unlock()
+	if opts.SyncMode == SyncPeriodic {
+		go l.periodicSyncer()
+	} else {
+		close(l.syncerDone)
+	}
+	return l, nil
+}
+
+// startSegmentLocked makes a new tail; the leader creates its file when it
+// writes the header chunk.
+// REQUIRES: l.mu held.
+func (l *Log) startSegmentLocked() {
+	id := l.mu.nextID
+	l.mu.nextID++
+	seg := &segment{id: id, name: l.opts.FS.PathJoin(l.opts.Dir, SegmentFileName(id)), dirty: map[[16]byte]Position{}}
+	l.mu.segments = append(l.mu.segments, seg)
+	l.mu.tailSize = segmentHeaderSize
+	l.mu.pending = append(l.mu.pending, chunk{seg: seg, data: appendSegmentHeader(nil, id)})
+	if l.mu.appended.Segment < id {
+		l.mu.appended = Position{Segment: id, Offset: segmentHeaderSize}
+	}
+}
+
+func (l *Log) tailLocked() *segment { return l.mu.segments[len(l.mu.segments)-1] }
+
+// MaxRecordSize is the largest payload the log accepts.
+func (l *Log) MaxRecordSize() int { return int(l.opts.SegmentSize/2) - recordHeaderSize }
+
+// Append writes a record for table and returns its end position once the
+// sync mode's promise holds (INVARIANT C1).
+func (l *Log) Append(table mutation.TableID, payload []byte) (Position, error) {
+	if len(payload) > l.MaxRecordSize() {
+		return Position{}, fmt.Errorf("commitlog: a mutation of %d bytes is larger than the maximum of %d (half of commitlog_segment_size)",
+			len(payload), l.MaxRecordSize())
+	}
+	size := int64(recordHeaderSize + len(payload))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed {
+		return Position{}, ErrClosed
+	}
+	if l.mu.err != nil {
+		return Position{}, l.mu.err
+	}
+	if l.mu.tailSize+size > l.opts.SegmentSize {
+		l.startSegmentLocked()
+	}
+	tail := l.tailLocked()
+	last := &l.mu.pending
+	if n := len(*last); n == 0 || (*last)[n-1].seg != tail {
+		*last = append(*last, chunk{seg: tail})
+	}
+	c := &(*last)[len(*last)-1]
+	c.data = appendRecord(c.data, payload)
+	l.mu.tailSize += size
+	pos := Position{Segment: tail.id, Offset: uint32(l.mu.tailSize)}
+	l.mu.appended = pos
+	tail.dirty[table] = pos
+
+	needSync := l.opts.SyncMode != SyncPeriodic ||
+		l.opts.Now().Sub(l.mu.lastSync) > l.opts.SyncPeriod*3/2
+	return pos, l.waitLocked(pos, needSync)
+}
+
+// waitLocked returns once pos has been written (and synced when needSync),
+// leading the writes itself when no one else is.
+// REQUIRES: l.mu held.
+func (l *Log) waitLocked(pos Position, needSync bool) error {
+	for {
+		if l.mu.err != nil {
+			return l.mu.err
+		}
+		done := l.mu.written
+		if needSync {
+			done = l.mu.synced
+		}
+		if !done.Less(pos) {
+			return nil
+		}
+		if l.mu.writing {
+			l.mu.cond.Wait()
+			continue
+		}
+		l.leadLocked(needSync)
+	}
+}
+
+// leadLocked writes everything pending, fsyncing when asked, with l.mu
+// released during the file operations.
+// REQUIRES: l.mu held, no leader.
+func (l *Log) leadLocked(sync bool) {
+	l.mu.writing = true
+	if sync && l.opts.SyncMode == SyncGroup {
+		// Wait out the window so that writers arriving meanwhile share the fsync.
+		if wait := l.opts.GroupWindow - l.opts.Now().Sub(l.mu.lastSync); wait > 0 {
+			l.mu.Unlock()
+			time.Sleep(wait)
+			l.mu.Lock()
+		}
+	}
+	batch := l.mu.pending
+	l.mu.pending = nil
+	end := l.mu.appended
+	tail := l.tailLocked()
+	l.mu.Unlock()
+
+	err := l.writeChunks(batch, tail, sync)
+
+	l.mu.Lock()
+	l.mu.writing = false
+	if err != nil && l.mu.err == nil {
+		l.mu.err = fmt.Errorf("commitlog: %w; the commit log refuses writes from now on", err)
+	}
+	if err == nil {
+		l.mu.written = end
+		if sync {
+			l.mu.synced = end
+			l.mu.lastSync = l.opts.Now()
+		}
+	}
+	l.mu.cond.Broadcast()
+}
+
+// writeChunks performs the file operations of one leader turn. Segments
+// that the batch moves away from are fsynced and closed.
+func (l *Log) writeChunks(batch []chunk, tail *segment, sync bool) error {
+	fs := l.opts.FS
+	for i, c := range batch {
+		if c.seg.file == nil {
+			f, err := fs.Create(c.seg.name)
+			if err != nil {
+				return fmt.Errorf("create %s: %w", c.seg.name, err)
+			}
+			c.seg.file = f
+			if err := l.syncDir(); err != nil {
+				return err
+			}
+		}
+		if _, err := c.seg.file.Write(c.data); err != nil {
+			return fmt.Errorf("write %s: %w", c.seg.name, err)
+		}
+		if c.seg != tail && (i+1 == len(batch) || batch[i+1].seg != c.seg) {
+			if err := c.seg.file.Sync(); err != nil {
+				return fmt.Errorf("sync %s: %w", c.seg.name, err)
+			}
+			if err := c.seg.file.Close(); err != nil {
+				return fmt.Errorf("close %s: %w", c.seg.name, err)
+			}
+			c.seg.file = nil
+		}
+	}
+	if sync && tail.file != nil {
+		if err := tail.file.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", tail.name, err)
+		}
+	}
+	return nil
+}
+
+func (l *Log) syncDir() error {
+	d, err := l.opts.FS.OpenDir(l.opts.Dir)
+	if err != nil {
+		return fmt.Errorf("open directory %s: %w", l.opts.Dir, err)
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return fmt.Errorf("sync directory %s: %w", l.opts.Dir, err)
+	}
+	return d.Close()
+}
+
+// Sync writes and fsyncs everything appended so far.
+func (l *Log) Sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed {
+		return ErrClosed
+	}
+	return l.waitLocked(l.mu.appended, true)
+}
+
+func (l *Log) periodicSyncer() {
+	defer close(l.syncerDone)
+	t := time.NewTicker(l.opts.SyncPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+			// An error is sticky in the log and reaches the next writer.
+			_ = l.Sync()
+		}
+	}
+}
+
+// Position returns the end of the last appended record: every record
+// appended later ends after it.
+func (l *Log) Position() Position {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.appended
+}
+
+// Discard records that table has flushed everything up to and including
+// upTo, and deletes the segments no table needs any more.
+func (l *Log) Discard(table mutation.TableID, upTo Position) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, seg := range l.mu.segments {
+		if last, ok := seg.dirty[table]; ok && !upTo.Less(last) {
+			delete(seg.dirty, table)
+		}
+	}
+	return l.removeCleanLocked()
+}
+
+// DiscardReplayed lets go of the segments found at Open, once storage has
+// flushed everything Replay gave it.
+func (l *Log) DiscardReplayed() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, seg := range l.mu.segments {
+		seg.replayed = false
+	}
+	return l.removeCleanLocked()
+}
+
+// removeCleanLocked deletes the segments before the tail that are clean,
+// fully written, and not kept for replay.
+// REQUIRES: l.mu held.
+func (l *Log) removeCleanLocked() error {
+	kept := l.mu.segments[:0]
+	var errs []error
+	n := len(l.mu.segments)
+	for i, seg := range l.mu.segments {
+		// A segment before the written position is closed and no leader
+		// touches it again.
+		removable := i < n-1 && seg.id < l.mu.written.Segment && len(seg.dirty) == 0 && !seg.replayed
+		if !removable {
+			kept = append(kept, seg)
+			continue
+		}
+		if err := l.opts.FS.Remove(seg.name); err != nil {
+			errs = append(errs, fmt.Errorf("commitlog: remove %s: %w", seg.name, err))
+			kept = append(kept, seg)
+		}
+	}
+	l.mu.segments = kept
+	return errors.Join(errs...)
+}
+
+// SegmentCount is the number of segment files, for tests and metrics.
+func (l *Log) SegmentCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.mu.segments)
+}
+
+// Size is the bytes held by live segments, which storage compares with
+// commitlog_total_space.
+func (l *Log) Size() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int64(len(l.mu.segments)-1)*l.opts.SegmentSize + l.mu.tailSize
+}
+
+// DirtyTables returns the tables with records in the oldest segment, which
+// storage flushes when the log grows past its limit.
+func (l *Log) DirtyTables() []mutation.TableID {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []mutation.TableID
+	for _, seg := range l.mu.segments[:len(l.mu.segments)-1] {
+		for id := range seg.dirty {
+			out = append(out, id)
+		}
+		if len(out) > 0 {
+			break
+		}
+	}
+	return out
+}
+
+// Close writes and fsyncs what is pending and closes the files.
+func (l *Log) Close() error {
+	err := l.Sync()
+	l.mu.Lock()
+	if l.mu.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.mu.closed = true
+	for l.mu.writing {
+		l.mu.cond.Wait()
+	}
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, seg := range l.mu.segments {
+		if seg.file != nil {
+			if err := seg.file.Close(); err != nil {
+				errs = append(errs, err)
+			}
+			seg.file = nil
+		}
+	}
+	l.mu.Unlock()
+	close(l.stop)
+	<-l.syncerDone
+	return errors.Join(errs...)
+}

@@ -1,0 +1,295 @@
+package commitlog
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/vfs"
+	"github.com/cockroachdb/pebble/vfs/errorfs"
+	"github.com/sibyldb/sibyl/mutation"
+)
+
+var tableA = mutation.TableID{0xA}
+var tableB = mutation.TableID{0xB}
+
+func openMem(t *testing.T, fs vfs.FS, mode SyncMode) *Log {
+	t.Helper()
+	l, err := Open(Options{FS: fs, Dir: "cl", SegmentSize: 64 << 10, SyncMode: mode, GroupWindow: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func payloadOf(i int) []byte {
+	return []byte(fmt.Sprintf("record-%06d-%s", i, strings.Repeat("x", i%300)))
+}
+
+func replayAll(t *testing.T, l *Log) ([][]byte, ReplayStats) {
+	t.Helper()
+	var got [][]byte
+	stats, err := l.Replay(func(_ Position, p []byte) error {
+		got = append(got, append([]byte(nil), p...))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	return got, stats
+}
+
+func TestAppendReplayEveryMode(t *testing.T) {
+	for _, mode := range []SyncMode{SyncPeriodic, SyncGroup, SyncBatch} {
+		t.Run(mode.String(), func(t *testing.T) {
+			fs := vfs.NewMem()
+			l := openMem(t, fs, mode)
+			const writers, each = 4, 150
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			positions := map[Position]bool{}
+			for w := 0; w < writers; w++ {
+				wg.Add(1)
+				go func(w int) {
+					defer wg.Done()
+					for i := 0; i < each; i++ {
+						pos, err := l.Append(tableA, payloadOf(w*each+i))
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						mu.Lock()
+						if positions[pos] {
+							t.Errorf("position %s handed out twice", pos)
+						}
+						positions[pos] = true
+						mu.Unlock()
+					}
+				}(w)
+			}
+			wg.Wait()
+			if l.SegmentCount() < 2 {
+				t.Fatalf("expected the records to span segments, got %d", l.SegmentCount())
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			l2 := openMem(t, fs, mode)
+			defer l2.Close()
+			got, stats := replayAll(t, l2)
+			if len(got) != writers*each || stats.TruncatedBytes != 0 {
+				t.Fatalf("replayed %d records (%+v), want %d", len(got), stats, writers*each)
+			}
+			seen := map[string]bool{}
+			for _, p := range got {
+				seen[string(p)] = true
+			}
+			for i := 0; i < writers*each; i++ {
+				if !seen[string(payloadOf(i))] {
+					t.Fatalf("record %d missing after replay", i)
+				}
+			}
+		})
+	}
+}
+
+func TestPositionsGrowAcrossRestarts(t *testing.T) {
+	fs := vfs.NewMem()
+	l := openMem(t, fs, SyncBatch)
+	first, _ := l.Append(tableA, []byte("a"))
+	l.Close()
+	// Even with every segment gone, new positions stay above old ones.
+	names, _ := fs.List("cl")
+	for _, n := range names {
+		fs.Remove(fs.PathJoin("cl", n))
+	}
+	l2, err := Open(Options{FS: fs, Dir: "cl", MinSegmentID: first.Segment + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	second, _ := l2.Append(tableA, []byte("b"))
+	if !first.Less(second) {
+		t.Fatalf("position %s after restart is not above %s", second, first)
+	}
+}
+
+func TestDiscardDeletesFlushedSegments(t *testing.T) {
+	fs := vfs.NewMem()
+	l := openMem(t, fs, SyncPeriodic)
+	defer l.Close()
+	var lastA, lastB Position
+	for i := 0; i < 1500; i++ {
+		var err error
+		if i%2 == 0 {
+			lastA, err = l.Append(tableA, payloadOf(i))
+		} else {
+			lastB, err = l.Append(tableB, payloadOf(i))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := l.SegmentCount()
+	if n < 3 {
+		t.Fatalf("want several segments, got %d", n)
+	}
+	if err := l.Discard(tableA, lastA); err != nil {
+		t.Fatal(err)
+	}
+	if l.SegmentCount() != n {
+		t.Fatalf("segments went while table B still needs them")
+	}
+	if err := l.Discard(tableB, lastB); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.SegmentCount(); got != 1 {
+		t.Fatalf("after both tables flushed everything, %d segments remain, want only the tail", got)
+	}
+	names, _ := fs.List("cl")
+	if len(names) != 1 {
+		t.Fatalf("files left: %v", names)
+	}
+}
+
+// writeRecords fills a fresh log on fs and returns the file of its last segment.
+func writeRecords(t *testing.T, fs vfs.FS, n int) string {
+	t.Helper()
+	l := openMem(t, fs, SyncBatch)
+	for i := 0; i < n; i++ {
+		if _, err := l.Append(tableA, payloadOf(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	ids, _ := listSegments(fs, "cl")
+	return fs.PathJoin("cl", SegmentFileName(ids[len(ids)-1]))
+}
+
+func rewrite(t *testing.T, fs vfs.FS, name string, edit func([]byte) []byte) {
+	t.Helper()
+	f, err := fs.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(f)
+	f.Close()
+	out, _ := fs.Create(name)
+	out.Write(edit(data))
+	out.Close()
+}
+
+func TestTornTailIsTruncated(t *testing.T) {
+	for _, cut := range []int{1, 5, 8, 20} {
+		fs := vfs.NewMem()
+		name := writeRecords(t, fs, 10)
+		rewrite(t, fs, name, func(b []byte) []byte { return b[:len(b)-cut] })
+		l := openMem(t, fs, SyncBatch)
+		got, stats := replayAll(t, l)
+		if len(got) != 9 || stats.TruncatedBytes == 0 {
+			t.Fatalf("cut %d: replayed %d records, stats %+v; want 9 and a truncation", cut, len(got), stats)
+		}
+		// The truncation is permanent: after more writes and a restart the
+		// old segment is no longer the newest, and replay still succeeds.
+		l.Append(tableA, []byte("after"))
+		l.Close()
+		l2 := openMem(t, fs, SyncBatch)
+		got, stats = replayAll(t, l2)
+		if len(got) != 10 || stats.TruncatedBytes != 0 {
+			t.Fatalf("cut %d: second replay gave %d records, %+v", cut, len(got), stats)
+		}
+		l2.Close()
+	}
+}
+
+func TestBadChecksumInTheMiddleStopsReplay(t *testing.T) {
+	fs := vfs.NewMem()
+	name := writeRecords(t, fs, 10)
+	rewrite(t, fs, name, func(b []byte) []byte {
+		b[segmentHeaderSize+recordHeaderSize+3] ^= 0x40 // inside the first record's payload
+		return b
+	})
+	l := openMem(t, fs, SyncBatch)
+	defer l.Close()
+	_, err := l.Replay(func(Position, []byte) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), fmt.Sprintf("offset %d", segmentHeaderSize)) {
+		t.Fatalf("replay error = %v; want a checksum error naming %s and offset %d", err, name, segmentHeaderSize)
+	}
+}
+
+func TestOversizedRecordRefused(t *testing.T) {
+	l := openMem(t, vfs.NewMem(), SyncPeriodic)
+	defer l.Close()
+	if _, err := l.Append(tableA, make([]byte, 40<<10)); err == nil || !strings.Contains(err.Error(), "larger than the maximum") {
+		t.Fatalf("Append of a record over half a segment: %v", err)
+	}
+}
+
+func TestWriteFailureSurfacesAndSticks(t *testing.T) {
+	for _, op := range []errorfs.Op{errorfs.OpFileWrite, errorfs.OpFileSync} {
+		t.Run(fmt.Sprint(op), func(t *testing.T) {
+			var armed bool
+			var mu sync.Mutex
+			inj := errorfs.InjectorFunc(func(o errorfs.Op, path string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if armed && o == op && strings.Contains(path, "CommitLog") {
+					return errorfs.ErrInjected
+				}
+				return nil
+			})
+			fs := errorfs.Wrap(vfs.NewMem(), inj)
+			l, err := Open(Options{FS: fs, Dir: "cl", SyncMode: SyncBatch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			if _, err := l.Append(tableA, []byte("ok")); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			armed = true
+			mu.Unlock()
+			if _, err := l.Append(tableA, []byte("fails")); !errors.Is(err, errorfs.ErrInjected) {
+				t.Fatalf("Append with a failing %v returned %v", op, err)
+			}
+			mu.Lock()
+			armed = false
+			mu.Unlock()
+			if _, err := l.Append(tableA, []byte("refused")); err == nil || !strings.Contains(err.Error(), "refuses writes") {
+				t.Fatalf("after a failure the log must refuse writes, got %v", err)
+			}
+		})
+	}
+}
+
+func FuzzScanSegment(f *testing.F) {
+	header := appendSegmentHeader(nil, 7)
+	f.Add(appendRecord(append([]byte(nil), header...), []byte("payload")))
+	f.Add(append(append([]byte(nil), header...), 0, 0, 0, 9))
+	f.Add([]byte("SIBYLCL1"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		seg := &segment{id: 7, name: "fuzz"}
+		for _, newest := range []bool{false, true} {
+			valid, records, err := scanSegment(seg, data, newest, func(Position, []byte) error { return nil })
+			if valid > len(data) {
+				t.Fatalf("valid prefix %d longer than %d bytes", valid, len(data))
+			}
+			if err == nil && !newest && valid != len(data) && len(data) >= segmentHeaderSize {
+				t.Fatalf("an older segment may not be truncated silently")
+			}
+			if err == nil && valid >= segmentHeaderSize {
+				// What replay keeps must read back whole, with the same records.
+				again, n, err := scanSegment(seg, bytes.Clone(data[:valid]), false, func(Position, []byte) error { return nil })
+				if err != nil || again != valid || n != records {
+					t.Fatalf("the kept prefix rescans as %d bytes, %d records, %v; want %d, %d", again, n, err, valid, records)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,358 @@
+package cqltype
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"math"
+	"math/big"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Format returns v as cqlsh prints it: 42, 'abc' (quotes doubled), 0xcafe,
+// true, 2021-03-04 05:06:07.000000+0000, 1.5, uuids lower-case with dashes,
+// [1, 2], {1, 2}, {'a': 1}, (1, 'x'), {f: 1}. Inside collections, tuples and
+// UDTs, timestamps and inet addresses are quoted as cqlsh quotes them there.
+// Floats and doubles use cqlsh's default display precision (5, for both in
+// cqlsh 5.0) and its rule for when to switch to an exponent.
+//
+// The empty value prints as cqlsh prints it (nothing), except for the string
+// types (”) and blob (0x). Null is the caller's job ("null" at top level;
+// null tuple components and UDT fields print as null here). Bytes that are
+// not a valid value of t print as a hex dump, never a panic.
+//
+// Deviations from cqlsh, kept because Format output is also read back as
+// CQL: booleans print as true/false (cqlsh: True/False), text at the top
+// level is quoted, a zero duration prints as 0s, and control characters in
+// text are not escaped.
+func (t *Type) Format(v []byte) string {
+	if t.Validate(v) != nil {
+		return hexDump(v)
+	}
+	var b strings.Builder
+	t.format(&b, v, false)
+	return b.String()
+}
+
+func hexDump(v []byte) string { return "0x" + hex.EncodeToString(v) }
+
+// format writes a valid v. nested is true inside collections, tuples and
+// UDTs, where cqlsh quotes more types.
+func (t *Type) format(b *strings.Builder, v []byte, nested bool) {
+	if len(v) == 0 {
+		switch t.Kind {
+		case Ascii, Text:
+			b.WriteString("''")
+		case Blob, Custom:
+			b.WriteString("0x")
+		}
+		return
+	}
+	switch t.Kind {
+	case Ascii, Text:
+		b.WriteString(quoteString(string(v)))
+	case Blob, Custom:
+		b.WriteString(hexDump(v))
+	case Tinyint:
+		b.WriteString(strconv.Itoa(int(int8(v[0]))))
+	case Smallint:
+		b.WriteString(strconv.Itoa(int(int16(binary.BigEndian.Uint16(v)))))
+	case Int:
+		b.WriteString(strconv.FormatInt(int64(int32(binary.BigEndian.Uint32(v))), 10))
+	case Bigint, Counter:
+		b.WriteString(strconv.FormatInt(int64(binary.BigEndian.Uint64(v)), 10))
+	case Varint:
+		b.WriteString(varintFromBytes(v).String())
+	case Decimal:
+		u, scale, _ := DecodeDecimal(v)
+		b.WriteString(formatDecimal(u, scale))
+	case Boolean:
+		b.WriteString(strconv.FormatBool(v[0] != 0))
+	case Float:
+		b.WriteString(formatFloat(float64(math.Float32frombits(binary.BigEndian.Uint32(v))), 5))
+	case Double:
+		b.WriteString(formatFloat(math.Float64frombits(binary.BigEndian.Uint64(v)), 5))
+	case Timestamp:
+		s := formatTimestamp(int64(binary.BigEndian.Uint64(v)))
+		if nested {
+			s = "'" + s + "'"
+		}
+		b.WriteString(s)
+	case Date:
+		d, _ := DecodeDate(v)
+		b.WriteString(formatDate(d))
+	case Time:
+		b.WriteString(formatTime(int64(binary.BigEndian.Uint64(v))))
+	case UUID, Timeuuid:
+		b.WriteString(formatUUID(v))
+	case Inet:
+		s := formatInet(v)
+		if nested {
+			s = "'" + s + "'"
+		}
+		b.WriteString(s)
+	case Duration:
+		m, d, ns, _ := DecodeDuration(v)
+		b.WriteString(formatDuration(m, d, ns))
+	case List, Set:
+		elems, _ := DecodeCollection(v)
+		open, end := byte('['), byte(']')
+		if t.Kind == Set {
+			open, end = '{', '}'
+		}
+		b.WriteByte(open)
+		for i, e := range elems {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			t.Params[0].format(b, e, true)
+		}
+		b.WriteByte(end)
+	case Map:
+		keys, vals, _ := DecodeMap(v)
+		b.WriteByte('{')
+		for i := range keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			t.Params[0].format(b, keys[i], true)
+			b.WriteString(": ")
+			t.Params[1].format(b, vals[i], true)
+		}
+		b.WriteByte('}')
+	case Tuple, UDT:
+		fields, _ := DecodeTuple(v, len(t.Params))
+		if t.Kind == Tuple {
+			b.WriteByte('(')
+		} else {
+			b.WriteByte('{')
+		}
+		for i, f := range fields {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if t.Kind == UDT {
+				if i < len(t.FieldNames) {
+					b.WriteString(t.FieldNames[i])
+				} else {
+					b.WriteString(strconv.Itoa(i))
+				}
+				b.WriteString(": ")
+			}
+			if f == nil {
+				b.WriteString("null")
+				continue
+			}
+			t.Params[i].format(b, f, true)
+		}
+		if t.Kind == Tuple {
+			b.WriteByte(')')
+		} else {
+			b.WriteByte('}')
+		}
+	default:
+		b.WriteString(hexDump(v))
+	}
+}
+
+// formatDecimal writes unscaled × 10^-scale as Java's BigDecimal.toString
+// (and Python's Decimal, which cqlsh prints) do: plain digits when the scale
+// is not negative and the number is not tiny, scientific notation otherwise.
+func formatDecimal(u *big.Int, scale int32) string {
+	neg := u.Sign() < 0
+	digits := new(big.Int).Abs(u).String()
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	adjusted := -int64(scale) + int64(len(digits)-1)
+	switch {
+	case scale == 0:
+		b.WriteString(digits)
+	case scale > 0 && adjusted >= -6:
+		point := len(digits) - int(scale)
+		if point > 0 {
+			b.WriteString(digits[:point])
+			b.WriteByte('.')
+			b.WriteString(digits[point:])
+		} else {
+			b.WriteString("0.")
+			b.WriteString(strings.Repeat("0", -point))
+			b.WriteString(digits)
+		}
+	default:
+		b.WriteByte(digits[0])
+		if len(digits) > 1 {
+			b.WriteByte('.')
+			b.WriteString(digits[1:])
+		}
+		b.WriteByte('E')
+		if adjusted >= 0 {
+			b.WriteByte('+')
+		}
+		b.WriteString(strconv.FormatInt(adjusted, 10))
+	}
+	return b.String()
+}
+
+// formatFloat follows cqlsh's format_floating_point_type: Python's '%.*g'
+// with the precision raised by the number of integer digits when the value
+// is in plain-notation range, so 1234.5678 keeps its integer digits.
+func formatFloat(f float64, prec int) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	if a := math.Abs(f); a > 2.220446049250313e-16 {
+		exp := int(math.Log10(a)) // truncates toward zero, like Python's int()
+		if exp >= -4 && exp < prec {
+			prec += exp + 1
+		}
+	}
+	return pythonG(f, prec)
+}
+
+// pythonG formats like Python's '%.*g' % (prec, f): prec significant digits,
+// scientific notation when the decimal exponent is below -4 or at least
+// prec, trailing zeros removed.
+func pythonG(f float64, prec int) string {
+	if prec <= 0 {
+		prec = 1
+	}
+	e := strconv.FormatFloat(f, 'e', prec-1, 64) // d.ddde±XX
+	i := strings.LastIndexByte(e, 'e')
+	exp, _ := strconv.Atoi(e[i+1:])
+	if exp < -4 || exp >= prec {
+		mant := trimZeros(e[:i])
+		sign := byte('+')
+		if exp < 0 {
+			sign, exp = '-', -exp
+		}
+		es := strconv.Itoa(exp)
+		if len(es) < 2 {
+			es = "0" + es
+		}
+		return mant + "e" + string(sign) + es
+	}
+	return trimZeros(strconv.FormatFloat(f, 'f', prec-1-exp, 64))
+}
+
+func trimZeros(s string) string {
+	if !strings.Contains(s, ".") {
+		return s
+	}
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// formatTimestamp prints milliseconds since the epoch as cqlsh does, falling
+// back to the number itself outside years 1..9999 (Python's datetime range).
+func formatTimestamp(ms int64) string {
+	const minMs, maxMs = -62135596800000, 253402300799999 // 0001-01-01 .. 9999-12-31T23:59:59.999
+	if ms < minMs || ms > maxMs {
+		return strconv.FormatInt(ms, 10)
+	}
+	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05.000000-0700")
+}
+
+// formatDate prints days since the epoch as a date, or the day number outside
+// years 1..9999, as the Python driver does.
+func formatDate(days int32) string {
+	const minDays, maxDays = -719162, 2932896 // 0001-01-01 .. 9999-12-31
+	if days < minDays || days > maxDays {
+		return strconv.FormatInt(int64(days), 10)
+	}
+	return time.Unix(int64(days)*86400, 0).UTC().Format("2006-01-02")
+}
+
+func formatTime(ns int64) string {
+	h := ns / 3_600_000_000_000
+	ns -= h * 3_600_000_000_000
+	m := ns / 60_000_000_000
+	ns -= m * 60_000_000_000
+	s := ns / 1_000_000_000
+	ns -= s * 1_000_000_000
+	var b [18]byte
+	out := b[:0]
+	out = append2(out, h)
+	out = append(out, ':')
+	out = append2(out, m)
+	out = append(out, ':')
+	out = append2(out, s)
+	out = append(out, '.')
+	frac := strconv.FormatInt(ns, 10)
+	for i := len(frac); i < 9; i++ {
+		out = append(out, '0')
+	}
+	out = append(out, frac...)
+	return string(out)
+}
+
+func append2(dst []byte, v int64) []byte {
+	return append(dst, byte('0'+v/10), byte('0'+v%10))
+}
+
+func formatUUID(v []byte) string {
+	var buf [36]byte
+	hex.Encode(buf[0:8], v[0:4])
+	buf[8] = '-'
+	hex.Encode(buf[9:13], v[4:6])
+	buf[13] = '-'
+	hex.Encode(buf[14:18], v[6:8])
+	buf[18] = '-'
+	hex.Encode(buf[19:23], v[8:10])
+	buf[23] = '-'
+	hex.Encode(buf[24:36], v[10:16])
+	return string(buf[:])
+}
+
+func formatInet(v []byte) string {
+	if len(v) == 4 {
+		return netip.AddrFrom4([4]byte(v)).String()
+	}
+	return netip.AddrFrom16([16]byte(v)).String()
+}
+
+// formatDuration writes cqlsh's form: an optional '-', then years, months,
+// days, hours, minutes, seconds, milliseconds, microseconds and nanoseconds,
+// each only when non-zero (1y2mo3d4h5m6s7ms8us9ns).
+func formatDuration(months, days int32, nanos int64) string {
+	var b strings.Builder
+	if months < 0 || days < 0 || nanos < 0 {
+		b.WriteByte('-')
+	}
+	abs := func(v int64) uint64 {
+		if v < 0 {
+			return uint64(-v)
+		}
+		return uint64(v)
+	}
+	unit := func(v uint64, div uint64, name string) uint64 {
+		if v >= div && v != 0 {
+			b.WriteString(strconv.FormatUint(v/div, 10))
+			b.WriteString(name)
+			return v % div
+		}
+		return v
+	}
+	mo := unit(abs(int64(months)), 12, "y")
+	unit(mo, 1, "mo")
+	unit(abs(int64(days)), 1, "d")
+	ns := abs(nanos)
+	for _, u := range []struct {
+		div  uint64
+		name string
+	}{{3_600_000_000_000, "h"}, {60_000_000_000, "m"}, {1_000_000_000, "s"}, {1_000_000, "ms"}, {1_000, "us"}, {1, "ns"}} {
+		ns = unit(ns, u.div, u.name)
+	}
+	if b.Len() == 0 || b.String() == "-" {
+		return "0s"
+	}
+	return b.String()
+}

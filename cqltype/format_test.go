@@ -1,0 +1,126 @@
+package cqltype
+
+import (
+	"math"
+	"math/big"
+	"testing"
+)
+
+func TestFormat(t *testing.T) {
+	addr, _ := testResolver("ks", "addr")
+	tests := []struct {
+		typ  *Type
+		v    []byte
+		want string
+	}{
+		{IntType, EncodeInt(42), "42"},
+		{IntType, EncodeInt(-2147483648), "-2147483648"},
+		{IntType, nil, ""},
+		{BigintType, EncodeBigint(-1), "-1"},
+		{SmallintType, EncodeSmallint(-300), "-300"},
+		{TinyintType, EncodeTinyint(-3), "-3"},
+		{CounterType, EncodeBigint(7), "7"},
+		{TextType, []byte("it's"), "'it''s'"},
+		{TextType, nil, "''"},
+		{AsciiType, []byte("abc"), "'abc'"},
+		{BlobType, []byte{0xca, 0xfe}, "0xcafe"},
+		{BlobType, nil, "0x"},
+		{BooleanType, []byte{1}, "true"},
+		{BooleanType, []byte{0}, "false"},
+		{VarintType, vint("-123456789012345678901234567890"), "-123456789012345678901234567890"},
+		{DecimalType, dec(100, 2), "1.00"},
+		{DecimalType, dec(-5, 3), "-0.005"},
+		{DecimalType, dec(1, -2), "1E+2"},
+		{DecimalType, dec(123, 10), "1.23E-8"},
+		{DecimalType, dec(0, 0), "0"},
+		{DoubleType, EncodeDouble(1.5), "1.5"},
+		{DoubleType, EncodeDouble(1), "1"},
+		{DoubleType, EncodeDouble(0.1), "0.1"},
+		{DoubleType, EncodeDouble(123456.7), "1.2346e+05"},
+		{DoubleType, EncodeDouble(12345.6), "12345.6"},
+		{DoubleType, EncodeDouble(0.000123456789), "0.000123"}, // cqlsh loses digits here too
+		{DoubleType, EncodeDouble(1e20), "1e+20"},
+		{DoubleType, EncodeDouble(1.5e-7), "1.5e-07"},
+		{DoubleType, EncodeDouble(math.Copysign(0, -1)), "-0"},
+		{DoubleType, EncodeDouble(math.NaN()), "NaN"},
+		{DoubleType, EncodeDouble(math.Inf(-1)), "-Infinity"},
+		{DoubleType, EncodeDouble(math.Pi), "3.14159"},
+		{FloatType, EncodeFloat(0.1), "0.1"},
+		{FloatType, EncodeFloat(3.14159265), "3.14159"},
+		{FloatType, EncodeFloat(float32(math.Inf(1))), "Infinity"},
+		{TimestampType, EncodeTimestamp(1614834367000), "2021-03-04 05:06:07.000000+0000"},
+		{TimestampType, EncodeTimestamp(-1), "1969-12-31 23:59:59.999000+0000"},
+		{TimestampType, EncodeTimestamp(math.MaxInt64), "9223372036854775807"},
+		{DateType, EncodeDate(18690), "2021-03-04"},
+		{DateType, []byte{0, 0, 0, 0}, "-2147483648"},
+		{TimeType, EncodeTime(5*3_600_000_000_000 + 6*60_000_000_000 + 7_000_000_000 + 123), "05:06:07.000000123"},
+		{UUIDType, hexb("550E8400E29B41D4A716446655440000"), "550e8400-e29b-41d4-a716-446655440000"},
+		{TimeuuidType, timeUUID(1, 2), "00000001-0000-1000-0000-000000000002"},
+		{InetType, []byte{127, 0, 0, 1}, "127.0.0.1"},
+		{InetType, hexb("20010db8000000000000000000000001"), "2001:db8::1"},
+		{DurationType, EncodeDuration(14, 3, 4*3_600_000_000_000+5*60_000_000_000+6_007_008_009), "1y2mo3d4h5m6s7ms8us9ns"},
+		{DurationType, EncodeDuration(0, -1, -1000), "-1d1us"},
+		{DurationType, EncodeDuration(0, 0, 0), "0s"},
+		{ListOf(IntType, true), EncodeCollection([][]byte{EncodeInt(1), EncodeInt(2)}), "[1, 2]"},
+		{SetOf(IntType, false), EncodeCollection([][]byte{EncodeInt(1), EncodeInt(2)}), "{1, 2}"},
+		{MapOf(TextType, IntType, false), EncodeMap([][]byte{[]byte("a")}, [][]byte{EncodeInt(1)}), "{'a': 1}"},
+		{TupleOf(IntType, TextType), EncodeTuple([][]byte{EncodeInt(1), []byte("x")}), "(1, 'x')"},
+		{TupleOf(IntType, TextType), EncodeTuple([][]byte{nil}), "(null, null)"},
+		{addr, EncodeTuple([][]byte{[]byte("main"), EncodeInt(1)}), "{street: 'main', zip: 1}"},
+		{ListOf(TimestampType, true), EncodeCollection([][]byte{EncodeTimestamp(0)}), "['1970-01-01 00:00:00.000000+0000']"},
+		{SetOf(InetType, true), EncodeCollection([][]byte{{10, 0, 0, 1}}), "{'10.0.0.1'}"},
+		{CustomOf("x.Y"), []byte{1}, "0x01"},
+		// Invalid bytes: a hex dump.
+		{IntType, []byte{1, 2, 3}, "0x010203"},
+		{ListOf(IntType, true), []byte{0, 0, 0, 5}, "0x00000005"},
+		{TimeuuidType, make([]byte, 16), "0x00000000000000000000000000000000"},
+	}
+	for _, tt := range tests {
+		if got := tt.typ.Format(tt.v); got != tt.want {
+			t.Errorf("%s.Format(%x) = %q, want %q", tt.typ, tt.v, got, tt.want)
+		}
+	}
+	if got := formatDecimal(big.NewInt(12345), 2); got != "123.45" {
+		t.Errorf("formatDecimal = %s", got)
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	ints := func(vs ...int32) []byte {
+		e := make([][]byte, len(vs))
+		for i, v := range vs {
+			e[i] = EncodeInt(v)
+		}
+		return EncodeCollection(e)
+	}
+	set := SetOf(IntType, true)
+	got, err := set.Normalize(ints(3, 1, 2, 1))
+	if err != nil || !equalBytes(got, ints(1, 2, 3)) {
+		t.Errorf("set: %s, %v", set.Format(got), err)
+	}
+	list := ListOf(IntType, true)
+	if got, _ := list.Normalize(ints(3, 1)); !equalBytes(got, ints(3, 1)) {
+		t.Error("list order changed")
+	}
+	m := MapOf(IntType, TextType, true)
+	in := EncodeMap([][]byte{EncodeInt(2), EncodeInt(1), EncodeInt(2)}, [][]byte{[]byte("a"), []byte("b"), []byte("c")})
+	got, err = m.Normalize(in)
+	want := EncodeMap([][]byte{EncodeInt(1), EncodeInt(2)}, [][]byte{[]byte("b"), []byte("c")})
+	if err != nil || !equalBytes(got, want) {
+		t.Errorf("map: %s, %v", m.Format(got), err)
+	}
+	// Nested sets inside a list and a tuple; a decimal set merges 1.0 and 1.00.
+	nested := TupleOf(ListOf(SetOf(DecimalType, true), true), IntType)
+	v := EncodeTuple([][]byte{EncodeCollection([][]byte{EncodeCollection([][]byte{dec(100, 2), dec(5, 0), dec(10, 1)})}), nil})
+	got, err = nested.Normalize(v)
+	wantV := EncodeTuple([][]byte{EncodeCollection([][]byte{EncodeCollection([][]byte{dec(100, 2), dec(5, 0)})}), nil})
+	if err != nil || !equalBytes(got, wantV) {
+		t.Errorf("nested: %s, %v", nested.Format(got), err)
+	}
+	if _, err := set.Normalize([]byte{1}); err == nil {
+		t.Error("invalid value normalized")
+	}
+	if got, _ := IntType.Normalize(EncodeInt(5)); !equalBytes(got, EncodeInt(5)) {
+		t.Error("int changed")
+	}
+}

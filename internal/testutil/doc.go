@@ -1,0 +1,8 @@
+// Package testutil holds test helpers shared by several packages' tests:
+// the iterator conformance suite that every mutation.Iterator passes.
+//
+// Owns: CheckIterator (random moves checked against a sorted-slice model).
+// Does not own: anything production code runs.
+// May import: mutation, partitioner, internal/invariants.
+// Must not import: memtable, sstable, commitlog, storage, anything above.
+package testutil

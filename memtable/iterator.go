@@ -1,0 +1,184 @@
+package memtable
+
+import (
+	"bytes"
+
+	"github.com/sibyldb/sibyl/mutation"
+)
+
+// batchSize is how many entries an iterator copies out per lock hold.
+const batchSize = 64
+
+// Iter is a memtable iterator (mutation.Iterator).
+type Iter struct {
+	m            *Memtable
+	lower, upper []byte // nil: unbounded
+	batch        []*mutation.Entry
+	pos          int
+	forward      bool
+	more         bool // the tree may hold entries beyond the batch, in its direction
+	state        iterState
+}
+
+type iterState uint8
+
+const (
+	atEntry iterState = iota
+	beforeFirst
+	afterLast
+)
+
+var _ mutation.Iterator = (*Iter)(nil)
+
+// NewIter returns an iterator over the entries with keys in [lower, upper);
+// nil bounds are open.
+func (m *Memtable) NewIter(lower, upper []byte) *Iter {
+	return &Iter{m: m, lower: lower, upper: upper, state: beforeFirst}
+}
+
+func (it *Iter) inUpper(k []byte) bool { return it.upper == nil || bytes.Compare(k, it.upper) < 0 }
+func (it *Iter) inLower(k []byte) bool { return it.lower == nil || bytes.Compare(k, it.lower) >= 0 }
+
+// fillForward loads the entries from key on (strictly after it when
+// exclusive); a nil key starts at the lower bound.
+func (it *Iter) fillForward(key []byte, exclusive bool) *mutation.Entry {
+	it.batch, it.pos, it.forward, it.more = it.batch[:0], 0, true, false
+	visit := func(e *mutation.Entry) bool {
+		if exclusive && bytes.Equal(e.Key, key) {
+			return true
+		}
+		if !it.inUpper(e.Key) {
+			return false
+		}
+		if len(it.batch) == batchSize {
+			it.more = true
+			return false
+		}
+		it.batch = append(it.batch, e)
+		return true
+	}
+	it.m.mu.RLock()
+	if key == nil {
+		key = it.lower
+	}
+	if key == nil {
+		it.m.mu.tree.Ascend(visit)
+	} else {
+		it.m.mu.tree.AscendGreaterOrEqual(&mutation.Entry{Key: key}, visit)
+	}
+	it.m.mu.RUnlock()
+	return it.current(afterLast)
+}
+
+// fillBackward loads the entries before key (at or before it when
+// inclusive); a nil key starts at the upper bound.
+func (it *Iter) fillBackward(key []byte, inclusive bool) *mutation.Entry {
+	it.batch, it.pos, it.forward, it.more = it.batch[:0], 0, false, false
+	if key == nil {
+		key, inclusive = it.upper, false
+	}
+	visit := func(e *mutation.Entry) bool {
+		if !inclusive && key != nil && bytes.Equal(e.Key, key) {
+			return true
+		}
+		if !it.inLower(e.Key) {
+			return false
+		}
+		if len(it.batch) == batchSize {
+			it.more = true
+			return false
+		}
+		it.batch = append(it.batch, e)
+		return true
+	}
+	it.m.mu.RLock()
+	if key == nil {
+		it.m.mu.tree.Descend(visit)
+	} else {
+		it.m.mu.tree.DescendLessOrEqual(&mutation.Entry{Key: key}, visit)
+	}
+	it.m.mu.RUnlock()
+	return it.current(beforeFirst)
+}
+
+func (it *Iter) current(ifNone iterState) *mutation.Entry {
+	if it.pos < len(it.batch) {
+		it.state = atEntry
+		return it.batch[it.pos]
+	}
+	it.state = ifNone
+	return nil
+}
+
+// SeekGE implements mutation.Iterator.
+func (it *Iter) SeekGE(key []byte) *mutation.Entry {
+	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+		key = it.lower
+	}
+	return it.fillForward(key, false)
+}
+
+// First implements mutation.Iterator.
+func (it *Iter) First() *mutation.Entry { return it.fillForward(nil, false) }
+
+// Next implements mutation.Iterator.
+func (it *Iter) Next() *mutation.Entry {
+	switch {
+	case it.state == beforeFirst:
+		return it.First()
+	case it.state == afterLast:
+		return nil
+	case !it.forward:
+		return it.fillForward(it.batch[it.pos].Key, true)
+	}
+	it.pos++
+	if it.pos < len(it.batch) {
+		return it.batch[it.pos]
+	}
+	if !it.more {
+		it.state = afterLast
+		return nil
+	}
+	return it.fillForward(it.batch[len(it.batch)-1].Key, true)
+}
+
+// SeekLT implements mutation.Iterator.
+func (it *Iter) SeekLT(key []byte) *mutation.Entry {
+	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
+		key = it.upper
+	}
+	return it.fillBackward(key, false)
+}
+
+// Last implements mutation.Iterator.
+func (it *Iter) Last() *mutation.Entry { return it.fillBackward(nil, false) }
+
+// Prev implements mutation.Iterator.
+func (it *Iter) Prev() *mutation.Entry {
+	switch {
+	case it.state == afterLast:
+		return it.Last()
+	case it.state == beforeFirst:
+		return nil
+	case it.forward:
+		return it.fillBackward(it.batch[it.pos].Key, false)
+	}
+	it.pos++
+	if it.pos < len(it.batch) {
+		return it.batch[it.pos]
+	}
+	if !it.more {
+		it.state = beforeFirst
+		return nil
+	}
+	return it.fillBackward(it.batch[len(it.batch)-1].Key, false)
+}
+
+// Error implements mutation.Iterator; a memtable iterator never fails.
+func (it *Iter) Error() error { return nil }
+
+// Close implements mutation.Iterator.
+func (it *Iter) Close() error {
+	it.batch = nil
+	return nil
+}

@@ -1,0 +1,339 @@
+package sstable
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/bloom"
+	"github.com/cockroachdb/pebble/objstorage"
+	"github.com/cockroachdb/pebble/sstable"
+	"github.com/cockroachdb/pebble/vfs"
+	"github.com/sibyldb/sibyl/internal/invariants"
+	"github.com/sibyldb/sibyl/mutation"
+)
+
+// Reader reads one published SSTable.
+type Reader struct {
+	name     string // path of the Data file
+	meta     *Metadata
+	r        *sstable.Reader
+	tokenLen int
+}
+
+// Open opens generation gen in dir. cache may be nil.
+func Open(fs vfs.FS, dir string, gen uint64, cache *Cache, tokenLen int) (*Reader, error) {
+	cmp, err := comparerFor(tokenLen)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := readMetadata(fs, fs.PathJoin(dir, StatisticsFileName(gen)))
+	if err != nil {
+		return nil, err
+	}
+	name := fs.PathJoin(dir, DataFileName(gen))
+	f, err := fs.Open(name, vfs.RandomReadsOption)
+	if err != nil {
+		return nil, fmt.Errorf("sstable: open %s: %w", name, err)
+	}
+	if err := checkFooter(f, meta); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sstable: %s: %w", name, err)
+	}
+	readable, err := sstable.NewSimpleReadable(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sstable: open %s: %w", name, err)
+	}
+	policy := bloom.FilterPolicy(10)
+	ro := sstable.ReaderOptions{
+		Comparer: cmp,
+		Filters:  map[string]sstable.FilterPolicy{policy.Name(): policy},
+	}
+	if cache != nil {
+		ro.Cache = cache.c
+	}
+	// On error pebble has closed the file already.
+	r, err := newPebbleReader(readable, ro)
+	if err != nil {
+		return nil, wrapReadError(name, err)
+	}
+	return &Reader{name: name, meta: meta, r: r, tokenLen: tokenLen}, nil
+}
+
+// wrapReadError names the file and marks checksum failures as corruption
+// (INVARIANT S2).
+func wrapReadError(name string, err error) error {
+	if pebble.IsCorruptionError(err) || strings.Contains(err.Error(), "checksum") {
+		return fmt.Errorf("sstable: %s: %w: %v", name, invariants.ErrCorruption, err)
+	}
+	return fmt.Errorf("sstable: %s: %w", name, err)
+}
+
+// Metadata returns the Statistics component.
+func (r *Reader) Metadata() *Metadata { return r.meta }
+
+// Name is the path of the Data file.
+func (r *Reader) Name() string { return r.name }
+
+// Close releases the file.
+func (r *Reader) Close() error { return r.r.Close() }
+
+// NewIter iterates the entries with keys in [lower, upper); nil bounds are
+// open.
+func (r *Reader) NewIter(lower, upper []byte) (*Iter, error) {
+	it, err := r.r.NewIter(lower, upper)
+	if err != nil {
+		return nil, wrapReadError(r.name, err)
+	}
+	return &Iter{r: r, it: it, lower: lower, upper: upper, state: beforeFirst}, nil
+}
+
+// MayContainPartition reports whether the SSTable may hold entries of the
+// partition with the given prefix, from its key range and bloom filter.
+func (r *Reader) MayContainPartition(prefix []byte) (bool, error) {
+	if r.meta.MinKey == nil || bytes.Compare(prefix, r.meta.MaxKey) > 0 ||
+		bytes.Compare(mutation.PartitionUpperBound(prefix), r.meta.MinKey) <= 0 {
+		return false, nil
+	}
+	it, err := r.r.NewIter(prefix, mutation.PartitionUpperBound(prefix))
+	if err != nil {
+		return false, wrapReadError(r.name, err)
+	}
+	k, _ := it.SeekPrefixGE(prefix, prefix, sstable.SeekGEFlags(0))
+	err = it.Error()
+	closeErr := it.Close()
+	if err != nil {
+		return false, wrapReadError(r.name, err)
+	}
+	if closeErr != nil {
+		return false, wrapReadError(r.name, closeErr)
+	}
+	return k != nil, nil
+}
+
+type iterState uint8
+
+const (
+	atEntry iterState = iota
+	beforeFirst
+	afterLast
+)
+
+// Iter decodes the entries of an SSTable (mutation.Iterator).
+type Iter struct {
+	r            *Reader
+	it           sstable.Iterator
+	lower, upper []byte
+	entry        mutation.Entry
+	state        iterState
+	err          error
+}
+
+var _ mutation.Iterator = (*Iter)(nil)
+
+// valueFunc is pebble's lazy value accessor, taken as a method value so
+// that no pebble type beyond the key appears here.
+type valueFunc func(buf []byte) ([]byte, bool, error)
+
+func (i *Iter) decode(k *sstable.InternalKey, value valueFunc, ifNone iterState) *mutation.Entry {
+	if k == nil {
+		if err := i.it.Error(); err != nil && i.err == nil {
+			i.err = wrapReadError(i.r.name, err)
+		}
+		i.state = ifNone
+		return nil
+	}
+	v, _, err := value(nil)
+	if err != nil {
+		i.err = wrapReadError(i.r.name, err)
+		i.state = ifNone
+		return nil
+	}
+	parts, err := mutation.ParseKey(k.UserKey, i.r.tokenLen)
+	if err == nil {
+		i.entry, err = mutation.DecodeEntry(k.UserKey, parts.Kind, v)
+	}
+	if err != nil {
+		i.err = fmt.Errorf("sstable: %s: key %x: %w: %v", i.r.name, k.UserKey, invariants.ErrCorruption, err)
+		i.state = ifNone
+		return nil
+	}
+	i.state = atEntry
+	return &i.entry
+}
+
+// SeekGE implements mutation.Iterator.
+func (i *Iter) SeekGE(key []byte) *mutation.Entry {
+	if i.lower != nil && bytes.Compare(key, i.lower) < 0 {
+		key = i.lower
+	}
+	k, v := i.it.SeekGE(key, sstable.SeekGEFlags(0))
+	return i.decode(k, v.Value, afterLast)
+}
+
+// First implements mutation.Iterator.
+func (i *Iter) First() *mutation.Entry {
+	if i.lower != nil {
+		return i.SeekGE(i.lower)
+	}
+	k, v := i.it.First()
+	return i.decode(k, v.Value, afterLast)
+}
+
+// Next implements mutation.Iterator.
+func (i *Iter) Next() *mutation.Entry {
+	switch i.state {
+	case beforeFirst:
+		return i.First()
+	case afterLast:
+		return nil
+	}
+	k, v := i.it.Next()
+	return i.decode(k, v.Value, afterLast)
+}
+
+// SeekLT implements mutation.Iterator.
+func (i *Iter) SeekLT(key []byte) *mutation.Entry {
+	if i.upper != nil && bytes.Compare(key, i.upper) > 0 {
+		key = i.upper
+	}
+	k, v := i.it.SeekLT(key, sstable.SeekLTFlags(0))
+	return i.decode(k, v.Value, beforeFirst)
+}
+
+// Last implements mutation.Iterator.
+func (i *Iter) Last() *mutation.Entry {
+	if i.upper != nil {
+		return i.SeekLT(i.upper)
+	}
+	k, v := i.it.Last()
+	return i.decode(k, v.Value, beforeFirst)
+}
+
+// Prev implements mutation.Iterator.
+func (i *Iter) Prev() *mutation.Entry {
+	switch i.state {
+	case afterLast:
+		return i.Last()
+	case beforeFirst:
+		return nil
+	}
+	k, v := i.it.Prev()
+	return i.decode(k, v.Value, beforeFirst)
+}
+
+// Error implements mutation.Iterator.
+func (i *Iter) Error() error { return i.err }
+
+// Close implements mutation.Iterator.
+func (i *Iter) Close() error {
+	if err := i.it.Close(); err != nil && i.err == nil {
+		i.err = wrapReadError(i.r.name, err)
+	}
+	return i.err
+}
+
+// Generations lists the published SSTables in dir (those whose Statistics
+// file exists), oldest first.
+func Generations(fs vfs.FS, dir string) ([]uint64, error) {
+	names, err := fs.List(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sstable: list %s: %w", dir, err)
+	}
+	var gens []uint64
+	for _, name := range names {
+		if g, ok := parseName(name, "-Statistics.db"); ok {
+			gens = append(gens, g)
+		}
+	}
+	sort.Slice(gens, func(i, j int) bool { return gens[i] < gens[j] })
+	return gens, nil
+}
+
+func parseName(name, suffix string) (uint64, bool) {
+	if !strings.HasPrefix(name, "sb-") || !strings.HasSuffix(name, suffix) {
+		return 0, false
+	}
+	g, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(name, "sb-"), suffix), 10, 64)
+	return g, err == nil
+}
+
+// RemoveIncomplete deletes what an interrupted flush or compaction left in
+// dir: temporary files, and Data files without a Statistics file. It
+// returns the names removed.
+func RemoveIncomplete(fs vfs.FS, dir string) ([]string, error) {
+	names, err := fs.List(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sstable: list %s: %w", dir, err)
+	}
+	published := map[uint64]bool{}
+	for _, name := range names {
+		if g, ok := parseName(name, "-Statistics.db"); ok {
+			published[g] = true
+		}
+	}
+	var removed []string
+	for _, name := range names {
+		incomplete := strings.HasPrefix(name, "sb-") && strings.HasSuffix(name, tempSuffix)
+		if g, ok := parseName(name, "-Data.db"); ok && !published[g] {
+			incomplete = true
+		}
+		if !incomplete {
+			continue
+		}
+		if err := fs.Remove(fs.PathJoin(dir, name)); err != nil {
+			return removed, fmt.Errorf("sstable: remove %s: %w", name, err)
+		}
+		removed = append(removed, name)
+	}
+	return removed, nil
+}
+
+// Remove deletes the files of generation gen: Statistics first, so a crash
+// midway leaves an unpublished Data file that RemoveIncomplete clears.
+func Remove(fs vfs.FS, dir string, gen uint64) error {
+	if err := fs.Remove(fs.PathJoin(dir, StatisticsFileName(gen))); err != nil {
+		return fmt.Errorf("sstable: remove generation %d: %w", gen, err)
+	}
+	if err := fs.Remove(fs.PathJoin(dir, DataFileName(gen))); err != nil {
+		return fmt.Errorf("sstable: remove generation %d: %w", gen, err)
+	}
+	return nil
+}
+
+// checkFooter refuses a Data file whose size or footer differ from what its
+// Statistics recorded.
+func checkFooter(f vfs.File, meta *Metadata) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() != meta.DataSize {
+		return invariants.Corruptf("data file has %d bytes, its statistics say %d", st.Size(), meta.DataSize)
+	}
+	crc, err := footerCRC(f, st.Size())
+	if err != nil {
+		return err
+	}
+	if crc != meta.FooterCRC {
+		return invariants.Corruptf("footer checksum mismatch")
+	}
+	return nil
+}
+
+// newPebbleReader opens pebble's reader, turning a panic on malformed
+// input (which the footer check should already have refused) into a
+// corruption error rather than a crashed node.
+func newPebbleReader(readable objstorage.Readable, ro sstable.ReaderOptions) (r *sstable.Reader, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			_ = readable.Close()
+			r, err = nil, invariants.Corruptf("unreadable table: %v", p)
+		}
+	}()
+	return sstable.NewReader(readable, ro)
+}

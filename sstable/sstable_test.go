@@ -1,0 +1,277 @@
+package sstable
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/pebble/vfs"
+	"github.com/sibyldb/sibyl/internal/invariants"
+	"github.com/sibyldb/sibyl/internal/testutil"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/partitioner"
+)
+
+var p = partitioner.Murmur3()
+
+// entries builds n rows over a few partitions, sorted by engine key.
+func entries(n int) []mutation.Entry {
+	var out []mutation.Entry
+	for i := 0; i < n; i++ {
+		pk := []byte(fmt.Sprintf("pk%d", i%7))
+		m := mutation.NewMutation(mutation.TableID{1}, pk)
+		row := mutation.NewRow()
+		row.Liveness = mutation.LivenessInfo{Timestamp: int64(i), ExpiresAt: mutation.NoDeletionTime}
+		row.Cells = []mutation.Cell{mutation.LiveCell("v", nil, int64(i), []byte(strings.Repeat("x", i%50)))}
+		m.Rows = []mutation.RowUpdate{{Clustering: []byte{0x02, byte(i >> 8), byte(i)}, Row: row}}
+		if i%10 == 0 {
+			m.Deletion = mutation.DeletionTime{MarkedForDeleteAt: -1, LocalDeletionTime: 5}
+		}
+		out = m.AppendEntries(out, p.Token(pk))
+	}
+	sortEntries(out)
+	// Partition deletions repeat per partition: keep one of each key.
+	dedup := out[:0]
+	for i := range out {
+		if len(dedup) > 0 && bytes.Equal(dedup[len(dedup)-1].Key, out[i].Key) {
+			continue
+		}
+		dedup = append(dedup, out[i])
+	}
+	return dedup
+}
+
+func sortEntries(es []mutation.Entry) {
+	for i := 1; i < len(es); i++ {
+		for j := i; j > 0 && bytes.Compare(es[j-1].Key, es[j].Key) > 0; j-- {
+			es[j-1], es[j] = es[j], es[j-1]
+		}
+	}
+}
+
+func build(t testing.TB, fs vfs.FS, gen uint64, es []mutation.Entry) *Metadata {
+	t.Helper()
+	fs.MkdirAll("t", 0o755)
+	w, err := Create(fs, "t", gen, 0, WriterOptions{TokenLen: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range es {
+		if err := w.Add(&es[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.SetCommitLogBound(3, 77)
+	meta, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return meta
+}
+
+func TestWriteReadRoundTrip(t *testing.T) {
+	fs := vfs.NewMem()
+	es := entries(500)
+	meta := build(t, fs, 1, es)
+	if meta.Entries != int64(len(es)) || meta.Partitions != 7 || meta.Rows != 500 || meta.Tombstones != 7 {
+		t.Fatalf("metadata %+v", meta)
+	}
+	if meta.MinTimestamp != -1 || meta.MaxTimestamp != 499 || meta.CommitLogSegment != 3 || meta.CommitLogOffset != 77 {
+		t.Fatalf("metadata timestamps/bound %+v", meta)
+	}
+	cache := NewCache(1 << 20)
+	defer cache.Close()
+	r, err := Open(fs, "t", 1, cache, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got := r.Metadata(); got.Entries != meta.Entries || !bytes.Equal(got.MinKey, es[0].Key) || !bytes.Equal(got.MaxKey, es[len(es)-1].Key) {
+		t.Fatalf("reopened metadata %+v", got)
+	}
+	it, err := r.NewIter(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	for e := it.First(); e != nil; e = it.Next() {
+		if !bytes.Equal(e.Key, es[i].Key) || fmt.Sprint(e.Row) != fmt.Sprint(es[i].Row) || e.Deletion != es[i].Deletion {
+			t.Fatalf("entry %d: got %s, want %s", i, e, &es[i])
+		}
+		i++
+	}
+	if err := it.Close(); err != nil || i != len(es) {
+		t.Fatalf("read %d of %d entries, err %v", i, len(es), err)
+	}
+	// Bloom filter and key range: present partitions may be there, absent ones mostly not.
+	for j := 0; j < 7; j++ {
+		pk := []byte(fmt.Sprintf("pk%d", j))
+		ok, err := r.MayContainPartition(mutation.AppendPartitionPrefix(nil, p.Token(pk), pk))
+		if err != nil || !ok {
+			t.Fatalf("partition %s must be found: %v %v", pk, ok, err)
+		}
+	}
+	falsePositives := 0
+	for j := 0; j < 1000; j++ {
+		pk := []byte(fmt.Sprintf("absent%d", j))
+		if ok, _ := r.MayContainPartition(mutation.AppendPartitionPrefix(nil, p.Token(pk), pk)); ok {
+			falsePositives++
+		}
+	}
+	if falsePositives > 50 {
+		t.Fatalf("%d of 1000 absent partitions reported present", falsePositives)
+	}
+}
+
+func TestIteratorSuite(t *testing.T) {
+	fs := vfs.NewMem()
+	es := entries(300)
+	build(t, fs, 1, es)
+	r, err := Open(fs, "t", 1, nil, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	keys := make([][]byte, len(es))
+	for i := range es {
+		keys[i] = es[i].Key
+	}
+	testutil.CheckIterator(t, rand.New(rand.NewPCG(1, 2)), keys, 3000, func(lower, upper []byte) mutation.Iterator {
+		it, err := r.NewIter(lower, upper)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return it
+	})
+}
+
+func TestKeysMustIncrease(t *testing.T) {
+	fs := vfs.NewMem()
+	fs.MkdirAll("t", 0o755)
+	w, _ := Create(fs, "t", 1, 0, WriterOptions{TokenLen: 8})
+	es := entries(3)
+	if err := w.Add(&es[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(&es[0]); err == nil || !strings.Contains(err.Error(), "keys must increase") {
+		t.Fatalf("out-of-order Add returned %v", err)
+	}
+	w.Abort()
+	if names, _ := fs.List("t"); len(names) != 0 {
+		t.Fatalf("Abort left %v", names)
+	}
+}
+
+func TestIncompleteFilesAreRemoved(t *testing.T) {
+	fs := vfs.NewMem()
+	build(t, fs, 1, entries(10))
+	// An interrupted flush: temporary files, and a Data file whose Statistics never arrived.
+	for _, name := range []string{"sb-2-Data.db.tmp", "sb-2-Statistics.db.tmp", "sb-3-Data.db"} {
+		f, _ := fs.Create(fs.PathJoin("t", name))
+		f.Write([]byte("partial"))
+		f.Close()
+	}
+	removed, err := RemoveIncomplete(fs, "t")
+	if err != nil || len(removed) != 3 {
+		t.Fatalf("RemoveIncomplete removed %v, %v", removed, err)
+	}
+	gens, err := Generations(fs, "t")
+	if err != nil || len(gens) != 1 || gens[0] != 1 {
+		t.Fatalf("Generations = %v, %v", gens, err)
+	}
+	if err := Remove(fs, "t", 1); err != nil {
+		t.Fatal(err)
+	}
+	if names, _ := fs.List("t"); len(names) != 0 {
+		t.Fatalf("Remove left %v", names)
+	}
+}
+
+func readAll(fs vfs.FS, name string) []byte {
+	f, _ := fs.Open(name)
+	defer f.Close()
+	b, _ := io.ReadAll(f)
+	return b
+}
+
+func writeAll(fs vfs.FS, name string, b []byte) {
+	f, _ := fs.Create(name)
+	f.Write(b)
+	f.Close()
+}
+
+// readEverything opens and scans an SSTable, returning the first error.
+func readEverything(fs vfs.FS) (n int, err error) {
+	r, err := Open(fs, "t", 1, nil, 8)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	it, err := r.NewIter(nil, nil)
+	if err != nil {
+		return 0, err
+	}
+	for e := it.First(); e != nil; e = it.Next() {
+		n++
+	}
+	return n, it.Close()
+}
+
+// TestFlippedBitIsCorruption flips one bit in every data block position
+// class and checks the read fails with a corruption error naming the file,
+// without a panic.
+func TestFlippedBitIsCorruption(t *testing.T) {
+	fs := vfs.NewMem()
+	build(t, fs, 1, entries(400))
+	name := fs.PathJoin("t", DataFileName(1))
+	orig := readAll(fs, name)
+	for _, off := range []int{0, 10, 100, len(orig) / 3, len(orig) / 2} {
+		data := bytes.Clone(orig)
+		data[off] ^= 0x10
+		writeAll(fs, name, data)
+		_, err := readEverything(fs)
+		if err == nil {
+			t.Fatalf("a flipped bit at offset %d went unnoticed", off)
+		}
+		if !errors.Is(err, invariants.ErrCorruption) || !strings.Contains(err.Error(), name) {
+			t.Fatalf("flipped bit at %d: error %v; want a corruption error naming %s", off, err, name)
+		}
+	}
+	writeAll(fs, name, orig)
+	if n, err := readEverything(fs); err != nil || n == 0 {
+		t.Fatalf("the restored file reads %d entries, %v", n, err)
+	}
+	stats := fs.PathJoin("t", StatisticsFileName(1))
+	meta := readAll(fs, stats)
+	writeAll(fs, stats, bytes.Replace(meta, []byte(`"rows": 400`), []byte(`"rows": 401`), 1))
+	if _, err := Open(fs, "t", 1, nil, 8); !errors.Is(err, invariants.ErrCorruption) {
+		t.Fatalf("edited metadata: %v, want corruption", err)
+	}
+}
+
+// FuzzReadDamagedTable overwrites bytes of a valid SSTable and reads it:
+// any damage is an error, never a panic.
+func FuzzReadDamagedTable(f *testing.F) {
+	f.Add(uint16(0), []byte{0xFF})
+	f.Add(uint16(200), []byte{1, 2, 3, 4})
+	f.Add(uint16(5000), []byte{0})
+	fs0 := vfs.NewMem()
+	build(f, fs0, 1, entries(200))
+	name := fs0.PathJoin("t", DataFileName(1))
+	orig := readAll(fs0, name)
+	meta := readAll(fs0, fs0.PathJoin("t", StatisticsFileName(1)))
+	f.Fuzz(func(t *testing.T, off uint16, patch []byte) {
+		fs := vfs.NewMem()
+		fs.MkdirAll("t", 0o755)
+		data := bytes.Clone(orig)
+		start := int(off) % len(data)
+		copy(data[start:], patch)
+		writeAll(fs, name, data)
+		writeAll(fs, fs.PathJoin("t", StatisticsFileName(1)), meta)
+		_, _ = readEverything(fs)
+	})
+}
