@@ -196,28 +196,23 @@ func (t *Type) appendPrimary(dst, v []byte) ([]byte, error) {
 		dst = appendVarintPrimary(dst, v)
 	case Decimal:
 		return appendDecimalPrimary(dst, v)
-	case List, Set:
-		elems, err := DecodeCollection(v)
+	case List, Set, Map:
+		// Map entries are a key and a value in turn, each written like a
+		// list element; the key's marker doubles as "another entry follows".
+		r := collReader{b: v, what: t.Kind.String()}
+		n, err := r.count()
 		if err != nil {
 			return dst, err
 		}
-		for _, e := range elems {
-			if dst, err = t.Params[0].appendElemPrimary(dst, e); err != nil {
-				return dst, err
-			}
-		}
-		dst = append(dst, elemNull)
-	case Map:
-		keys, vals, err := DecodeMap(v)
-		if err != nil {
-			return dst, err
-		}
-		for i := range keys {
-			if dst, err = t.Params[0].appendElemPrimary(dst, keys[i]); err != nil {
-				return dst, err
-			}
-			if dst, err = t.Params[1].appendElemPrimary(dst, vals[i]); err != nil {
-				return dst, err
+		for i := 0; i < n; i++ {
+			for _, et := range t.Params {
+				e, err := r.next()
+				if err != nil {
+					return dst, err
+				}
+				if dst, err = et.appendElemPrimary(dst, e); err != nil {
+					return dst, err
+				}
 			}
 		}
 		dst = append(dst, elemNull)
@@ -274,42 +269,28 @@ func (t *Type) appendTie(dst, v []byte) ([]byte, error) {
 		}
 		dst = AppendUnsignedVint(dst, uint64(extra))
 	case Decimal:
-		d, _ := normDecimal(v)
-		if d.extra > maxRedundantBytes {
-			return dst, fmt.Errorf("decimal has %d redundant leading bytes; at most %d are supported in keys", d.extra, maxRedundantBytes)
+		extra := len(v) - 4 - len(minimalVarint(v[4:]))
+		if extra > maxRedundantBytes {
+			return dst, fmt.Errorf("decimal has %d redundant leading bytes; at most %d are supported in keys", extra, maxRedundantBytes)
 		}
-		dst = binary.BigEndian.AppendUint32(dst, uint32(d.scale)^0x80000000)
-		dst = AppendUnsignedVint(dst, uint64(d.extra))
-	case List, Set:
-		if !t.Params[0].hasTie() {
-			return dst, nil
-		}
-		elems, err := DecodeCollection(v)
+		dst = binary.BigEndian.AppendUint32(dst, binary.BigEndian.Uint32(v)^0x80000000)
+		dst = AppendUnsignedVint(dst, uint64(extra))
+	case List, Set, Map:
+		r := collReader{b: v, what: t.Kind.String()}
+		n, err := r.count()
 		if err != nil {
 			return dst, err
 		}
-		for _, e := range elems {
-			if len(e) > 0 {
-				if dst, err = t.Params[0].appendTie(dst, e); err != nil {
+		for i := 0; i < n; i++ {
+			for _, et := range t.Params {
+				e, err := r.next()
+				if err != nil {
 					return dst, err
 				}
-			}
-		}
-	case Map:
-		keys, vals, err := DecodeMap(v)
-		if err != nil {
-			return dst, err
-		}
-		kt, vt := t.Params[0], t.Params[1]
-		for i := range keys {
-			if len(keys[i]) > 0 && kt.hasTie() {
-				if dst, err = kt.appendTie(dst, keys[i]); err != nil {
-					return dst, err
-				}
-			}
-			if len(vals[i]) > 0 && vt.hasTie() {
-				if dst, err = vt.appendTie(dst, vals[i]); err != nil {
-					return dst, err
+				if len(e) > 0 && et.hasTie() {
+					if dst, err = et.appendTie(dst, e); err != nil {
+						return dst, err
+					}
 				}
 			}
 		}

@@ -1,6 +1,7 @@
 package cqltype
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -325,7 +326,14 @@ func fixedSize(k Kind) int {
 
 // escaped reads an escaped byte string up to its 0x00 0x01 terminator.
 func (r *creader) escaped() ([]byte, error) {
-	out := []byte{}
+	// An escaped zero is always followed by 0xFF, so the first 0x00 0x01 is
+	// the terminator: find it to size the output once.
+	term := []byte{0x00 ^ r.mask, 0x01 ^ r.mask}
+	size := bytes.Index(r.src[r.pos:], term)
+	if size < 0 {
+		return nil, errTruncated
+	}
+	out := make([]byte, 0, size)
 	for {
 		c, err := r.byte()
 		if err != nil {

@@ -279,6 +279,10 @@ func normDecimal(v []byte) (decimalNorm, bool) {
 }
 
 func compareDecimal(a, b []byte) int {
+	if len(a) >= 5 && len(b) >= 5 && bytes.Equal(a[:4], b[:4]) {
+		// Same scale: the unscaled values decide, without going to decimal.
+		return compareVarint(a[4:], b[4:])
+	}
 	da, oka := normDecimal(a)
 	db, okb := normDecimal(b)
 	if !oka || !okb {

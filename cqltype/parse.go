@@ -36,7 +36,7 @@ func Parse(s string, keyspace string, resolve UDTResolver) (*Type, error) {
 	if p.pos != len(p.src) {
 		return nil, fmt.Errorf("invalid type %q: unexpected %q at offset %d", s, p.src[p.pos:], p.pos)
 	}
-	if err := checkNesting(t, s, true); err != nil {
+	if err := checkNesting(t, s); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -303,8 +303,8 @@ func (p *typeParser) parseUDT(keyspace, name string) (*Type, error) {
 }
 
 // checkNesting applies Cassandra's restrictions on what may appear inside
-// collections and tuples. top is true for the column's own type.
-func checkNesting(t *Type, src string, top bool) error {
+// collections and tuples.
+func checkNesting(t *Type, src string) error {
 	switch t.Kind {
 	case List, Set, Map:
 		for i, p := range t.Params {
@@ -324,7 +324,7 @@ func checkNesting(t *Type, src string, top bool) error {
 				}
 				return fmt.Errorf("invalid type %q: durations are not allowed inside %s: %s", src, what, t)
 			}
-			if err := checkNesting(p, src, false); err != nil {
+			if err := checkNesting(p, src); err != nil {
 				return err
 			}
 		}
@@ -334,12 +334,11 @@ func checkNesting(t *Type, src string, top bool) error {
 				return fmt.Errorf("invalid type %q: counters are not allowed inside tuples or user-defined types: %s", src, t)
 			}
 			if t.Kind == Tuple {
-				if err := checkNesting(p, src, false); err != nil {
+				if err := checkNesting(p, src); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	_ = top
 	return nil
 }

@@ -128,7 +128,6 @@ type Iter struct {
 	r            *Reader
 	it           sstable.Iterator
 	lower, upper []byte
-	entry        mutation.Entry
 	state        iterState
 	err          error
 }
@@ -153,9 +152,18 @@ func (i *Iter) decode(k *sstable.InternalKey, value valueFunc, ifNone iterState)
 		i.state = ifNone
 		return nil
 	}
-	parts, err := mutation.ParseKey(k.UserKey, i.r.tokenLen)
+	// Copy key and value out of pebble's block buffer, which the next move may
+	// release: entries from an SSTable stay valid for as long as callers
+	// hold them, like memtable entries.
+	buf := make([]byte, len(k.UserKey)+len(v))
+	key := buf[:len(k.UserKey):len(k.UserKey)]
+	copy(key, k.UserKey)
+	val := buf[len(key):]
+	copy(val, v)
+	parts, err := mutation.ParseKey(key, i.r.tokenLen)
+	var e mutation.Entry
 	if err == nil {
-		i.entry, err = mutation.DecodeEntry(k.UserKey, parts.Kind, v)
+		e, err = mutation.DecodeEntry(key, parts.Kind, val)
 	}
 	if err != nil {
 		i.err = fmt.Errorf("sstable: %s: key %x: %w: %v", i.r.name, k.UserKey, invariants.ErrCorruption, err)
@@ -163,7 +171,7 @@ func (i *Iter) decode(k *sstable.InternalKey, value valueFunc, ifNone iterState)
 		return nil
 	}
 	i.state = atEntry
-	return &i.entry
+	return &e
 }
 
 // SeekGE implements mutation.Iterator.

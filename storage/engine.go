@@ -1,0 +1,302 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sibyldb/sibyl/commitlog"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/sstable"
+)
+
+// ErrNotRecovered is returned by writes before Recover has run.
+var ErrNotRecovered = errors.New("storage: the engine has not replayed its commit log yet (call Recover)")
+
+// ErrUnknownTable is wrapped by operations on a table the engine does not have.
+var ErrUnknownTable = errors.New("storage: unknown table")
+
+// Engine owns a node's tables, its commit log and the shared block cache.
+//
+// Start-up order: Open, then OpenTable for every table the schema knows,
+// then Recover (which replays the commit log into them), then writes.
+type Engine struct {
+	opts  Options
+	cache *sstable.Cache
+
+	mu struct {
+		sync.Mutex
+		tables map[mutation.TableID]*Table
+		log    *commitlog.Log
+		closed bool
+	}
+	// memtableBytes is the memory held by every table's memtables.
+	memtableBytes atomic.Int64
+	bg            sync.WaitGroup
+	bgSem         chan struct{} // bounds concurrent background flushes and compactions
+}
+
+// Open prepares an engine; no table is open yet.
+func Open(opts Options) (*Engine, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts.EnsureDefaults()
+	if err := opts.FS.MkdirAll(opts.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("storage: create %s: %w", opts.DataDir, err)
+	}
+	e := &Engine{opts: opts, cache: sstable.NewCache(opts.BlockCacheSize), bgSem: make(chan struct{}, 2)}
+	e.mu.tables = map[mutation.TableID]*Table{}
+	return e, nil
+}
+
+// Options returns the engine's options with defaults filled in.
+func (e *Engine) Options() Options { return e.opts }
+
+func (e *Engine) tableDir(o *TableOptions) string {
+	return e.opts.FS.PathJoin(e.opts.DataDir, o.Keyspace, fmt.Sprintf("%s-%x", o.Name, o.ID))
+}
+
+// OpenTable opens (or creates) a table's directory and SSTables.
+func (e *Engine) OpenTable(opts TableOptions) (*Table, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts.EnsureDefaults()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.mu.closed {
+		return nil, errors.New("storage: engine closed")
+	}
+	id := mutation.TableID(opts.ID)
+	if _, ok := e.mu.tables[id]; ok {
+		return nil, fmt.Errorf("storage: table %s.%s (%s) is already open", opts.Keyspace, opts.Name, id)
+	}
+	t, err := openTable(e, opts)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.tables[id] = t
+	return t, nil
+}
+
+// Table returns an open table.
+func (e *Engine) Table(id mutation.TableID) (*Table, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t, ok := e.mu.tables[id]
+	if !ok {
+		return nil, fmt.Errorf("%w %s", ErrUnknownTable, id)
+	}
+	return t, nil
+}
+
+func (e *Engine) tables() []*Table {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]*Table, 0, len(e.mu.tables))
+	for _, t := range e.mu.tables {
+		out = append(out, t)
+	}
+	return out
+}
+
+func (e *Engine) log() *commitlog.Log {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.mu.log
+}
+
+// RecoveryStats says what Recover did.
+type RecoveryStats struct {
+	commitlog.ReplayStats
+	Applied int // records applied to memtables
+	Skipped int // records of data already in SSTables, or of unknown tables
+}
+
+// Recover opens the commit log, replays what the tables have not flushed,
+// flushes it, and lets the replayed segments go. Writes are refused until it
+// has run.
+func (e *Engine) Recover() (RecoveryStats, error) {
+	var stats RecoveryStats
+	tables := e.tables()
+	opts := e.opts.CommitLog
+	for _, t := range tables {
+		if b := t.flushedBound(); b.Segment >= opts.MinSegmentID {
+			opts.MinSegmentID = b.Segment + 1
+		}
+	}
+	log, err := commitlog.Open(opts)
+	if err != nil {
+		return stats, err
+	}
+	byID := map[mutation.TableID]*Table{}
+	for _, t := range tables {
+		byID[t.id] = t
+	}
+	var entries []mutation.Entry
+	stats.ReplayStats, err = log.Replay(func(pos commitlog.Position, payload []byte) error {
+		m, err := mutation.DecodeMutation(payload)
+		if err != nil {
+			return err
+		}
+		t, ok := byID[m.Table]
+		if !ok || !t.flushedBound().Less(pos) {
+			stats.Skipped++
+			return nil
+		}
+		// The payload is reused after the call: give the memtable its own copy.
+		m, err = mutation.DecodeMutation(append([]byte(nil), payload...))
+		if err != nil {
+			return err
+		}
+		entries = m.AppendEntries(entries[:0], e.opts.Partitioner.Token(m.Key))
+		t.applyReplayed(entries)
+		entries = nil
+		stats.Applied++
+		return nil
+	})
+	if err != nil {
+		log.Close()
+		return stats, err
+	}
+	e.mu.Lock()
+	e.mu.log = log
+	e.mu.Unlock()
+	for _, t := range tables {
+		if err := t.Flush(); err != nil {
+			return stats, err
+		}
+	}
+	if err := log.DiscardReplayed(); err != nil {
+		return stats, err
+	}
+	e.opts.Logger.Info().Int("segments", stats.Segments).Int("applied", stats.Applied).
+		Int("skipped", stats.Skipped).Msg("commit log replayed")
+	return stats, nil
+}
+
+// Apply makes a mutation durable and visible: commit log first, then the
+// table's memtable (INVARIANT E1). The mutation must not be changed
+// afterwards.
+func (e *Engine) Apply(m *mutation.Mutation) error {
+	log := e.log()
+	if log == nil {
+		return ErrNotRecovered
+	}
+	t, err := e.Table(m.Table)
+	if err != nil {
+		return err
+	}
+	return t.apply(log, m)
+}
+
+// Flush writes every table's memtable to an SSTable.
+func (e *Engine) Flush() error {
+	var errs []error
+	for _, t := range e.tables() {
+		errs = append(errs, t.Flush())
+	}
+	return errors.Join(errs...)
+}
+
+// DropTable removes a table and its files.
+func (e *Engine) DropTable(id mutation.TableID) error {
+	t, err := e.Table(id)
+	if err != nil {
+		return err
+	}
+	if err := t.Truncate(); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	delete(e.mu.tables, id)
+	e.mu.Unlock()
+	return t.close(true)
+}
+
+// afterWrite starts the flushes that memory or commit log space call for.
+func (e *Engine) afterWrite(t *Table) {
+	if t.memtableSize() >= e.opts.MemtableSize {
+		e.flushInBackground(t)
+		return
+	}
+	if e.memtableBytes.Load() > e.opts.MemtableTotalSpace {
+		var largest *Table
+		for _, c := range e.tables() {
+			if largest == nil || c.memtableSize() > largest.memtableSize() {
+				largest = c
+			}
+		}
+		e.flushInBackground(largest)
+	}
+	if log := e.log(); log != nil && log.Size() > e.opts.CommitLogTotalSpace {
+		for _, id := range log.DirtyTables() {
+			if dirty, err := e.Table(id); err == nil {
+				e.flushInBackground(dirty)
+			}
+		}
+	}
+}
+
+func (e *Engine) flushInBackground(t *Table) {
+	if !t.flushPending.CompareAndSwap(false, true) {
+		return
+	}
+	e.bg.Add(1)
+	go func() {
+		defer e.bg.Done()
+		e.bgSem <- struct{}{}
+		defer func() { <-e.bgSem }()
+		t.flushPending.Store(false)
+		if err := t.Flush(); err != nil {
+			e.opts.Logger.Error().Err(err).Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Msg("flush failed")
+		}
+	}()
+}
+
+func (e *Engine) compactInBackground(t *Table) {
+	if e.opts.DisableAutoCompaction || !t.compactPending.CompareAndSwap(false, true) {
+		return
+	}
+	e.bg.Add(1)
+	go func() {
+		defer e.bg.Done()
+		e.bgSem <- struct{}{}
+		defer func() { <-e.bgSem }()
+		defer t.compactPending.Store(false)
+		for {
+			did, err := t.compactOnce()
+			if err != nil {
+				e.opts.Logger.Error().Err(err).Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Msg("compaction failed")
+				return
+			}
+			if !did {
+				return
+			}
+		}
+	}()
+}
+
+// Close flushes nothing (the commit log keeps unflushed writes), waits for
+// background work and closes every file.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.mu.closed {
+		e.mu.Unlock()
+		return errors.New("storage: engine closed twice")
+	}
+	e.mu.closed = true
+	e.mu.Unlock()
+	e.bg.Wait()
+	var errs []error
+	for _, t := range e.tables() {
+		errs = append(errs, t.close(false))
+	}
+	if log := e.log(); log != nil {
+		errs = append(errs, log.Close())
+	}
+	e.cache.Close()
+	return errors.Join(errs...)
+}

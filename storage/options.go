@@ -1,0 +1,233 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/vfs"
+	"github.com/rs/zerolog"
+	"github.com/sibyldb/sibyl/commitlog"
+	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/sstable"
+)
+
+// Options configure an Engine. The zero value of a field means its default.
+type Options struct {
+	// FS is the filesystem; default vfs.Default.
+	FS vfs.FS
+	// DataDir holds one directory per keyspace (data_file_directories).
+	// Default "data/data".
+	DataDir string
+	// CommitLog configures the commit log; its Dir defaults to "data/commitlog".
+	CommitLog commitlog.Options
+	// Partitioner computes tokens; default Murmur3.
+	Partitioner partitioner.Partitioner
+	// SSTable configures written SSTables; TokenLen is set from Partitioner.
+	SSTable sstable.WriterOptions
+	// MemtableSize flushes a table's memtable once it holds this many bytes.
+	// Default 64 MiB.
+	MemtableSize int64
+	// MemtableTotalSpace flushes the largest memtable when all of them
+	// together hold more (memtable_heap_space). Default 1 GiB.
+	MemtableTotalSpace int64
+	// CommitLogTotalSpace flushes the tables holding the oldest segment when
+	// the commit log grows past it (commitlog_total_space). Default 8 GiB.
+	CommitLogTotalSpace int64
+	// BlockCacheSize is the shared block cache in bytes. Default 64 MiB.
+	BlockCacheSize int64
+	// CompactionThroughput limits compaction writes in MiB/s
+	// (compaction_throughput); 0 means unlimited. Default 64.
+	CompactionThroughput int
+	// DisableAutoCompaction stops background compactions (tests, nodetool
+	// disableautocompaction); explicit ones still run.
+	DisableAutoCompaction bool
+	// Logger receives the engine's events; default none.
+	Logger *zerolog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// EnsureDefaults fills unset fields with their defaults.
+func (o *Options) EnsureDefaults() {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.DataDir == "" {
+		o.DataDir = "data/data"
+	}
+	if o.CommitLog.Dir == "" {
+		o.CommitLog.Dir = "data/commitlog"
+	}
+	if o.CommitLog.FS == nil {
+		o.CommitLog.FS = o.FS
+	}
+	if o.Partitioner == nil {
+		o.Partitioner = partitioner.Murmur3()
+	}
+	o.SSTable.TokenLen = o.Partitioner.TokenBytesLen()
+	o.SSTable.EnsureDefaults()
+	if o.MemtableSize == 0 {
+		o.MemtableSize = 64 << 20
+	}
+	if o.MemtableTotalSpace == 0 {
+		o.MemtableTotalSpace = 1 << 30
+	}
+	if o.CommitLogTotalSpace == 0 {
+		o.CommitLogTotalSpace = 8 << 30
+	}
+	if o.BlockCacheSize == 0 {
+		o.BlockCacheSize = 64 << 20
+	}
+	if o.CompactionThroughput == 0 {
+		o.CompactionThroughput = 64
+	}
+	if o.Logger == nil {
+		nop := zerolog.Nop()
+		o.Logger = &nop
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.CommitLog.Logger == nil {
+		o.CommitLog.Logger = o.Logger
+	}
+	if o.CommitLog.Now == nil {
+		o.CommitLog.Now = o.Now
+	}
+}
+
+// Validate reports every problem with the options at once; it changes nothing.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.MemtableSize < 0 {
+		errs = append(errs, fmt.Errorf("memtable size: %d is negative", o.MemtableSize))
+	}
+	if o.MemtableTotalSpace < 0 {
+		errs = append(errs, fmt.Errorf("memtable_heap_space: %d is negative", o.MemtableTotalSpace))
+	}
+	if o.CommitLogTotalSpace < 0 {
+		errs = append(errs, fmt.Errorf("commitlog_total_space: %d is negative", o.CommitLogTotalSpace))
+	}
+	if o.BlockCacheSize < 0 {
+		errs = append(errs, fmt.Errorf("block cache size: %d is negative", o.BlockCacheSize))
+	}
+	if o.CompactionThroughput < 0 {
+		errs = append(errs, fmt.Errorf("compaction_throughput: %d MiB/s is negative", o.CompactionThroughput))
+	}
+	cl := o.CommitLog
+	if cl.Dir == "" {
+		cl.Dir = "data/commitlog" // the default; Validate checks the rest
+	}
+	if err := cl.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	sst := o.SSTable
+	sst.TokenLen = 8
+	if o.Partitioner != nil {
+		sst.TokenLen = o.Partitioner.TokenBytesLen()
+	}
+	if err := sst.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// TableOptions describe a table to the engine.
+type TableOptions struct {
+	ID       [16]byte
+	Keyspace string
+	Name     string
+	// GCGraceSeconds is how long tombstones are kept (gc_grace_seconds).
+	// Default 864000 (10 days); for a grace of zero use NoGCGrace, since 0
+	// means the default.
+	GCGraceSeconds int64
+	// Compaction holds the strategy's options.
+	Compaction CompactionOptions
+}
+
+// NoGCGrace is gc_grace_seconds = 0: a tombstone may go at the first
+// compaction after the second it was written in, when the overlap rule
+// allows.
+const NoGCGrace = -1
+
+// EnsureDefaults fills unset fields with their defaults.
+func (o *TableOptions) EnsureDefaults() {
+	if o.GCGraceSeconds == 0 {
+		o.GCGraceSeconds = 864000
+	}
+	o.Compaction.EnsureDefaults()
+}
+
+// Validate reports every problem with the options at once.
+func (o *TableOptions) Validate() error {
+	var errs []error
+	if o.Keyspace == "" || o.Name == "" {
+		errs = append(errs, errors.New("storage: a table needs a keyspace and a name"))
+	}
+	if o.GCGraceSeconds < NoGCGrace {
+		errs = append(errs, fmt.Errorf("gc_grace_seconds: %d is negative", o.GCGraceSeconds))
+	}
+	if err := o.Compaction.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (o *TableOptions) gcGrace() int64 {
+	if o.GCGraceSeconds == NoGCGrace {
+		return 0
+	}
+	return o.GCGraceSeconds
+}
+
+// CompactionOptions configure the size-tiered strategy (the default).
+type CompactionOptions struct {
+	MinThreshold int     // default 4
+	MaxThreshold int     // default 32
+	BucketLow    float64 // default 0.5
+	BucketHigh   float64 // default 1.5
+	// MinSSTableSize: SSTables below it share one bucket. Default 50 MiB.
+	MinSSTableSize int64
+}
+
+// EnsureDefaults fills unset fields with their defaults.
+func (o *CompactionOptions) EnsureDefaults() {
+	if o.MinThreshold == 0 {
+		o.MinThreshold = 4
+	}
+	if o.MaxThreshold == 0 {
+		o.MaxThreshold = 32
+	}
+	if o.BucketLow == 0 {
+		o.BucketLow = 0.5
+	}
+	if o.BucketHigh == 0 {
+		o.BucketHigh = 1.5
+	}
+	if o.MinSSTableSize == 0 {
+		o.MinSSTableSize = 50 << 20
+	}
+}
+
+// Validate reports every problem with the options at once.
+func (o *CompactionOptions) Validate() error {
+	var errs []error
+	lo, hi := o.MinThreshold, o.MaxThreshold
+	if lo == 0 {
+		lo = 4
+	}
+	if hi == 0 {
+		hi = 32
+	}
+	if lo < 2 {
+		errs = append(errs, fmt.Errorf("min_threshold: %d is below 2", lo))
+	}
+	if hi < lo {
+		errs = append(errs, fmt.Errorf("max_threshold: %d is below min_threshold %d", hi, lo))
+	}
+	if o.BucketLow < 0 || o.BucketHigh < 0 || (o.BucketHigh != 0 && o.BucketLow >= o.BucketHigh) {
+		errs = append(errs, fmt.Errorf("bucket_low %v must be below bucket_high %v", o.BucketLow, o.BucketHigh))
+	}
+	return errors.Join(errs...)
+}

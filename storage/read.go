@@ -1,0 +1,256 @@
+package storage
+
+import (
+	"bytes"
+	"errors"
+
+	"github.com/sibyldb/sibyl/mutation"
+)
+
+// ReadOptions shape a partition read.
+type ReadOptions struct {
+	// Start and End bound the clustering rows, as mutation.StartBound and
+	// mutation.EndBound encode them; nil means unbounded.
+	Start, End []byte
+	// Reverse returns rows in descending clustering order.
+	Reverse bool
+	// Limit is the most live rows returned; 0 means no limit.
+	Limit int
+	// Now is the read's time in seconds: TTLs expire against it.
+	Now int64
+}
+
+// Row is a clustering row as a read returns it: only live data.
+type Row struct {
+	Clustering []byte
+	Row        *mutation.Row
+}
+
+// Partition is what a read returns of one partition.
+type Partition struct {
+	Key []byte
+	// Static is the live static row, or nil.
+	Static *mutation.Row
+	Rows   []Row
+}
+
+// IsEmpty reports whether nothing live was found.
+func (p *Partition) IsEmpty() bool { return p.Static == nil && len(p.Rows) == 0 }
+
+// partitionState is what a read learns before the rows: deletions.
+type partitionState struct {
+	deletion   mutation.DeletionTime
+	tombstones []mutation.RangeTombstone
+}
+
+// shadowOf returns the strongest deletion covering a clustering row.
+func (s *partitionState) shadowOf(clustering []byte) mutation.DeletionTime {
+	d := s.deletion
+	for i := range s.tombstones {
+		if s.tombstones[i].Covers(clustering) {
+			d = d.Max(s.tombstones[i].Deletion)
+		}
+	}
+	return d
+}
+
+// ReadPartition reads one partition's static row and the live rows in the
+// slice, merging memtables and the SSTables that may hold the partition.
+func (t *Table) ReadPartition(key []byte, opts ReadOptions) (*Partition, error) {
+	prefix := mutation.AppendPartitionPrefix(nil, t.e.opts.Partitioner.Token(key), key)
+	v := t.acquireView()
+	defer v.release()
+	it, err := t.partitionIter(v, prefix)
+	if err != nil {
+		return nil, err
+	}
+	p, err := readPartition(it, t.e.opts.SSTable.TokenLen, prefix, key, opts)
+	return p, errors.Join(err, it.Close())
+}
+
+// partitionIter merges the sources that may hold the partition.
+func (t *Table) partitionIter(v *view, prefix []byte) (*mergingIter, error) {
+	upper := mutation.PartitionUpperBound(prefix)
+	var its []mutation.Iterator
+	for _, m := range v.memtables {
+		its = append(its, m.NewIter(prefix, upper))
+	}
+	for _, s := range v.sstables {
+		ok, err := s.r.MayContainPartition(prefix)
+		if err == nil && ok {
+			var it mutation.Iterator
+			it, err = s.r.NewIter(prefix, upper)
+			if err == nil {
+				its = append(its, it)
+			}
+		}
+		if err != nil {
+			for _, it := range its {
+				it.Close()
+			}
+			return nil, err
+		}
+	}
+	return newMergingIter(its), nil
+}
+
+// readPartition walks a partition: deletions and the static row first, then
+// the rows of the slice in the asked order.
+func readPartition(it *mergingIter, tokenLen int, prefix, key []byte, opts ReadOptions) (*Partition, error) {
+	p := &Partition{Key: key}
+	var st partitionState
+	st.deletion = mutation.Live
+	rowsStart := mutation.AppendEntryKey(nil, prefix, mutation.RowEntry, opts.Start)
+	e := it.First()
+	for ; e != nil && e.Kind != mutation.RowEntry; e = it.Next() {
+		switch e.Kind {
+		case mutation.PartitionDeletionEntry:
+			st.deletion = st.deletion.Max(e.Deletion)
+		case mutation.RangeTombstoneEntry:
+			parts, err := mutation.ParseKey(e.Key, tokenLen)
+			if err != nil {
+				return nil, err
+			}
+			st.tombstones = append(st.tombstones, mutation.RangeTombstone{Start: parts.Clustering, End: parts.End, Deletion: e.Deletion})
+		case mutation.StaticRowEntry:
+			if r := e.Row.ShadowedBy(st.deletion); r != nil {
+				p.Static = r.Live(opts.Now)
+			}
+		}
+	}
+	if err := it.Error(); err != nil {
+		return nil, err
+	}
+	var rowsEnd []byte
+	if opts.End != nil {
+		rowsEnd = mutation.AppendEntryKey(nil, prefix, mutation.RowEntry, opts.End)
+	} else {
+		rowsEnd = mutation.PartitionUpperBound(prefix)
+	}
+	take := func(e *mutation.Entry) bool {
+		clustering := e.Key[len(prefix)+1:]
+		if r := e.Row.ShadowedBy(st.shadowOf(clustering)); r != nil {
+			if live := r.Live(opts.Now); live != nil {
+				p.Rows = append(p.Rows, Row{Clustering: clustering, Row: live})
+			}
+		}
+		return opts.Limit == 0 || len(p.Rows) < opts.Limit
+	}
+	if !opts.Reverse {
+		for e = it.SeekGE(rowsStart); e != nil && bytes.Compare(e.Key, rowsEnd) < 0; e = it.Next() {
+			if !take(e) {
+				break
+			}
+		}
+	} else {
+		for e = it.SeekLT(rowsEnd); e != nil && bytes.Compare(e.Key, rowsStart) >= 0 && e.Kind == mutation.RowEntry; e = it.Prev() {
+			if !take(e) {
+				break
+			}
+		}
+	}
+	return p, it.Error()
+}
+
+// ScanOptions shape a token-ordered scan over partitions.
+type ScanOptions struct {
+	// From is the engine key to start at (inclusive): the partition prefix
+	// of a token's first key, or a key just after the last row a page
+	// returned. Nil starts at the beginning.
+	From []byte
+	// To is the engine key to stop before; nil scans to the end.
+	To []byte
+	// Limit is the most live rows returned over all partitions; 0: none.
+	Limit int
+	// PerPartitionLimit is the most live rows per partition; 0: none.
+	PerPartitionLimit int
+	// Now is the read's time in seconds.
+	Now int64
+}
+
+// Scan reads partitions in token order from opts.From, returning the live
+// rows (and static rows) found. It serves token-range queries, paging and,
+// later, streaming.
+func (t *Table) Scan(opts ScanOptions) ([]*Partition, error) {
+	v := t.acquireView()
+	defer v.release()
+	var its []mutation.Iterator
+	for _, m := range v.memtables {
+		its = append(its, m.NewIter(opts.From, opts.To))
+	}
+	for _, s := range v.sstables {
+		it, err := s.r.NewIter(opts.From, opts.To)
+		if err != nil {
+			for _, it := range its {
+				it.Close()
+			}
+			return nil, err
+		}
+		its = append(its, it)
+	}
+	it := newMergingIter(its)
+	var out []*Partition
+	total := 0
+	tokenLen := t.e.opts.SSTable.TokenLen
+	var cur *Partition
+	var curPrefix []byte
+	var st partitionState
+	for e := it.First(); e != nil; e = it.Next() {
+		n, err := mutation.PartitionPrefixLen(e.Key, tokenLen)
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		if cur == nil || !bytes.Equal(e.Key[:n], curPrefix) {
+			parts, err := mutation.ParseKey(e.Key, tokenLen)
+			if err != nil {
+				it.Close()
+				return nil, err
+			}
+			curPrefix = parts.Prefix
+			cur = &Partition{Key: parts.PartitionKey}
+			st = partitionState{deletion: mutation.Live}
+			out = append(out, cur)
+		}
+		switch e.Kind {
+		case mutation.PartitionDeletionEntry:
+			st.deletion = st.deletion.Max(e.Deletion)
+		case mutation.RangeTombstoneEntry:
+			parts, err := mutation.ParseKey(e.Key, tokenLen)
+			if err != nil {
+				it.Close()
+				return nil, err
+			}
+			st.tombstones = append(st.tombstones, mutation.RangeTombstone{Start: parts.Clustering, End: parts.End, Deletion: e.Deletion})
+		case mutation.StaticRowEntry:
+			if r := e.Row.ShadowedBy(st.deletion); r != nil {
+				cur.Static = r.Live(opts.Now)
+			}
+		case mutation.RowEntry:
+			if opts.PerPartitionLimit > 0 && len(cur.Rows) >= opts.PerPartitionLimit {
+				continue
+			}
+			clustering := e.Key[len(curPrefix)+1:]
+			if r := e.Row.ShadowedBy(st.shadowOf(clustering)); r != nil {
+				if live := r.Live(opts.Now); live != nil {
+					cur.Rows = append(cur.Rows, Row{Clustering: clustering, Row: live})
+					total++
+				}
+			}
+		}
+		if opts.Limit > 0 && total >= opts.Limit {
+			break
+		}
+	}
+	err := errors.Join(it.Error(), it.Close())
+	if err != nil {
+		return nil, err
+	}
+	kept := out[:0]
+	for _, p := range out {
+		if !p.IsEmpty() {
+			kept = append(kept, p)
+		}
+	}
+	return kept, nil
+}

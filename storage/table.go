@@ -1,0 +1,366 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sibyldb/sibyl/commitlog"
+	"github.com/sibyldb/sibyl/memtable"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/sstable"
+)
+
+// sstableRef is a reference-counted open SSTable: its files go only when
+// it is obsolete (compacted away, truncated) and no reader holds it
+// (INVARIANT E2).
+type sstableRef struct {
+	r        *sstable.Reader
+	gen      uint64
+	refs     atomic.Int32 // one for the table's list while in it, one per read view
+	obsolete atomic.Bool
+	table    *Table
+}
+
+func (s *sstableRef) meta() *sstable.Metadata { return s.r.Metadata() }
+
+func (s *sstableRef) unref() {
+	if s.refs.Add(-1) != 0 {
+		return
+	}
+	_ = s.r.Close()
+	if s.obsolete.Load() {
+		if err := sstable.Remove(s.table.e.opts.FS, s.table.dir, s.gen); err != nil {
+			s.table.e.opts.Logger.Error().Err(err).Str("table", s.table.opts.Name).Msg("removing an obsolete SSTable")
+		}
+	}
+}
+
+// flushingMemtable is a memtable switched out for flushing, with the commit
+// log position its data is complete up to.
+type flushingMemtable struct {
+	m     *memtable.Memtable
+	bound commitlog.Position
+}
+
+// Table is one table: its memtables and SSTables.
+type Table struct {
+	e    *Engine
+	id   mutation.TableID
+	opts TableOptions
+	dir  string
+
+	// writeMu orders writes against memtable switches (INVARIANT E1).
+	writeMu sync.RWMutex
+	// flushMu serialises flushes, so SSTables and commit log discards happen
+	// in switch order.
+	flushMu sync.Mutex
+	// compactMu serialises compactions and truncation.
+	compactMu sync.Mutex
+
+	mu struct {
+		sync.Mutex
+		active   *memtable.Memtable
+		flushing []flushingMemtable // oldest first
+		sstables []*sstableRef      // oldest first
+		nextGen  uint64
+		// flushed is the newest commit log position whose records are all
+		// in SSTables.
+		flushed commitlog.Position
+	}
+	flushPending   atomic.Bool
+	compactPending atomic.Bool
+}
+
+func openTable(e *Engine, opts TableOptions) (*Table, error) {
+	t := &Table{e: e, id: mutation.TableID(opts.ID), opts: opts}
+	t.dir = e.tableDir(&opts)
+	fs := e.opts.FS
+	if err := fs.MkdirAll(t.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("storage: create %s: %w", t.dir, err)
+	}
+	removed, err := sstable.RemoveIncomplete(fs, t.dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range removed {
+		e.opts.Logger.Warn().Str("table", opts.Name).Str("file", name).Msg("removed what an interrupted flush or compaction left")
+	}
+	gens, err := sstable.Generations(fs, t.dir)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.active = memtable.New()
+	t.mu.nextGen = 1
+	for _, g := range gens {
+		r, err := sstable.Open(fs, t.dir, g, e.cache, e.opts.SSTable.TokenLen)
+		if err != nil {
+			for _, s := range t.mu.sstables {
+				s.r.Close()
+			}
+			return nil, err
+		}
+		ref := &sstableRef{r: r, gen: g, table: t}
+		ref.refs.Store(1)
+		t.mu.sstables = append(t.mu.sstables, ref)
+		t.mu.nextGen = max(t.mu.nextGen, g+1)
+		m := r.Metadata()
+		if b := (commitlog.Position{Segment: m.CommitLogSegment, Offset: m.CommitLogOffset}); t.mu.flushed.Less(b) {
+			t.mu.flushed = b
+		}
+	}
+	return t, nil
+}
+
+// ID is the table's id.
+func (t *Table) ID() mutation.TableID { return t.id }
+
+func (t *Table) flushedBound() commitlog.Position {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mu.flushed
+}
+
+func (t *Table) memtableSize() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mu.active.Size()
+}
+
+func (t *Table) activeMemtable() *memtable.Memtable {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mu.active
+}
+
+func (t *Table) apply(log *commitlog.Log, m *mutation.Mutation) error {
+	entries := m.AppendEntries(make([]mutation.Entry, 0, len(m.Rows)+1), t.e.opts.Partitioner.Token(m.Key))
+	payload := mutation.AppendMutation(nil, m)
+	t.writeMu.RLock()
+	if _, err := log.Append(t.id, payload); err != nil {
+		t.writeMu.RUnlock()
+		return err
+	}
+	mt := t.activeMemtable()
+	before := mt.Size()
+	mt.Apply(entries)
+	t.e.memtableBytes.Add(mt.Size() - before)
+	t.writeMu.RUnlock()
+	t.e.afterWrite(t)
+	return nil
+}
+
+func (t *Table) applyReplayed(entries []mutation.Entry) {
+	mt := t.activeMemtable()
+	before := mt.Size()
+	mt.Apply(entries)
+	t.e.memtableBytes.Add(mt.Size() - before)
+}
+
+// switchMemtable swaps the active memtable for an empty one and returns the
+// old one with its commit log bound, or false when there is nothing to flush.
+func (t *Table) switchMemtable() (flushingMemtable, bool) {
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mu.active.Empty() {
+		return flushingMemtable{}, false
+	}
+	var bound commitlog.Position
+	if log := t.e.log(); log != nil {
+		bound = log.Position()
+	}
+	f := flushingMemtable{m: t.mu.active, bound: bound}
+	t.mu.flushing = append(t.mu.flushing, f)
+	t.mu.active = memtable.New()
+	return f, true
+}
+
+// Flush writes the active memtable to a new SSTable and waits for it.
+func (t *Table) Flush() error {
+	t.flushMu.Lock()
+	defer t.flushMu.Unlock()
+	f, ok := t.switchMemtable()
+	if !ok {
+		return nil
+	}
+	gen := t.allocGeneration()
+	w, err := sstable.Create(t.e.opts.FS, t.dir, gen, 0, t.e.opts.SSTable)
+	if err != nil {
+		return t.flushFailed(f, err)
+	}
+	it := f.m.NewIter(nil, nil)
+	for e := it.First(); e != nil; e = it.Next() {
+		if err := w.Add(e); err != nil {
+			it.Close()
+			w.Abort()
+			return t.flushFailed(f, err)
+		}
+	}
+	it.Close()
+	w.SetCommitLogBound(f.bound.Segment, f.bound.Offset)
+	if _, err := w.Finish(); err != nil {
+		return t.flushFailed(f, err)
+	}
+	r, err := sstable.Open(t.e.opts.FS, t.dir, gen, t.e.cache, t.e.opts.SSTable.TokenLen)
+	if err != nil {
+		return t.flushFailed(f, err)
+	}
+	ref := &sstableRef{r: r, gen: gen, table: t}
+	ref.refs.Store(1)
+	t.mu.Lock()
+	t.mu.sstables = append(t.mu.sstables, ref)
+	t.mu.flushing = t.mu.flushing[1:]
+	if t.mu.flushed.Less(f.bound) {
+		t.mu.flushed = f.bound
+	}
+	t.mu.Unlock()
+	t.e.memtableBytes.Add(-f.m.Size())
+	if log := t.e.log(); log != nil {
+		if err := log.Discard(t.id, f.bound); err != nil {
+			return err
+		}
+	}
+	t.e.opts.Logger.Debug().Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Uint64("generation", gen).
+		Int64("bytes", r.Metadata().DataSize).Msg("flushed")
+	t.e.compactInBackground(t)
+	return nil
+}
+
+// flushFailed reports a failed flush. The memtable stays in the flushing
+// list, so reads still see it, and its data stays in the commit log, whose
+// segments are not discarded past it.
+func (t *Table) flushFailed(f flushingMemtable, err error) error {
+	return fmt.Errorf("storage: flush %s.%s: %w", t.opts.Keyspace, t.opts.Name, err)
+}
+
+func (t *Table) allocGeneration() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	g := t.mu.nextGen
+	t.mu.nextGen++
+	return g
+}
+
+// view is what a read sees: memtables and referenced SSTables.
+type view struct {
+	memtables []*memtable.Memtable
+	sstables  []*sstableRef
+}
+
+func (t *Table) acquireView() *view {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	v := &view{memtables: []*memtable.Memtable{t.mu.active}}
+	for _, f := range t.mu.flushing {
+		v.memtables = append(v.memtables, f.m)
+	}
+	for _, s := range t.mu.sstables {
+		s.refs.Add(1)
+		v.sstables = append(v.sstables, s)
+	}
+	return v
+}
+
+func (v *view) release() {
+	for _, s := range v.sstables {
+		s.unref()
+	}
+}
+
+// SSTableCount is the number of live SSTables.
+func (t *Table) SSTableCount() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.mu.sstables)
+}
+
+// Truncate removes every row of the table: the memtables are dropped and the
+// SSTables deleted once no read holds them.
+func (t *Table) Truncate() error {
+	t.compactMu.Lock()
+	defer t.compactMu.Unlock()
+	t.flushMu.Lock()
+	defer t.flushMu.Unlock()
+	t.writeMu.Lock()
+	var bound commitlog.Position
+	log := t.e.log()
+	if log != nil {
+		bound = log.Position()
+	}
+	t.mu.Lock()
+	dropped := t.mu.active.Size()
+	for _, f := range t.mu.flushing {
+		dropped += f.m.Size()
+	}
+	old := t.mu.sstables
+	t.mu.active = memtable.New()
+	t.mu.flushing = nil
+	t.mu.sstables = nil
+	t.mu.flushed = bound
+	t.mu.Unlock()
+	t.writeMu.Unlock()
+	t.e.memtableBytes.Add(-dropped)
+	// Replay learns a table's flushed bound from its SSTables, so an empty
+	// SSTable records the truncation's bound.
+	for _, s := range old {
+		s.obsolete.Store(true)
+		s.unref()
+	}
+	if err := t.writeBoundMarker(bound); err != nil {
+		return err
+	}
+	if log != nil {
+		return log.Discard(t.id, bound)
+	}
+	return nil
+}
+
+// writeBoundMarker publishes an empty SSTable that records the commit log
+// bound, so that a restart does not replay writes a truncate removed.
+func (t *Table) writeBoundMarker(bound commitlog.Position) error {
+	gen := t.allocGeneration()
+	w, err := sstable.Create(t.e.opts.FS, t.dir, gen, 0, t.e.opts.SSTable)
+	if err != nil {
+		return err
+	}
+	w.SetCommitLogBound(bound.Segment, bound.Offset)
+	if _, err := w.Finish(); err != nil {
+		return err
+	}
+	r, err := sstable.Open(t.e.opts.FS, t.dir, gen, t.e.cache, t.e.opts.SSTable.TokenLen)
+	if err != nil {
+		return err
+	}
+	ref := &sstableRef{r: r, gen: gen, table: t}
+	ref.refs.Store(1)
+	t.mu.Lock()
+	t.mu.sstables = append(t.mu.sstables, ref)
+	t.mu.Unlock()
+	return nil
+}
+
+func (t *Table) close(removeFiles bool) error {
+	t.mu.Lock()
+	old := t.mu.sstables
+	t.mu.sstables = nil
+	t.mu.Unlock()
+	for _, s := range old {
+		if removeFiles {
+			s.obsolete.Store(true)
+		}
+		s.unref()
+	}
+	if removeFiles {
+		var errs []error
+		names, _ := t.e.opts.FS.List(t.dir)
+		for _, n := range names {
+			errs = append(errs, t.e.opts.FS.Remove(t.e.opts.FS.PathJoin(t.dir, n)))
+		}
+		errs = append(errs, t.e.opts.FS.Remove(t.dir))
+		return errors.Join(errs...)
+	}
+	return nil
+}
