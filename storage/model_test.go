@@ -315,14 +315,14 @@ func (mr *modelRun) step() {
 func (mr *modelRun) check() {
 	for pk := 0; pk < mr.parts; pk++ {
 		want := mr.m.expected(pk, mr.now)
-		p, err := mr.tbl.ReadPartition(pkOf(pk), ReadOptions{Now: mr.now})
+		p, err := mr.tbl.ReadPartition(pkOf(pk), ReadQuery{Now: mr.now})
 		if err != nil {
 			mr.fail("read p%d: %v", pk, err)
 		}
 		if got := render(p); got != want {
 			mr.fail("read p%d at %d:\ngot:\n%s\nwant:\n%s", pk, mr.now, got, want)
 		}
-		rev, err := mr.tbl.ReadPartition(pkOf(pk), ReadOptions{Now: mr.now, Reverse: true})
+		rev, err := mr.tbl.ReadPartition(pkOf(pk), ReadQuery{Now: mr.now, Reverse: true})
 		if err != nil {
 			mr.fail("reverse read p%d: %v", pk, err)
 		}
@@ -336,7 +336,7 @@ func (mr *modelRun) check() {
 		}
 	}
 	// A token-ordered scan returns the same partitions.
-	parts, err := mr.tbl.Scan(ScanOptions{Now: mr.now})
+	parts, err := mr.tbl.Scan(ScanQuery{Now: mr.now})
 	if err != nil {
 		mr.fail("scan: %v", err)
 	}

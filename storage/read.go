@@ -7,8 +7,8 @@ import (
 	"github.com/sibyldb/sibyl/mutation"
 )
 
-// ReadOptions shape a partition read.
-type ReadOptions struct {
+// ReadQuery shapes a partition read.
+type ReadQuery struct {
 	// Start and End bound the clustering rows, as mutation.StartBound and
 	// mutation.EndBound encode them; nil means unbounded.
 	Start, End []byte
@@ -56,7 +56,7 @@ func (s *partitionState) shadowOf(clustering []byte) mutation.DeletionTime {
 
 // ReadPartition reads one partition's static row and the live rows in the
 // slice, merging memtables and the SSTables that may hold the partition.
-func (t *Table) ReadPartition(key []byte, opts ReadOptions) (*Partition, error) {
+func (t *Table) ReadPartition(key []byte, opts ReadQuery) (*Partition, error) {
 	prefix := mutation.AppendPartitionPrefix(nil, t.e.opts.Partitioner.Token(key), key)
 	v := t.acquireView()
 	defer v.release()
@@ -96,7 +96,7 @@ func (t *Table) partitionIter(v *view, prefix []byte) (*mergingIter, error) {
 
 // readPartition walks a partition: deletions and the static row first, then
 // the rows of the slice in the asked order.
-func readPartition(it *mergingIter, tokenLen int, prefix, key []byte, opts ReadOptions) (*Partition, error) {
+func readPartition(it *mergingIter, tokenLen int, prefix, key []byte, opts ReadQuery) (*Partition, error) {
 	p := &Partition{Key: key}
 	var st partitionState
 	st.deletion = mutation.Live
@@ -152,8 +152,8 @@ func readPartition(it *mergingIter, tokenLen int, prefix, key []byte, opts ReadO
 	return p, it.Error()
 }
 
-// ScanOptions shape a token-ordered scan over partitions.
-type ScanOptions struct {
+// ScanQuery shapes a token-ordered scan over partitions.
+type ScanQuery struct {
 	// From is the engine key to start at (inclusive): the partition prefix
 	// of a token's first key, or a key just after the last row a page
 	// returned. Nil starts at the beginning.
@@ -171,7 +171,7 @@ type ScanOptions struct {
 // Scan reads partitions in token order from opts.From, returning the live
 // rows (and static rows) found. It serves token-range queries, paging and,
 // later, streaming.
-func (t *Table) Scan(opts ScanOptions) ([]*Partition, error) {
+func (t *Table) Scan(opts ScanQuery) ([]*Partition, error) {
 	v := t.acquireView()
 	defer v.release()
 	var its []mutation.Iterator
