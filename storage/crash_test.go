@@ -36,7 +36,9 @@ func crashEngineOptions(dir string, mode commitlog.SyncMode) Options {
 	}
 }
 
-func crashValue(n int) []byte { return []byte(fmt.Sprintf("value-%d-%s", n, strings.Repeat("v", n%97))) }
+func crashValue(n int) []byte {
+	return []byte(fmt.Sprintf("value-%d-%s", n, strings.Repeat("v", n%97)))
+}
 
 // engineCrashChild writes keys through the engine and prints "ack N" after
 // each Apply returns, until it is killed.
