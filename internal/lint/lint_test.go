@@ -47,7 +47,7 @@ var allowedImports = map[string][]string{
 	"internal/lint":       {},
 	"internal/invariants": {},
 	"internal/testutil":   {"mutation", "partitioner"},
-	"bench":               {"storage", "mutation", "partitioner", "internal/testutil"},
+	"bench":               {"storage", "commitlog", "mutation", "partitioner", "internal/testutil"},
 }
 
 // testOnlyImports are what a package's tests may import beyond its own table.
