@@ -1,11 +1,9 @@
 package commitlog
 
 import (
-	"bufio"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/vfs"
+	"github.com/sibyldb/sibyl/internal/testutil"
 )
 
 // TestMain runs the crash child instead of the tests when
@@ -110,48 +109,6 @@ func TestCrashKill(t *testing.T) {
 
 func runAndKill(t *testing.T, dir string, mode SyncMode, start int, after time.Duration) []int {
 	t.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "SIBYL_CRASH_DIR="+dir, "SIBYL_CRASH_MODE="+mode.String(),
-		"SIBYL_CRASH_START="+strconv.Itoa(start))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var acked []int
-	done := make(chan struct{})
-	started := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(out)
-		first := true
-		for sc.Scan() {
-			line := sc.Text()
-			if n, ok := strings.CutPrefix(line, "ack "); ok {
-				if v, err := strconv.Atoi(n); err == nil {
-					acked = append(acked, v)
-				}
-				if first {
-					close(started)
-					first = false
-				}
-			} else if strings.HasPrefix(line, "error") {
-				t.Errorf("child: %s", line)
-			}
-		}
-		if first {
-			close(started)
-		}
-	}()
-	select {
-	case <-started:
-	case <-time.After(30 * time.Second):
-	}
-	time.Sleep(after)
-	cmd.Process.Kill()
-	<-done
-	cmd.Wait()
-	return acked
+	return testutil.RunAndKill(t, []string{"SIBYL_CRASH_DIR=" + dir, "SIBYL_CRASH_MODE=" + mode.String(),
+		"SIBYL_CRASH_START=" + strconv.Itoa(start)}, after)
 }

@@ -159,12 +159,10 @@ func (t *Table) compact(inputs []*sstableRef) error {
 	if _, err := w.Finish(); err != nil {
 		return err
 	}
-	r, err := sstable.Open(t.e.opts.FS, t.dir, gen, t.e.cache, t.e.opts.SSTable.TokenLen)
+	out, err := t.openSSTable(gen)
 	if err != nil {
 		return err
 	}
-	out := &sstableRef{r: r, gen: gen, table: t}
-	out.refs.Store(1)
 	t.mu.Lock()
 	kept := []*sstableRef{}
 	inserted := false

@@ -1,11 +1,9 @@
 package storage
 
 import (
-	"bufio"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sibyldb/sibyl/commitlog"
+	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/mutation"
 )
 
@@ -135,43 +134,6 @@ func TestCrashKill(t *testing.T) {
 
 func runEngineChild(t *testing.T, dir string, mode commitlog.SyncMode, start int, after time.Duration) []int {
 	t.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "SIBYL_ENGINE_CRASH_DIR="+dir, "SIBYL_ENGINE_CRASH_MODE="+mode.String(),
-		"SIBYL_ENGINE_CRASH_START="+strconv.Itoa(start))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var acked []int
-	started := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		once := sync.OnceFunc(func() { close(started) })
-		defer once()
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			line := sc.Text()
-			if n, ok := strings.CutPrefix(line, "ack "); ok {
-				if v, err := strconv.Atoi(n); err == nil {
-					acked = append(acked, v)
-				}
-				once()
-			} else if strings.HasPrefix(line, "error") {
-				t.Errorf("child: %s", line)
-			}
-		}
-	}()
-	select {
-	case <-started:
-	case <-time.After(30 * time.Second):
-	}
-	time.Sleep(after)
-	cmd.Process.Kill()
-	<-done
-	cmd.Wait()
-	return acked
+	return testutil.RunAndKill(t, []string{"SIBYL_ENGINE_CRASH_DIR=" + dir, "SIBYL_ENGINE_CRASH_MODE=" + mode.String(),
+		"SIBYL_ENGINE_CRASH_START=" + strconv.Itoa(start)}, after)
 }

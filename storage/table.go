@@ -25,6 +25,18 @@ type sstableRef struct {
 
 func (s *sstableRef) meta() *sstable.Metadata { return s.r.Metadata() }
 
+// openSSTable opens a published generation with the table's list
+// reference already counted.
+func (t *Table) openSSTable(gen uint64) (*sstableRef, error) {
+	r, err := sstable.Open(t.e.opts.FS, t.dir, gen, t.e.cache, t.e.opts.SSTable.TokenLen)
+	if err != nil {
+		return nil, err
+	}
+	ref := &sstableRef{r: r, gen: gen, table: t}
+	ref.refs.Store(1)
+	return ref, nil
+}
+
 func (s *sstableRef) unref() {
 	if s.refs.Add(-1) != 0 {
 		return
@@ -94,18 +106,16 @@ func openTable(e *Engine, opts TableOptions) (*Table, error) {
 	t.mu.active = memtable.New()
 	t.mu.nextGen = 1
 	for _, g := range gens {
-		r, err := sstable.Open(fs, t.dir, g, e.cache, e.opts.SSTable.TokenLen)
+		ref, err := t.openSSTable(g)
 		if err != nil {
 			for _, s := range t.mu.sstables {
 				s.r.Close()
 			}
 			return nil, err
 		}
-		ref := &sstableRef{r: r, gen: g, table: t}
-		ref.refs.Store(1)
 		t.mu.sstables = append(t.mu.sstables, ref)
 		t.mu.nextGen = max(t.mu.nextGen, g+1)
-		m := r.Metadata()
+		m := ref.meta()
 		if b := (commitlog.Position{Segment: m.CommitLogSegment, Offset: m.CommitLogOffset}); t.mu.flushed.Less(b) {
 			t.mu.flushed = b
 		}
@@ -204,12 +214,10 @@ func (t *Table) Flush() error {
 	if _, err := w.Finish(); err != nil {
 		return t.flushFailed(f, err)
 	}
-	r, err := sstable.Open(t.e.opts.FS, t.dir, gen, t.e.cache, t.e.opts.SSTable.TokenLen)
+	ref, err := t.openSSTable(gen)
 	if err != nil {
 		return t.flushFailed(f, err)
 	}
-	ref := &sstableRef{r: r, gen: gen, table: t}
-	ref.refs.Store(1)
 	t.mu.Lock()
 	t.mu.sstables = append(t.mu.sstables, ref)
 	t.mu.flushing = t.mu.flushing[1:]
@@ -224,7 +232,7 @@ func (t *Table) Flush() error {
 		}
 	}
 	t.e.opts.Logger.Debug().Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Uint64("generation", gen).
-		Int64("bytes", r.Metadata().DataSize).Msg("flushed")
+		Int64("bytes", ref.meta().DataSize).Msg("flushed")
 	t.e.compactInBackground(t)
 	return nil
 }
@@ -330,12 +338,10 @@ func (t *Table) writeBoundMarker(bound commitlog.Position) error {
 	if _, err := w.Finish(); err != nil {
 		return err
 	}
-	r, err := sstable.Open(t.e.opts.FS, t.dir, gen, t.e.cache, t.e.opts.SSTable.TokenLen)
+	ref, err := t.openSSTable(gen)
 	if err != nil {
 		return err
 	}
-	ref := &sstableRef{r: r, gen: gen, table: t}
-	ref.refs.Store(1)
 	t.mu.Lock()
 	t.mu.sstables = append(t.mu.sstables, ref)
 	t.mu.Unlock()

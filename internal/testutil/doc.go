@@ -1,7 +1,8 @@
 // Package testutil holds test helpers shared by several packages' tests:
 // the iterator conformance suite that every mutation.Iterator passes.
 //
-// Owns: CheckIterator (random moves checked against a sorted-slice model).
+// Owns: CheckIterator (random moves checked against a sorted-slice model)
+// and RunAndKill (one SIGKILL cycle of a crash test's child process).
 // Does not own: anything production code runs.
 // May import: mutation, partitioner, internal/invariants.
 // Must not import: memtable, sstable, commitlog, storage, anything above.
