@@ -64,6 +64,18 @@ func TestFlushFailureSurfacesAndKeepsData(t *testing.T) {
 		if err := writeKey(e, "k2"); err != nil {
 			t.Fatalf("op %v: the engine must stay usable: %v", op, err)
 		}
+		// The next flush retries the failed one, then flushes the new write.
+		if err := tbl.Flush(); err != nil {
+			t.Fatalf("op %v: flush after the fault cleared: %v", op, err)
+		}
+		if n := tbl.SSTableCount(); n != 2 {
+			t.Fatalf("op %v: %d SSTables after the retry, want 2 (the retried memtable and the new one)", op, n)
+		}
+		for _, k := range []string{"k", "k2"} {
+			if p, err := tbl.ReadPartition([]byte(k), ReadQuery{}); err != nil || len(p.Rows) != 1 {
+				t.Fatalf("op %v: %s after the retry: %v %v", op, k, p, err)
+			}
+		}
 		e.Close()
 	}
 }

@@ -188,14 +188,31 @@ func (t *Table) switchMemtable() (flushingMemtable, bool) {
 	return f, true
 }
 
-// Flush writes the active memtable to a new SSTable and waits for it.
+// Flush writes the active memtable to a new SSTable and waits for it. A
+// memtable whose earlier flush failed is flushed first.
 func (t *Table) Flush() error {
 	t.flushMu.Lock()
 	defer t.flushMu.Unlock()
+	t.mu.Lock()
+	// Under flushMu, anything still in the flushing list is a failed flush.
+	stuck := append([]flushingMemtable(nil), t.mu.flushing...)
+	t.mu.Unlock()
+	for _, f := range stuck {
+		if err := t.flushMemtable(f); err != nil {
+			return err
+		}
+	}
 	f, ok := t.switchMemtable()
 	if !ok {
 		return nil
 	}
+	return t.flushMemtable(f)
+}
+
+// flushMemtable writes one switched-out memtable, the oldest in the
+// flushing list.
+// REQUIRES: t.flushMu held.
+func (t *Table) flushMemtable(f flushingMemtable) error {
 	gen := t.allocGeneration()
 	w, err := sstable.Create(t.e.opts.FS, t.dir, gen, 0, t.e.opts.SSTable)
 	if err != nil {
@@ -238,8 +255,8 @@ func (t *Table) Flush() error {
 }
 
 // flushFailed reports a failed flush. The memtable stays in the flushing
-// list, so reads still see it, and its data stays in the commit log, whose
-// segments are not discarded past it.
+// list, so reads still see it and the next Flush retries it, and its data
+// stays in the commit log, whose segments are not discarded past it.
 func (t *Table) flushFailed(f flushingMemtable, err error) error {
 	return fmt.Errorf("storage: flush %s.%s: %w", t.opts.Keyspace, t.opts.Name, err)
 }
