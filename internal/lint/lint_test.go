@@ -317,9 +317,20 @@ func importName(f *ast.File, path string) string {
 		if imp.Name != nil {
 			return imp.Name.Name
 		}
-		return path[strings.LastIndex(path, "/")+1:]
+		return defaultPackageName(path)
 	}
 	return ""
+}
+
+// defaultPackageName is the name an import path binds without a rename:
+// its last element, skipping a major-version suffix (math/rand/v2 is rand).
+func defaultPackageName(path string) string {
+	parts := strings.Split(path, "/")
+	name := parts[len(parts)-1]
+	if len(parts) > 1 && len(name) > 1 && name[0] == 'v' && strings.Trim(name[1:], "0123456789") == "" {
+		name = parts[len(parts)-2]
+	}
+	return name
 }
 
 // selectorCalls visits every pkg.Name selector in f where pkg refers to the import path.
