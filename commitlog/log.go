@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sibyldb/sibyl/mutation"
@@ -34,6 +35,9 @@ type Log struct {
 		tailSize int64      // bytes appended to the tail, written or pending
 		nextID   uint64
 		pending  []chunk
+		// spare is a written batch's buffer, kept for the next batch so that
+		// appends do not grow a fresh buffer each leader turn.
+		spare    []byte
 		appended Position // end of the last appended record
 		writing  bool     // a leader is doing file operations
 		written  Position // every record ending at or before it reached the OS
@@ -42,8 +46,17 @@ type Log struct {
 		err      error // sticky: after a failed write or sync the log refuses appends
 		closed   bool
 	}
+	// size mirrors Size's answer, updated under mu, so that writers checking
+	// the commit log's total space after every write take no lock.
+	size       atomic.Int64
 	syncerDone chan struct{}
 	stop       chan struct{}
+}
+
+// updateSizeLocked refreshes size after the segments or the tail changed.
+// REQUIRES: l.mu held.
+func (l *Log) updateSizeLocked() {
+	l.size.Store(int64(len(l.mu.segments)-1)*l.opts.SegmentSize + l.mu.tailSize)
 }
 
 // Open opens the log in opts.Dir, keeping the segments already there for
@@ -93,6 +106,7 @@ func (l *Log) startSegmentLocked() {
 	if l.mu.appended.Segment < id {
 		l.mu.appended = Position{Segment: id, Offset: segmentHeaderSize}
 	}
+	l.updateSizeLocked()
 }
 
 func (l *Log) tailLocked() *segment { return l.mu.segments[len(l.mu.segments)-1] }
@@ -122,11 +136,13 @@ func (l *Log) Append(table mutation.TableID, payload []byte) (Position, error) {
 	tail := l.tailLocked()
 	last := &l.mu.pending
 	if n := len(*last); n == 0 || (*last)[n-1].seg != tail {
-		*last = append(*last, chunk{seg: tail})
+		*last = append(*last, chunk{seg: tail, data: l.mu.spare})
+		l.mu.spare = nil
 	}
 	c := &(*last)[len(*last)-1]
 	c.data = appendRecord(c.data, payload)
 	l.mu.tailSize += size
+	l.updateSizeLocked()
 	pos := Position{Segment: tail.id, Offset: uint32(l.mu.tailSize)}
 	l.mu.appended = pos
 	tail.dirty[table] = pos
@@ -182,6 +198,7 @@ func (l *Log) leadLocked(sync bool) {
 
 	l.mu.Lock()
 	l.mu.writing = false
+	l.recycleLocked(batch)
 	if err != nil && l.mu.err == nil {
 		l.mu.err = fmt.Errorf("commitlog: %w; the commit log refuses writes from now on", err)
 	}
@@ -193,6 +210,25 @@ func (l *Log) leadLocked(sync bool) {
 		}
 	}
 	l.mu.cond.Broadcast()
+}
+
+// maxSpareBuffer bounds the buffer kept between leader turns, so that one
+// burst does not pin a large allocation.
+const maxSpareBuffer = 4 << 20
+
+// recycleLocked keeps the largest written buffer (within maxSpareBuffer)
+// and the chunk slice for the next batch.
+// REQUIRES: l.mu held, batch written (or failed) and owned by no one.
+func (l *Log) recycleLocked(batch []chunk) {
+	for i := range batch {
+		if c := cap(batch[i].data); c <= maxSpareBuffer && c > cap(l.mu.spare) {
+			l.mu.spare = batch[i].data[:0]
+		}
+		batch[i] = chunk{}
+	}
+	if l.mu.pending == nil {
+		l.mu.pending = batch[:0]
+	}
 }
 
 // writeChunks performs the file operations of one leader turn. Segments
@@ -321,6 +357,7 @@ func (l *Log) removeCleanLocked() error {
 		}
 	}
 	l.mu.segments = kept
+	l.updateSizeLocked()
 	return errors.Join(errs...)
 }
 
@@ -333,11 +370,7 @@ func (l *Log) SegmentCount() int {
 
 // Size is the bytes held by live segments, which storage compares with
 // commitlog_total_space.
-func (l *Log) Size() int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return int64(len(l.mu.segments)-1)*l.opts.SegmentSize + l.mu.tailSize
-}
+func (l *Log) Size() int64 { return l.size.Load() }
 
 // DirtyTables returns the tables with records in the oldest segment, which
 // storage flushes when the log grows past its limit.

@@ -175,4 +175,5 @@ func (l *Log) forget(seg *segment) {
 		}
 	}
 	l.mu.segments = kept
+	l.updateSizeLocked()
 }

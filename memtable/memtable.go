@@ -52,9 +52,11 @@ func EntrySize(e *mutation.Entry) int64 {
 	return n
 }
 
-// Apply merges entries into the memtable. The memtable keeps the entries and
+// Apply merges entries into the memtable and returns how much its size
+// grew: the caller's share, which concurrent writers cannot blur as a
+// before/after reading of Size would. The memtable keeps the entries and
 // what they point to: callers must not change them afterwards.
-func (m *Memtable) Apply(entries []mutation.Entry) {
+func (m *Memtable) Apply(entries []mutation.Entry) int64 {
 	var delta int64
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	m.mu.Lock()
@@ -84,6 +86,7 @@ func (m *Memtable) Apply(entries []mutation.Entry) {
 			break
 		}
 	}
+	return delta
 }
 
 // Size is the approximate memory the memtable holds, in bytes.

@@ -60,6 +60,9 @@ func appendEscaped(dst, b []byte) []byte {
 	return append(dst, 0x00, 0x01)
 }
 
+// escapedLen is the length appendEscaped writes for b.
+func escapedLen(b []byte) int { return len(b) + bytes.Count(b, []byte{0}) + 2 }
+
 // readEscaped undoes appendEscaped, returning the bytes and what follows.
 // The value aliases src unless src held escaped zero bytes.
 func readEscaped(src []byte) (value, rest []byte, err error) {

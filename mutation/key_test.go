@@ -128,3 +128,36 @@ func FuzzParseKey(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendEntriesKeys checks the keys a mutation's entries get: each
+// parses back to its kind and clustering, keys do not share capacity, and
+// all of them take one allocation besides the partition prefix.
+func TestAppendEntriesKeys(t *testing.T) {
+	p := partitioner.Murmur3()
+	m := NewMutation(TableID{1}, []byte("k\x00ey"))
+	m.Deletion = DeletionTime{MarkedForDeleteAt: 1, LocalDeletionTime: 1}
+	m.RangeTombstones = []RangeTombstone{{Start: []byte{componentMarker, 0, 1}, End: TopBound, Deletion: m.Deletion}}
+	m.Static = NewRow()
+	m.Rows = []RowUpdate{{Clustering: []byte{componentMarker, 5}, Row: NewRow()}, {Clustering: []byte{componentMarker, 6}, Row: NewRow()}}
+	entries := m.AppendEntries(nil, p.Token(m.Key))
+	wantKinds := []EntryKind{PartitionDeletionEntry, RangeTombstoneEntry, StaticRowEntry, RowEntry, RowEntry}
+	if len(entries) != len(wantKinds) {
+		t.Fatalf("%d entries, want %d", len(entries), len(wantKinds))
+	}
+	for i, e := range entries {
+		parts, err := ParseKey(e.Key, p.TokenBytesLen())
+		if err != nil || parts.Kind != wantKinds[i] || e.Kind != wantKinds[i] || !bytes.Equal(parts.PartitionKey, m.Key) {
+			t.Fatalf("entry %d: key %x parses as %+v, %v", i, e.Key, parts, err)
+		}
+		if cap(e.Key) != len(e.Key) {
+			t.Fatalf("entry %d: key capacity %d runs past its length %d", i, cap(e.Key), len(e.Key))
+		}
+	}
+	if !bytes.Equal(entries[3].Key[len(entries[3].Key)-2:], m.Rows[0].Clustering) {
+		t.Fatalf("row key %x does not end with its clustering", entries[3].Key)
+	}
+	dst := make([]Entry, 0, 8)
+	if allocs := testing.AllocsPerRun(100, func() { m.AppendEntries(dst[:0], p.Token(m.Key)) }); allocs > 2 {
+		t.Fatalf("AppendEntries made %v allocations, want at most 2 (the prefix and the shared key buffer)", allocs)
+	}
+}

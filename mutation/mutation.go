@@ -58,23 +58,49 @@ type Entry struct {
 	Row      *Row         // static and clustering rows
 }
 
+// maxTokenLen is the widest token encoding (RandomPartitioner's).
+const maxTokenLen = 16
+
 // AppendEntries appends the entries a mutation writes, keyed for token tok.
+// All their keys share one allocation; each key's capacity ends at its
+// length, so appending to one never overwrites the next.
 func (m *Mutation) AppendEntries(dst []Entry, tok partitioner.Token) []Entry {
-	prefix := AppendPartitionPrefix(nil, tok, m.Key)
+	prefix := AppendPartitionPrefix(make([]byte, 0, maxTokenLen+escapedLen(m.Key)), tok, m.Key)
+	size := 0
 	if !m.Deletion.IsLive() {
-		dst = append(dst, Entry{Key: AppendEntryKey(nil, prefix, PartitionDeletionEntry, nil),
-			Kind: PartitionDeletionEntry, Deletion: m.Deletion})
+		size += len(prefix) + 1
 	}
 	for i := range m.RangeTombstones {
 		rt := &m.RangeTombstones[i]
-		dst = append(dst, Entry{Key: AppendRangeTombstoneKey(nil, prefix, rt.Start, rt.End),
-			Kind: RangeTombstoneEntry, Deletion: rt.Deletion})
+		size += len(prefix) + 1 + escapedLen(rt.Start) + len(rt.End)
 	}
 	if m.Static != nil {
-		dst = append(dst, Entry{Key: AppendEntryKey(nil, prefix, StaticRowEntry, nil), Kind: StaticRowEntry, Row: m.Static})
+		size += len(prefix) + 1
 	}
 	for _, ru := range m.Rows {
-		dst = append(dst, Entry{Key: AppendEntryKey(nil, prefix, RowEntry, ru.Clustering), Kind: RowEntry, Row: ru.Row})
+		size += len(prefix) + 1 + len(ru.Clustering)
+	}
+	keys := make([]byte, 0, size)
+	if !m.Deletion.IsLive() {
+		start := len(keys)
+		keys = AppendEntryKey(keys, prefix, PartitionDeletionEntry, nil)
+		dst = append(dst, Entry{Key: keys[start:len(keys):len(keys)], Kind: PartitionDeletionEntry, Deletion: m.Deletion})
+	}
+	for i := range m.RangeTombstones {
+		rt := &m.RangeTombstones[i]
+		start := len(keys)
+		keys = AppendRangeTombstoneKey(keys, prefix, rt.Start, rt.End)
+		dst = append(dst, Entry{Key: keys[start:len(keys):len(keys)], Kind: RangeTombstoneEntry, Deletion: rt.Deletion})
+	}
+	if m.Static != nil {
+		start := len(keys)
+		keys = AppendEntryKey(keys, prefix, StaticRowEntry, nil)
+		dst = append(dst, Entry{Key: keys[start:len(keys):len(keys)], Kind: StaticRowEntry, Row: m.Static})
+	}
+	for _, ru := range m.Rows {
+		start := len(keys)
+		keys = AppendEntryKey(keys, prefix, RowEntry, ru.Clustering)
+		dst = append(dst, Entry{Key: keys[start:len(keys):len(keys)], Kind: RowEntry, Row: ru.Row})
 	}
 	return dst
 }

@@ -26,11 +26,13 @@ type Engine struct {
 	cache *sstable.Cache
 
 	mu struct {
-		sync.Mutex
+		sync.RWMutex
 		tables map[mutation.TableID]*Table
-		log    *commitlog.Log
 		closed bool
 	}
+	// commitLog is set once by Recover; every write reads it, so it sits
+	// outside mu.
+	commitLog atomic.Pointer[commitlog.Log]
 	// memtableBytes is the memory held by every table's memtables.
 	memtableBytes atomic.Int64
 	bg            sync.WaitGroup
@@ -83,8 +85,8 @@ func (e *Engine) OpenTable(opts TableOptions) (*Table, error) {
 
 // Table returns an open table.
 func (e *Engine) Table(id mutation.TableID) (*Table, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.mu.RLock()
+	defer e.mu.RUnlock()
 	t, ok := e.mu.tables[id]
 	if !ok {
 		return nil, fmt.Errorf("%w %s", ErrUnknownTable, id)
@@ -93,8 +95,8 @@ func (e *Engine) Table(id mutation.TableID) (*Table, error) {
 }
 
 func (e *Engine) tables() []*Table {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.mu.RLock()
+	defer e.mu.RUnlock()
 	out := make([]*Table, 0, len(e.mu.tables))
 	for _, t := range e.mu.tables {
 		out = append(out, t)
@@ -102,11 +104,7 @@ func (e *Engine) tables() []*Table {
 	return out
 }
 
-func (e *Engine) log() *commitlog.Log {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.mu.log
-}
+func (e *Engine) log() *commitlog.Log { return e.commitLog.Load() }
 
 // RecoveryStats says what Recover did.
 type RecoveryStats struct {
@@ -161,9 +159,7 @@ func (e *Engine) Recover() (RecoveryStats, error) {
 		log.Close()
 		return stats, err
 	}
-	e.mu.Lock()
-	e.mu.log = log
-	e.mu.Unlock()
+	e.commitLog.Store(log)
 	for _, t := range tables {
 		if err := t.Flush(); err != nil {
 			return stats, err

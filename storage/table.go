@@ -71,9 +71,14 @@ type Table struct {
 	// compactMu serialises compactions and truncation.
 	compactMu sync.Mutex
 
+	// active is the memtable writes go to. It is replaced only with writeMu
+	// held for writing and mu held, so a writer holding writeMu for reading
+	// and a reader holding mu both see one memtable; being atomic, the write
+	// path reads it without taking mu.
+	active atomic.Pointer[memtable.Memtable]
+
 	mu struct {
 		sync.Mutex
-		active   *memtable.Memtable
 		flushing []flushingMemtable // oldest first
 		sstables []*sstableRef      // oldest first
 		nextGen  uint64
@@ -103,7 +108,7 @@ func openTable(e *Engine, opts TableOptions) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.mu.active = memtable.New()
+	t.active.Store(memtable.New())
 	t.mu.nextGen = 1
 	for _, g := range gens {
 		ref, err := t.openSSTable(g)
@@ -132,40 +137,31 @@ func (t *Table) flushedBound() commitlog.Position {
 	return t.mu.flushed
 }
 
-func (t *Table) memtableSize() int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.mu.active.Size()
-}
+func (t *Table) memtableSize() int64 { return t.active.Load().Size() }
 
-func (t *Table) activeMemtable() *memtable.Memtable {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.mu.active
-}
+// payloadBuffers recycle the encoding buffers of commit log records: the
+// log copies a record into its own batch before Append returns.
+var payloadBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 func (t *Table) apply(log *commitlog.Log, m *mutation.Mutation) error {
 	entries := m.AppendEntries(make([]mutation.Entry, 0, len(m.Rows)+1), t.e.opts.Partitioner.Token(m.Key))
-	payload := mutation.AppendMutation(nil, m)
+	buf := payloadBuffers.Get().(*[]byte)
+	*buf = mutation.AppendMutation((*buf)[:0], m)
 	t.writeMu.RLock()
-	if _, err := log.Append(t.id, payload); err != nil {
+	_, err := log.Append(t.id, *buf)
+	payloadBuffers.Put(buf)
+	if err != nil {
 		t.writeMu.RUnlock()
 		return err
 	}
-	mt := t.activeMemtable()
-	before := mt.Size()
-	mt.Apply(entries)
-	t.e.memtableBytes.Add(mt.Size() - before)
+	t.e.memtableBytes.Add(t.active.Load().Apply(entries))
 	t.writeMu.RUnlock()
 	t.e.afterWrite(t)
 	return nil
 }
 
 func (t *Table) applyReplayed(entries []mutation.Entry) {
-	mt := t.activeMemtable()
-	before := mt.Size()
-	mt.Apply(entries)
-	t.e.memtableBytes.Add(mt.Size() - before)
+	t.e.memtableBytes.Add(t.active.Load().Apply(entries))
 }
 
 // switchMemtable swaps the active memtable for an empty one and returns the
@@ -175,16 +171,17 @@ func (t *Table) switchMemtable() (flushingMemtable, bool) {
 	defer t.writeMu.Unlock()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.mu.active.Empty() {
+	active := t.active.Load()
+	if active.Empty() {
 		return flushingMemtable{}, false
 	}
 	var bound commitlog.Position
 	if log := t.e.log(); log != nil {
 		bound = log.Position()
 	}
-	f := flushingMemtable{m: t.mu.active, bound: bound}
+	f := flushingMemtable{m: active, bound: bound}
 	t.mu.flushing = append(t.mu.flushing, f)
-	t.mu.active = memtable.New()
+	t.active.Store(memtable.New())
 	return f, true
 }
 
@@ -278,7 +275,7 @@ type view struct {
 func (t *Table) acquireView() *view {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	v := &view{memtables: []*memtable.Memtable{t.mu.active}}
+	v := &view{memtables: []*memtable.Memtable{t.active.Load()}}
 	for _, f := range t.mu.flushing {
 		v.memtables = append(v.memtables, f.m)
 	}
@@ -316,12 +313,12 @@ func (t *Table) Truncate() error {
 		bound = log.Position()
 	}
 	t.mu.Lock()
-	dropped := t.mu.active.Size()
+	dropped := t.active.Load().Size()
 	for _, f := range t.mu.flushing {
 		dropped += f.m.Size()
 	}
 	old := t.mu.sstables
-	t.mu.active = memtable.New()
+	t.active.Store(memtable.New())
 	t.mu.flushing = nil
 	t.mu.sstables = nil
 	t.mu.flushed = bound
