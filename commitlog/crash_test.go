@@ -6,7 +6,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,30 +30,12 @@ func crashChild(dir string) {
 	start, _ := strconv.Atoi(os.Getenv("SIBYL_CRASH_START"))
 	l, err := Open(Options{FS: vfs.Default, Dir: dir, SegmentSize: 256 << 10, SyncMode: mode, GroupWindow: time.Millisecond})
 	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
+		testutil.CrashChildFail(err)
 	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	next := start
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				n := next
-				next++
-				mu.Unlock()
-				if _, err := l.Append(tableA, payloadOf(n)); err != nil {
-					fmt.Println("error", err)
-					os.Exit(1)
-				}
-				fmt.Fprintf(os.Stdout, "ack %d\n", n)
-			}
-		}()
-	}
-	wg.Wait()
+	testutil.CrashChildWrites(start, func(n int) error {
+		_, err := l.Append(tableA, payloadOf(n))
+		return err
+	})
 }
 
 // TestCrashKill kills a writing child with SIGKILL at random moments and

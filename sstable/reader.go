@@ -95,24 +95,38 @@ func (r *Reader) NewIter(lower, upper []byte) (*Iter, error) {
 // MayContainPartition reports whether the SSTable may hold entries of the
 // partition with the given prefix, from its key range and bloom filter.
 func (r *Reader) MayContainPartition(prefix []byte) (bool, error) {
-	if r.meta.MinKey == nil || bytes.Compare(prefix, r.meta.MaxKey) > 0 ||
-		bytes.Compare(mutation.PartitionUpperBound(prefix), r.meta.MinKey) <= 0 {
-		return false, nil
+	it, err := r.NewPartitionIter(prefix)
+	if it == nil || err != nil {
+		return false, err
 	}
-	it, err := r.r.NewIter(prefix, mutation.PartitionUpperBound(prefix))
+	return true, it.Close()
+}
+
+// NewPartitionIter iterates the entries of one partition, or returns nil
+// when the key range or the bloom filter shows the SSTable has none. The
+// filter is consulted through the iterator the read then uses, so a
+// partition read opens one iterator per SSTable, not two.
+func (r *Reader) NewPartitionIter(prefix []byte) (*Iter, error) {
+	upper := mutation.PartitionUpperBound(prefix)
+	if r.meta.MinKey == nil || bytes.Compare(prefix, r.meta.MaxKey) > 0 || bytes.Compare(upper, r.meta.MinKey) <= 0 {
+		return nil, nil
+	}
+	it, err := r.r.NewIter(prefix, upper)
 	if err != nil {
-		return false, wrapReadError(r.name, err)
+		return nil, wrapReadError(r.name, err)
 	}
 	k, _ := it.SeekPrefixGE(prefix, prefix, sstable.SeekGEFlags(0))
-	err = it.Error()
-	closeErr := it.Close()
-	if err != nil {
-		return false, wrapReadError(r.name, err)
+	if k == nil {
+		err := it.Error()
+		if closeErr := it.Close(); err == nil {
+			err = closeErr
+		}
+		if err != nil {
+			return nil, wrapReadError(r.name, err)
+		}
+		return nil, nil
 	}
-	if closeErr != nil {
-		return false, wrapReadError(r.name, closeErr)
-	}
-	return k != nil, nil
+	return &Iter{r: r, it: it, lower: prefix, upper: upper, state: beforeFirst}, nil
 }
 
 type iterState uint8

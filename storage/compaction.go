@@ -140,8 +140,7 @@ func (t *Table) compact(inputs []*sstableRef) error {
 			outside = append(outside, s)
 		}
 	}
-	gen := t.allocGeneration()
-	w, err := sstable.Create(t.e.opts.FS, t.dir, gen, level, t.e.opts.SSTable)
+	w, gen, err := t.createSSTable(level)
 	if err != nil {
 		return err
 	}
@@ -155,11 +154,7 @@ func (t *Table) compact(inputs []*sstableRef) error {
 		w.Abort()
 		return fmt.Errorf("storage: compact %s.%s: %w", t.opts.Keyspace, t.opts.Name, err)
 	}
-	w.SetCommitLogBound(bound.Segment, bound.Offset)
-	if _, err := w.Finish(); err != nil {
-		return err
-	}
-	out, err := t.openSSTable(gen)
+	out, err := t.publish(w, gen, bound)
 	if err != nil {
 		return err
 	}
@@ -218,30 +213,18 @@ func (t *Table) writeCompacted(it *mergingIter, w *sstable.Writer, memtables []*
 		}
 		out := *e
 		switch e.Kind {
-		case mutation.PartitionDeletionEntry:
-			st.deletion = e.Deletion
-			if canDrop(e.Deletion) {
-				continue
-			}
-		case mutation.RangeTombstoneEntry:
-			parts, err := mutation.ParseKey(e.Key, tokenLen)
-			if err != nil {
-				return err
-			}
-			if e.Deletion.Supersedes(st.deletion) {
-				st.tombstones = append(st.tombstones, mutation.RangeTombstone{Start: parts.Clustering, End: parts.End, Deletion: e.Deletion})
-			} else {
+		case mutation.PartitionDeletionEntry, mutation.RangeTombstoneEntry:
+			if e.Kind == mutation.RangeTombstoneEntry && !e.Deletion.Supersedes(st.deletion) {
 				continue // the partition deletion covers it
+			}
+			if err := st.absorb(e, tokenLen); err != nil {
+				return err
 			}
 			if canDrop(e.Deletion) {
 				continue
 			}
 		case mutation.StaticRowEntry, mutation.RowEntry:
-			shadow := st.deletion
-			if e.Kind == mutation.RowEntry {
-				shadow = st.shadowOf(e.Key[n+1:])
-			}
-			r := e.Row.ShadowedBy(shadow)
+			r := e.Row.ShadowedBy(st.shadowOf(e, e.Key[n+1:]))
 			if r != nil {
 				r = r.Purge(now, gcBefore, purgeable)
 			}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -52,35 +51,16 @@ func engineCrashChild(dir string) {
 		_, err = e.Recover()
 	}
 	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
+		testutil.CrashChildFail(err)
 	}
-	var mu sync.Mutex
-	next := start
-	var wg sync.WaitGroup
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				n := next
-				next++
-				mu.Unlock()
-				m := mutation.NewMutation(crashTableID, []byte(fmt.Sprintf("key-%d", n)))
-				row := mutation.NewRow()
-				row.Liveness = mutation.LivenessInfo{Timestamp: int64(n), ExpiresAt: mutation.NoDeletionTime}
-				row.Cells = []mutation.Cell{mutation.LiveCell("v", nil, int64(n), crashValue(n))}
-				m.Rows = []mutation.RowUpdate{{Row: row}}
-				if err := e.Apply(m); err != nil {
-					fmt.Println("error", err)
-					os.Exit(1)
-				}
-				fmt.Printf("ack %d\n", n)
-			}
-		}()
-	}
-	wg.Wait()
+	testutil.CrashChildWrites(start, func(n int) error {
+		m := mutation.NewMutation(crashTableID, []byte(fmt.Sprintf("key-%d", n)))
+		row := mutation.NewRow()
+		row.Liveness = mutation.LivenessInfo{Timestamp: int64(n), ExpiresAt: mutation.NoDeletionTime}
+		row.Cells = []mutation.Cell{mutation.LiveCell("v", nil, int64(n), crashValue(n))}
+		m.Rows = []mutation.RowUpdate{{Row: row}}
+		return e.Apply(m)
+	})
 }
 
 // TestCrashKill kills a child writing through the engine with SIGKILL at

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sync"
@@ -133,9 +134,10 @@ func (e *Engine) Recover() (RecoveryStats, error) {
 	for _, t := range tables {
 		byID[t.id] = t
 	}
-	var entries []mutation.Entry
 	stats.ReplayStats, err = log.Replay(func(pos commitlog.Position, payload []byte) error {
-		m, err := mutation.DecodeMutation(payload)
+		// The payload is only valid during the call, and the memtable keeps
+		// what the mutation points into: decode a copy.
+		m, err := mutation.DecodeMutation(bytes.Clone(payload))
 		if err != nil {
 			return err
 		}
@@ -144,14 +146,7 @@ func (e *Engine) Recover() (RecoveryStats, error) {
 			stats.Skipped++
 			return nil
 		}
-		// The payload is reused after the call: give the memtable its own copy.
-		m, err = mutation.DecodeMutation(append([]byte(nil), payload...))
-		if err != nil {
-			return err
-		}
-		entries = m.AppendEntries(entries[:0], e.opts.Partitioner.Token(m.Key))
-		t.applyReplayed(entries)
-		entries = nil
+		t.applyReplayed(m.AppendEntries(nil, e.opts.Partitioner.Token(m.Key)))
 		stats.Applied++
 		return nil
 	})
@@ -240,37 +235,37 @@ func (e *Engine) flushInBackground(t *Table) {
 	if !t.flushPending.CompareAndSwap(false, true) {
 		return
 	}
-	e.bg.Add(1)
-	go func() {
-		defer e.bg.Done()
-		e.bgSem <- struct{}{}
-		defer func() { <-e.bgSem }()
+	e.inBackground(t, "flush", func() error {
 		t.flushPending.Store(false)
-		if err := t.Flush(); err != nil {
-			e.opts.Logger.Error().Err(err).Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Msg("flush failed")
-		}
-	}()
+		return t.Flush()
+	})
 }
 
 func (e *Engine) compactInBackground(t *Table) {
 	if e.opts.DisableAutoCompaction || !t.compactPending.CompareAndSwap(false, true) {
 		return
 	}
+	e.inBackground(t, "compaction", func() error {
+		defer t.compactPending.Store(false)
+		for {
+			did, err := t.compactOnce()
+			if err != nil || !did {
+				return err
+			}
+		}
+	})
+}
+
+// inBackground runs work on its own goroutine, at most two at a time, and
+// logs its error: nobody waits for background work's result.
+func (e *Engine) inBackground(t *Table, what string, work func() error) {
 	e.bg.Add(1)
 	go func() {
 		defer e.bg.Done()
 		e.bgSem <- struct{}{}
 		defer func() { <-e.bgSem }()
-		defer t.compactPending.Store(false)
-		for {
-			did, err := t.compactOnce()
-			if err != nil {
-				e.opts.Logger.Error().Err(err).Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Msg("compaction failed")
-				return
-			}
-			if !did {
-				return
-			}
+		if err := work(); err != nil {
+			e.opts.Logger.Error().Err(err).Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Msg(what + " failed")
 		}
 	}()
 }

@@ -43,15 +43,45 @@ type partitionState struct {
 	tombstones []mutation.RangeTombstone
 }
 
-// shadowOf returns the strongest deletion covering a clustering row.
-func (s *partitionState) shadowOf(clustering []byte) mutation.DeletionTime {
+// absorb takes a partition deletion or a range tombstone into the state;
+// other entries are left to the caller.
+func (s *partitionState) absorb(e *mutation.Entry, tokenLen int) error {
+	switch e.Kind {
+	case mutation.PartitionDeletionEntry:
+		s.deletion = s.deletion.Max(e.Deletion)
+	case mutation.RangeTombstoneEntry:
+		parts, err := mutation.ParseKey(e.Key, tokenLen)
+		if err != nil {
+			return err
+		}
+		s.tombstones = append(s.tombstones, mutation.RangeTombstone{Start: parts.Clustering, End: parts.End, Deletion: e.Deletion})
+	}
+	return nil
+}
+
+// shadowOf returns the strongest deletion over a row entry: the partition
+// deletion for the static row, and the range tombstones covering its
+// clustering as well for a clustering row.
+func (s *partitionState) shadowOf(e *mutation.Entry, clustering []byte) mutation.DeletionTime {
 	d := s.deletion
+	if e.Kind != mutation.RowEntry {
+		return d
+	}
 	for i := range s.tombstones {
 		if s.tombstones[i].Covers(clustering) {
 			d = d.Max(s.tombstones[i].Deletion)
 		}
 	}
 	return d
+}
+
+// live returns what a read at now sees of a row entry, or nil.
+func (s *partitionState) live(e *mutation.Entry, clustering []byte, now int64) *mutation.Row {
+	r := e.Row.ShadowedBy(s.shadowOf(e, clustering))
+	if r == nil {
+		return nil
+	}
+	return r.Live(now)
 }
 
 // ReadPartition reads one partition's static row and the live rows in the
@@ -76,13 +106,9 @@ func (t *Table) partitionIter(v *view, prefix []byte) (*mergingIter, error) {
 		its = append(its, m.NewIter(prefix, upper))
 	}
 	for _, s := range v.sstables {
-		ok, err := s.r.MayContainPartition(prefix)
-		if err == nil && ok {
-			var it mutation.Iterator
-			it, err = s.r.NewIter(prefix, upper)
-			if err == nil {
-				its = append(its, it)
-			}
+		it, err := s.r.NewPartitionIter(prefix)
+		if it != nil {
+			its = append(its, it)
 		}
 		if err != nil {
 			for _, it := range its {
@@ -103,19 +129,10 @@ func readPartition(it *mergingIter, tokenLen int, prefix, key []byte, opts ReadQ
 	rowsStart := mutation.AppendEntryKey(nil, prefix, mutation.RowEntry, opts.Start)
 	e := it.First()
 	for ; e != nil && e.Kind != mutation.RowEntry; e = it.Next() {
-		switch e.Kind {
-		case mutation.PartitionDeletionEntry:
-			st.deletion = st.deletion.Max(e.Deletion)
-		case mutation.RangeTombstoneEntry:
-			parts, err := mutation.ParseKey(e.Key, tokenLen)
-			if err != nil {
-				return nil, err
-			}
-			st.tombstones = append(st.tombstones, mutation.RangeTombstone{Start: parts.Clustering, End: parts.End, Deletion: e.Deletion})
-		case mutation.StaticRowEntry:
-			if r := e.Row.ShadowedBy(st.deletion); r != nil {
-				p.Static = r.Live(opts.Now)
-			}
+		if e.Kind == mutation.StaticRowEntry {
+			p.Static = st.live(e, nil, opts.Now)
+		} else if err := st.absorb(e, tokenLen); err != nil {
+			return nil, err
 		}
 	}
 	if err := it.Error(); err != nil {
@@ -129,10 +146,8 @@ func readPartition(it *mergingIter, tokenLen int, prefix, key []byte, opts ReadQ
 	}
 	take := func(e *mutation.Entry) bool {
 		clustering := e.Key[len(prefix)+1:]
-		if r := e.Row.ShadowedBy(st.shadowOf(clustering)); r != nil {
-			if live := r.Live(opts.Now); live != nil {
-				p.Rows = append(p.Rows, Row{Clustering: clustering, Row: live})
-			}
+		if live := st.live(e, clustering, opts.Now); live != nil {
+			p.Rows = append(p.Rows, Row{Clustering: clustering, Row: live})
 		}
 		return opts.Limit == 0 || len(p.Rows) < opts.Limit
 	}
@@ -213,29 +228,21 @@ func (t *Table) Scan(opts ScanQuery) ([]*Partition, error) {
 			out = append(out, cur)
 		}
 		switch e.Kind {
-		case mutation.PartitionDeletionEntry:
-			st.deletion = st.deletion.Max(e.Deletion)
-		case mutation.RangeTombstoneEntry:
-			parts, err := mutation.ParseKey(e.Key, tokenLen)
-			if err != nil {
-				it.Close()
-				return nil, err
-			}
-			st.tombstones = append(st.tombstones, mutation.RangeTombstone{Start: parts.Clustering, End: parts.End, Deletion: e.Deletion})
 		case mutation.StaticRowEntry:
-			if r := e.Row.ShadowedBy(st.deletion); r != nil {
-				cur.Static = r.Live(opts.Now)
-			}
+			cur.Static = st.live(e, nil, opts.Now)
 		case mutation.RowEntry:
 			if opts.PerPartitionLimit > 0 && len(cur.Rows) >= opts.PerPartitionLimit {
 				continue
 			}
 			clustering := e.Key[len(curPrefix)+1:]
-			if r := e.Row.ShadowedBy(st.shadowOf(clustering)); r != nil {
-				if live := r.Live(opts.Now); live != nil {
-					cur.Rows = append(cur.Rows, Row{Clustering: clustering, Row: live})
-					total++
-				}
+			if live := st.live(e, clustering, opts.Now); live != nil {
+				cur.Rows = append(cur.Rows, Row{Clustering: clustering, Row: live})
+				total++
+			}
+		default:
+			if err := st.absorb(e, tokenLen); err != nil {
+				it.Close()
+				return nil, err
 			}
 		}
 		if opts.Limit > 0 && total >= opts.Limit {

@@ -25,6 +25,23 @@ type sstableRef struct {
 
 func (s *sstableRef) meta() *sstable.Metadata { return s.r.Metadata() }
 
+// createSSTable starts writing a new generation at a level.
+func (t *Table) createSSTable(level int) (*sstable.Writer, uint64, error) {
+	gen := t.allocGeneration()
+	w, err := sstable.Create(t.e.opts.FS, t.dir, gen, level, t.e.opts.SSTable)
+	return w, gen, err
+}
+
+// publish finishes a written SSTable, recording the commit log position its
+// data is complete up to, and opens it.
+func (t *Table) publish(w *sstable.Writer, gen uint64, bound commitlog.Position) (*sstableRef, error) {
+	w.SetCommitLogBound(bound.Segment, bound.Offset)
+	if _, err := w.Finish(); err != nil {
+		return nil, err
+	}
+	return t.openSSTable(gen)
+}
+
 // openSSTable opens a published generation with the table's list
 // reference already counted.
 func (t *Table) openSSTable(gen uint64) (*sstableRef, error) {
@@ -210,27 +227,22 @@ func (t *Table) Flush() error {
 // flushing list.
 // REQUIRES: t.flushMu held.
 func (t *Table) flushMemtable(f flushingMemtable) error {
-	gen := t.allocGeneration()
-	w, err := sstable.Create(t.e.opts.FS, t.dir, gen, 0, t.e.opts.SSTable)
+	w, gen, err := t.createSSTable(0)
 	if err != nil {
-		return t.flushFailed(f, err)
+		return t.flushFailed(err)
 	}
 	it := f.m.NewIter(nil, nil)
 	for e := it.First(); e != nil; e = it.Next() {
 		if err := w.Add(e); err != nil {
 			it.Close()
 			w.Abort()
-			return t.flushFailed(f, err)
+			return t.flushFailed(err)
 		}
 	}
 	it.Close()
-	w.SetCommitLogBound(f.bound.Segment, f.bound.Offset)
-	if _, err := w.Finish(); err != nil {
-		return t.flushFailed(f, err)
-	}
-	ref, err := t.openSSTable(gen)
+	ref, err := t.publish(w, gen, f.bound)
 	if err != nil {
-		return t.flushFailed(f, err)
+		return t.flushFailed(err)
 	}
 	t.mu.Lock()
 	t.mu.sstables = append(t.mu.sstables, ref)
@@ -254,7 +266,7 @@ func (t *Table) flushMemtable(f flushingMemtable) error {
 // flushFailed reports a failed flush. The memtable stays in the flushing
 // list, so reads still see it and the next Flush retries it, and its data
 // stays in the commit log, whose segments are not discarded past it.
-func (t *Table) flushFailed(f flushingMemtable, err error) error {
+func (t *Table) flushFailed(err error) error {
 	return fmt.Errorf("storage: flush %s.%s: %w", t.opts.Keyspace, t.opts.Name, err)
 }
 
@@ -343,16 +355,11 @@ func (t *Table) Truncate() error {
 // writeBoundMarker publishes an empty SSTable that records the commit log
 // bound, so that a restart does not replay writes a truncate removed.
 func (t *Table) writeBoundMarker(bound commitlog.Position) error {
-	gen := t.allocGeneration()
-	w, err := sstable.Create(t.e.opts.FS, t.dir, gen, 0, t.e.opts.SSTable)
+	w, gen, err := t.createSSTable(0)
 	if err != nil {
 		return err
 	}
-	w.SetCommitLogBound(bound.Segment, bound.Offset)
-	if _, err := w.Finish(); err != nil {
-		return err
-	}
-	ref, err := t.openSSTable(gen)
+	ref, err := t.publish(w, gen, bound)
 	if err != nil {
 		return err
 	}

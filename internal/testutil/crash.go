@@ -2,11 +2,13 @@ package testutil
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -56,4 +58,34 @@ func RunAndKill(t testing.TB, env []string, after time.Duration) []int {
 	<-done
 	_ = cmd.Wait()
 	return acked
+}
+
+// CrashChildWrites is the child side of RunAndKill: four goroutines take
+// numbers from start upwards, write each and print "ack N" once the write
+// returned. It runs until the process is killed; a failed write ends the
+// child through CrashChildFail.
+func CrashChildWrites(start int, write func(n int) error) {
+	var next atomic.Int64
+	next.Store(int64(start))
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				n := int(next.Add(1) - 1)
+				if err := write(n); err != nil {
+					CrashChildFail(err)
+				}
+				fmt.Printf("ack %d\n", n)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// CrashChildFail reports a crash child's error to RunAndKill and exits.
+func CrashChildFail(err error) {
+	fmt.Println("error", err)
+	os.Exit(1)
 }
