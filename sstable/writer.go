@@ -195,9 +195,6 @@ func (w *Writer) account(e *mutation.Entry, prefixLen int) {
 // EstimatedSize is the bytes written so far, for splitting compaction output.
 func (w *Writer) EstimatedSize() uint64 { return w.w.EstimatedSize() }
 
-// Entries is the count of entries added.
-func (w *Writer) Entries() int64 { return w.meta.Entries }
-
 // Finish completes the SSTable and publishes it atomically (INVARIANT S1).
 func (w *Writer) Finish() (*Metadata, error) {
 	if w.closed {

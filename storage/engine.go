@@ -54,9 +54,6 @@ func Open(opts Options) (*Engine, error) {
 	return e, nil
 }
 
-// Options returns the engine's options with defaults filled in.
-func (e *Engine) Options() Options { return e.opts }
-
 func (e *Engine) tableDir(o *TableOptions) string {
 	return e.opts.FS.PathJoin(e.opts.DataDir, o.Keyspace, fmt.Sprintf("%s-%x", o.Name, o.ID))
 }
