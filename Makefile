@@ -28,7 +28,7 @@ test: build lint
 
 # The long randomized model run (see docs/testing.md).
 test-long:
-	$(GO) test -tags invariants -count=1 -run TestModel ./storage/ -model.long
+	$(GO) test -tags invariants -count=1 -timeout 60m -run TestModel ./storage/ -model.long
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/
