@@ -8,10 +8,12 @@
 //	                               partition prefixes)
 //	sb-<generation>-Statistics.db  our metadata component (Metadata, JSON with
 //	                               a CRC32C), written last
+//	sb-<id>-Obsolete.txn           generations being removed (JSON with a
+//	                               CRC32C), carried out at start-up
 //
 // Owns: the file names and publication protocol (temporary files, fsync,
 // rename Data then Statistics, fsync the directory: an SSTable exists once its
-// Statistics file does), the metadata component, the engine-key comparer given
+// Statistics file does), removal through obsolete logs, the metadata component, the engine-key comparer given
 // to pebble, iterators that decode entries, and the shared block cache.
 // Does not own: what entries mean (package mutation), which SSTables a table
 // has or when to compact them (package storage).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 
@@ -274,4 +275,44 @@ func FuzzReadDamagedTable(f *testing.F) {
 		writeAll(fs, fs.PathJoin("t", StatisticsFileName(1)), meta)
 		_, _ = readEverything(fs)
 	})
+}
+
+func TestObsoleteLogIsCompletedAtStartUp(t *testing.T) {
+	fs := vfs.NewMem()
+	for g := uint64(1); g <= 3; g++ {
+		build(t, fs, g, entries(5))
+	}
+	// A crash removed generation 2's Statistics but not its Data file.
+	if err := fs.Remove(fs.PathJoin("t", StatisticsFileName(2))); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteObsoleteLog(fs, "t", 9, []uint64{1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := CompleteObsoleteLogs(fs, "t")
+	if err != nil || len(removed) != 1 || removed[0] != 1 {
+		t.Fatalf("CompleteObsoleteLogs = %v, %v; want generation 1 removed", removed, err)
+	}
+	names, _ := fs.List("t")
+	sort.Strings(names)
+	if want := []string{DataFileName(3), StatisticsFileName(3)}; strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Fatalf("left %v, want %v", names, want)
+	}
+}
+
+func TestDamagedObsoleteLogIsCorruption(t *testing.T) {
+	fs := vfs.NewMem()
+	if err := fs.MkdirAll("t", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteObsoleteLog(fs, "t", 4, []uint64{1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	name := fs.PathJoin("t", ObsoleteLogFileName(4))
+	b := readAll(fs, name)
+	writeAll(fs, name, bytes.Replace(b, []byte("[1,2]"), []byte("[1,3]"), 1))
+	_, err := CompleteObsoleteLogs(fs, "t")
+	if !errors.Is(err, invariants.ErrCorruption) || !strings.Contains(err.Error(), ObsoleteLogFileName(4)) {
+		t.Fatalf("CompleteObsoleteLogs = %v, want a corruption error naming the log", err)
+	}
 }

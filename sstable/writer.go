@@ -224,19 +224,7 @@ func (w *Writer) Finish() (*Metadata, error) {
 	if err != nil {
 		return fail(err)
 	}
-	f, err := fs.Create(statsTmp)
-	if err != nil {
-		return fail(err)
-	}
-	if _, err := f.Write(body); err != nil {
-		f.Close()
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
+	if err := writeSynced(fs, statsTmp, body); err != nil {
 		return fail(err)
 	}
 	if err := fs.Rename(dataTmp, fs.PathJoin(w.dir, DataFileName(gen))); err != nil {

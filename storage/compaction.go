@@ -65,29 +65,39 @@ func pickSizeTiered(sizes []int64, o CompactionOptions) []int {
 	return best.members
 }
 
-// compactOnce runs one size-tiered compaction if one is due.
+// summaries describes the table's SSTables to its strategy.
+// REQUIRES: t.mu held.
+func (t *Table) summaries() []sstableSummary {
+	out := make([]sstableSummary, len(t.mu.sstables))
+	for i, s := range t.mu.sstables {
+		m := s.meta()
+		out[i] = sstableSummary{size: m.DataSize, level: s.level, first: s.first, last: s.last, maxTimestamp: m.MaxTimestamp}
+	}
+	return out
+}
+
+// compactOnce runs the compaction the table's strategy wants, if any.
 func (t *Table) compactOnce() (bool, error) {
 	t.compactMu.Lock()
 	defer t.compactMu.Unlock()
 	t.mu.Lock()
-	sizes := make([]int64, len(t.mu.sstables))
-	for i, s := range t.mu.sstables {
-		sizes[i] = s.meta().DataSize
-	}
-	picked := pickSizeTiered(sizes, t.opts.Compaction)
+	plan := pickCompaction(t.summaries(), &t.opts.Compaction, &t.levelCursors)
 	var inputs []*sstableRef
-	for _, i := range picked {
-		inputs = append(inputs, t.mu.sstables[i])
+	if plan != nil {
+		for _, i := range plan.inputs {
+			inputs = append(inputs, t.mu.sstables[i])
+		}
 	}
 	t.mu.Unlock()
 	if len(inputs) == 0 {
 		return false, nil
 	}
-	return true, t.compact(inputs)
+	return true, t.compact(inputs, plan.level, plan.cutSize)
 }
 
-// CompactMajor merges every SSTable of the table into one (nodetool
-// compact), after flushing the memtable.
+// CompactMajor merges every SSTable of the table (nodetool compact), after
+// flushing the memtable. Under Leveled the result is level 1, cut at the
+// strategy's SSTable size; otherwise it is one SSTable.
 func (t *Table) CompactMajor() error {
 	if err := t.Flush(); err != nil {
 		return err
@@ -100,19 +110,22 @@ func (t *Table) CompactMajor() error {
 	if len(inputs) == 0 {
 		return nil
 	}
-	return t.compact(inputs)
+	if t.opts.Compaction.Strategy == Leveled {
+		return t.compact(inputs, 1, t.opts.Compaction.SSTableSize)
+	}
+	return t.compact(inputs, 0, 0)
 }
 
-// compact merges inputs into one new SSTable and swaps them out.
+// compact merges inputs into new SSTables at level, cut at cutSize (0: one
+// SSTable), and swaps them for the inputs.
 // REQUIRES: t.compactMu held.
-func (t *Table) compact(inputs []*sstableRef) error {
+func (t *Table) compact(inputs []*sstableRef, level int, cutSize int64) error {
 	start := t.e.opts.Now()
 	now := start.Unix()
 	gcBefore := now - t.opts.gcGrace()
 	in := map[*sstableRef]bool{}
 	var its []mutation.Iterator
 	var bound commitlog.Position
-	level := 0
 	for _, s := range inputs {
 		in[s] = true
 		s.refs.Add(1)
@@ -129,7 +142,6 @@ func (t *Table) compact(inputs []*sstableRef) error {
 		if b := (commitlog.Position{Segment: m.CommitLogSegment, Offset: m.CommitLogOffset}); bound.Less(b) {
 			bound = b
 		}
-		level = max(level, m.Level)
 	}
 	// What lies outside the compaction decides which tombstones may go (E3).
 	v := t.acquireView()
@@ -140,33 +152,48 @@ func (t *Table) compact(inputs []*sstableRef) error {
 			outside = append(outside, s)
 		}
 	}
-	w, gen, err := t.createSSTable(level)
-	if err != nil {
-		return err
-	}
+	outs := &compactionOutputs{t: t, level: level, cutSize: cutSize, bound: bound,
+		limiter: newRateLimiter(t.e.opts.CompactionThroughput, t.e.opts.Now)}
 	merged := newMergingIter(its)
-	limiter := newRateLimiter(t.e.opts.CompactionThroughput, t.e.opts.Now)
-	err = t.writeCompacted(merged, w, v.memtables, outside, now, gcBefore, limiter)
+	err := t.writeCompacted(merged, outs, v.memtables, outside, now, gcBefore)
 	if cerr := merged.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = outs.finish()
+	}
+	if err == nil {
+		err = t.replace(inputs, outs.done)
+	}
 	if err != nil {
-		w.Abort()
+		outs.abort()
 		return fmt.Errorf("storage: compact %s.%s: %w", t.opts.Keyspace, t.opts.Name, err)
 	}
-	out, err := t.publish(w, gen, bound)
+	t.e.opts.Logger.Debug().Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Int("inputs", len(inputs)).
+		Int("outputs", len(outs.done)).Int("output_level", level).Dur("took", t.e.opts.Now().Sub(start)).Msg("compacted")
+	return nil
+}
+
+// replace swaps a compaction's outputs for its inputs, recording first that
+// the inputs are to go (see sstable.WriteObsoleteLog).
+func (t *Table) replace(inputs, outputs []*sstableRef) error {
+	set, err := t.retireLog(inputs)
 	if err != nil {
 		return err
+	}
+	in := map[*sstableRef]bool{}
+	for _, s := range inputs {
+		in[s] = true
 	}
 	t.mu.Lock()
 	kept := []*sstableRef{}
 	inserted := false
 	for _, s := range t.mu.sstables {
 		if in[s] {
-			// The output takes the place of the oldest input, keeping the list
-			// ordered by age for readers that care.
+			// The outputs take the place of the oldest input, keeping the
+			// list ordered by age for readers that care.
 			if !inserted {
-				kept = append(kept, out)
+				kept = append(kept, outputs...)
 				inserted = true
 			}
 			continue
@@ -175,25 +202,98 @@ func (t *Table) compact(inputs []*sstableRef) error {
 	}
 	t.mu.sstables = kept
 	t.mu.Unlock()
-	for _, s := range inputs {
-		s.obsolete.Store(true)
-		s.unref() // the list's reference
-	}
-	t.e.opts.Logger.Debug().Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Int("inputs", len(inputs)).
-		Uint64("generation", gen).Dur("took", t.e.opts.Now().Sub(start)).Msg("compacted")
+	retire(inputs, set)
 	return nil
 }
 
-// writeCompacted streams the merged inputs into w, partition by partition:
-// rows lose what the partition's deletions shadow, expired cells become
-// tombstones, and tombstones past gc grace that nothing outside could need
-// are dropped.
-func (t *Table) writeCompacted(it *mergingIter, w *sstable.Writer, memtables []*memtable.Memtable,
-	outside []*sstableRef, now, gcBefore int64, limiter *rateLimiter) error {
+// compactionOutputs writes what a compaction keeps, cut into SSTables at
+// partition boundaries once one passes cutSize.
+type compactionOutputs struct {
+	t       *Table
+	level   int
+	cutSize int64
+	bound   commitlog.Position
+	limiter *rateLimiter
+
+	w       *sstable.Writer
+	gen     uint64
+	written uint64 // bytes of the finished outputs
+	done    []*sstableRef
+}
+
+// add writes e; partitionStart says it is the first entry of its partition.
+func (o *compactionOutputs) add(e *mutation.Entry, partitionStart bool) error {
+	if o.w != nil && partitionStart && o.cutSize > 0 && int64(o.w.EstimatedSize()) >= o.cutSize {
+		if err := o.publish(); err != nil {
+			return err
+		}
+	}
+	if o.w == nil {
+		var err error
+		if o.w, o.gen, err = o.t.createSSTable(o.level); err != nil {
+			return err
+		}
+	}
+	if err := o.w.Add(e); err != nil {
+		return err
+	}
+	o.limiter.wait(o.written + o.w.EstimatedSize())
+	return nil
+}
+
+func (o *compactionOutputs) publish() error {
+	size := o.w.EstimatedSize()
+	// Every output carries the inputs' commit log bound: replay learns from
+	// the SSTables how far the table is flushed, and the inputs are going.
+	ref, err := o.t.publish(o.w, o.gen, o.bound)
+	o.w = nil
+	if err != nil {
+		return err
+	}
+	o.written += size
+	o.done = append(o.done, ref)
+	return nil
+}
+
+// finish publishes the last output; a compaction that kept nothing still
+// publishes an empty one, to carry the commit log bound.
+func (o *compactionOutputs) finish() error {
+	if o.w == nil && len(o.done) == 0 {
+		var err error
+		if o.w, o.gen, err = o.t.createSSTable(o.level); err != nil {
+			return err
+		}
+	}
+	if o.w == nil {
+		return nil
+	}
+	return o.publish()
+}
+
+// abort drops what a failed compaction wrote.
+func (o *compactionOutputs) abort() {
+	if o.w != nil {
+		o.w.Abort()
+		o.w = nil
+	}
+	for _, s := range o.done {
+		s.obsolete.Store(true)
+		s.unref()
+	}
+	o.done = nil
+}
+
+// writeCompacted streams the merged inputs into the outputs, partition by
+// partition: rows lose what the partition's deletions shadow, expired cells
+// become tombstones, and tombstones past gc grace that nothing outside could
+// need are dropped.
+func (t *Table) writeCompacted(it *mergingIter, outs *compactionOutputs, memtables []*memtable.Memtable,
+	outside []*sstableRef, now, gcBefore int64) error {
 	tokenLen := t.e.opts.SSTable.TokenLen
 	var curPrefix []byte
 	var st partitionState
 	var minOutside int64 // smallest timestamp outside the compaction that may overlap this partition
+	partitionStart := false
 	for e := it.First(); e != nil; e = it.Next() {
 		n, err := mutation.PartitionPrefixLen(e.Key, tokenLen)
 		if err != nil {
@@ -202,6 +302,7 @@ func (t *Table) writeCompacted(it *mergingIter, w *sstable.Writer, memtables []*
 		if curPrefix == nil || !bytes.Equal(e.Key[:n], curPrefix) {
 			curPrefix = append(curPrefix[:0], e.Key[:n]...)
 			st = partitionState{deletion: mutation.Live}
+			partitionStart = true
 			minOutside, err = t.minTimestampOutside(curPrefix, memtables, outside)
 			if err != nil {
 				return err
@@ -233,10 +334,10 @@ func (t *Table) writeCompacted(it *mergingIter, w *sstable.Writer, memtables []*
 			}
 			out.Row = r
 		}
-		if err := w.Add(&out); err != nil {
+		if err := outs.add(&out, partitionStart); err != nil {
 			return err
 		}
-		limiter.wait(w.EstimatedSize())
+		partitionStart = false
 	}
 	return it.Error()
 }

@@ -4,8 +4,9 @@
 //
 // Owns: Table (write path, flush, read path, compaction, truncate), Engine
 // (table registry, commit log replay at start, memory-driven flushes), the
-// merging iterator, the size-tiered compaction strategy, and the
-// tombstone-purge decision.
+// merging iterator, the compaction strategies (size-tiered, leveled,
+// time-window), the tombstone-purge decision, and memtable space
+// accounting with write back-pressure.
 // Does not own: what tables exist (package schema, above: the node tells
 // the engine), cell reconciliation (package mutation), file formats
 // (packages commitlog and sstable).
@@ -24,4 +25,7 @@
 //	E2. An SSTable's files are deleted only when no reader holds it.
 //	E3. Compaction drops a tombstone only after gc_grace_seconds and when
 //	    nothing outside the compaction could hold older data it shadows.
+//	E4. SSTables leave a table's directory only through an obsolete log
+//	    written before they are swapped out, so a restart removes all of a
+//	    compaction's inputs or none.
 package storage

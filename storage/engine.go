@@ -36,6 +36,7 @@ type Engine struct {
 	commitLog atomic.Pointer[commitlog.Log]
 	// memtableBytes is the memory held by every table's memtables.
 	memtableBytes atomic.Int64
+	space         memtableSpace
 	bg            sync.WaitGroup
 	bgSem         chan struct{} // bounds concurrent background flushes and compactions
 }
@@ -51,6 +52,7 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e := &Engine{opts: opts, cache: sstable.NewCache(opts.BlockCacheSize), bgSem: make(chan struct{}, 2)}
 	e.mu.tables = map[mutation.TableID]*Table{}
+	e.space.init()
 	return e, nil
 }
 
@@ -210,14 +212,8 @@ func (e *Engine) afterWrite(t *Table) {
 		e.flushInBackground(t)
 		return
 	}
-	if e.memtableBytes.Load() > e.opts.MemtableTotalSpace {
-		var largest *Table
-		for _, c := range e.tables() {
-			if largest == nil || c.memtableSize() > largest.memtableSize() {
-				largest = c
-			}
-		}
-		e.flushInBackground(largest)
+	if e.memtableBytes.Load() > e.cleanupThreshold() {
+		e.flushInBackground(e.largestTable())
 	}
 	if log := e.log(); log != nil && log.Size() > e.opts.CommitLogTotalSpace {
 		for _, id := range log.DirtyTables() {

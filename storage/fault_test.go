@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,7 +15,7 @@ import (
 
 // faultyEngine opens an engine whose filesystem fails the chosen operation
 // on paths containing match while armed.
-func faultyEngine(t *testing.T, op errorfs.Op, match string) (*Engine, *Table, *atomic.Bool) {
+func faultyEngine(t *testing.T, op errorfs.Op, match string, adjust ...func(*Options)) (*Engine, *Table, *atomic.Bool) {
 	t.Helper()
 	var armed atomic.Bool
 	fs := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(o errorfs.Op, path string) error {
@@ -23,8 +24,12 @@ func faultyEngine(t *testing.T, op errorfs.Op, match string) (*Engine, *Table, *
 		}
 		return nil
 	}))
-	e, err := Open(Options{FS: fs, DataDir: "data", CommitLog: commitlog.Options{Dir: "cl", SyncMode: commitlog.SyncBatch},
-		DisableAutoCompaction: true})
+	opts := Options{FS: fs, DataDir: "data", CommitLog: commitlog.Options{Dir: "cl", SyncMode: commitlog.SyncBatch},
+		DisableAutoCompaction: true}
+	for _, f := range adjust {
+		f(&opts)
+	}
+	e, err := Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,5 +99,49 @@ func TestCommitLogFailureRefusesWrites(t *testing.T) {
 	p, err := tbl.ReadPartition([]byte("k"), ReadQuery{})
 	if err != nil || !p.IsEmpty() {
 		t.Fatalf("a refused write must not be visible: %v %v", p, err)
+	}
+}
+
+// TestFullMemtableSpaceRefusesWritesWhileFlushesFail fills the memtable
+// space while every flush fails: writes are refused with an error naming the
+// space and the flush's failure, acknowledged writes stay readable, and once
+// flushes succeed again writes go on.
+func TestFullMemtableSpaceRefusesWritesWhileFlushesFail(t *testing.T) {
+	const space = 64 << 10
+	e, tbl, armed := faultyEngine(t, errorfs.OpCreate, "sb-", func(o *Options) {
+		o.MemtableSize = 1 << 30 // only the total space triggers flushes
+		o.MemtableTotalSpace = space
+		o.CommitLog.SyncMode = commitlog.SyncPeriodic
+	})
+	defer e.Close()
+	armed.Store(true)
+	var acked []string
+	var refusal error
+	for i := 0; i < 10000 && refusal == nil; i++ {
+		key := fmt.Sprintf("key-%05d", i)
+		if refusal = writeKey(e, key); refusal == nil {
+			acked = append(acked, key)
+		}
+	}
+	if refusal == nil {
+		t.Fatalf("%d writes into a %d-byte memtable space with every flush failing were all accepted", len(acked), space)
+	}
+	if !errors.Is(refusal, errorfs.ErrInjected) || !strings.Contains(refusal.Error(), "memtable_heap_space") {
+		t.Fatalf("refusal %q should name the memtable space and wrap the flush's error", refusal)
+	}
+	if held := e.memtableBytes.Load(); held <= space || held > 2*space {
+		t.Fatalf("memtables hold %d bytes at the refusal; want just past the %d-byte space", held, space)
+	}
+	armed.Store(false)
+	if err := writeKey(e, "after"); err != nil {
+		t.Fatalf("with flushes working again, a write must go through: %v", err)
+	}
+	if e.memtableBytes.Load() > space {
+		t.Fatalf("the write went through without the flush freeing the space")
+	}
+	for _, k := range append(acked, "after") {
+		if p, err := tbl.ReadPartition([]byte(k), ReadQuery{}); err != nil || len(p.Rows) != 1 {
+			t.Fatalf("acknowledged %s: %v %v", k, p, err)
+		}
 	}
 }

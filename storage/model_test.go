@@ -1,16 +1,19 @@
 package storage
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/vfs"
+	"github.com/rs/zerolog"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
 )
@@ -291,10 +294,23 @@ func (mr *modelRun) step() {
 		if err := mr.tbl.Flush(); err != nil {
 			mr.fail("flush: %v", err)
 		}
-	case op < 89:
-		mr.trace = append(mr.trace, "compact")
+	case op < 87:
+		mr.trace = append(mr.trace, "compact major")
 		if err := mr.tbl.CompactMajor(); err != nil {
-			mr.fail("compact: %v", err)
+			mr.fail("compact major: %v", err)
+		}
+	case op < 89:
+		// What the strategy would run in the background, run here so that
+		// seeds without background compaction exercise it too.
+		mr.trace = append(mr.trace, "compact by strategy")
+		for {
+			did, err := mr.tbl.compactOnce()
+			if err != nil {
+				mr.fail("compact by strategy: %v", err)
+			}
+			if !did {
+				break
+			}
 		}
 	case op < 92:
 		mr.trace = append(mr.trace, "restart")
@@ -313,6 +329,7 @@ func (mr *modelRun) step() {
 // check reads every partition, forward and in reverse, and compares it
 // with the model.
 func (mr *modelRun) check() {
+	mr.checkLevels()
 	for pk := 0; pk < mr.parts; pk++ {
 		want := mr.m.expected(pk, mr.now)
 		p, err := mr.tbl.ReadPartition(pkOf(pk), ReadQuery{Now: mr.now})
@@ -358,7 +375,53 @@ func (mr *modelRun) check() {
 	}
 }
 
-func runModel(t *testing.T, seed uint64, steps int) {
+// checkLevels checks that no two SSTables of a level past 0 overlap.
+func (mr *modelRun) checkLevels() {
+	mr.tbl.mu.Lock()
+	defer mr.tbl.mu.Unlock()
+	ssts := mr.tbl.summaries()
+	for i := range ssts {
+		for j := i + 1; j < len(ssts); j++ {
+			if ssts[i].level > 0 && ssts[i].level == ssts[j].level && ssts[i].overlaps(&ssts[j]) {
+				mr.fail("level %d: SSTables %d and %d overlap", ssts[i].level, mr.tbl.mu.sstables[i].gen, mr.tbl.mu.sstables[j].gen)
+			}
+		}
+	}
+}
+
+// compactionCoverage counts, per strategy, what the engine logged of its
+// compactions, so that the model test can show it exercised each strategy.
+type compactionCoverage struct {
+	mu          sync.Mutex
+	compactions [3]int
+	maxLevel    [3]int
+	maxOutputs  [3]int
+}
+
+// writer returns a log destination that counts strategy's compactions.
+func (c *compactionCoverage) writer(strategy CompactionStrategy) zerolog.LevelWriter {
+	return zerolog.LevelWriterAdapter{Writer: writerFunc(func(p []byte) (int, error) {
+		var ev struct {
+			Message string `json:"message"`
+			Outputs int    `json:"outputs"`
+			Level   int    `json:"output_level"`
+		}
+		if json.Unmarshal(p, &ev) == nil && ev.Message == "compacted" {
+			c.mu.Lock()
+			c.compactions[strategy]++
+			c.maxLevel[strategy] = max(c.maxLevel[strategy], ev.Level)
+			c.maxOutputs[strategy] = max(c.maxOutputs[strategy], ev.Outputs)
+			c.mu.Unlock()
+		}
+		return len(p), nil
+	})}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func runModel(t *testing.T, seed uint64, steps int, coverage *compactionCoverage) {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	mr := &modelRun{t: t, r: r, fs: vfs.NewMem(), now: 1_000_000, seed: seed, parts: 1 + r.IntN(4)}
 	mr.eopts = Options{
@@ -370,7 +433,17 @@ func runModel(t *testing.T, seed uint64, steps int) {
 	}
 	mr.clock.Store(mr.now)
 	mr.opts = TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t",
-		Compaction: CompactionOptions{MinThreshold: 2 + r.IntN(3), MinSSTableSize: 1 << 20}}
+		Compaction: CompactionOptions{
+			Strategy:     CompactionStrategy(r.IntN(3)),
+			MinThreshold: 2 + r.IntN(3), MinSSTableSize: 1 << 20,
+			// Small enough that leveled outputs are cut and levels fill.
+			SSTableSize: int64(1+r.IntN(4)) << 8, Fanout: 2 + r.IntN(3),
+			// The model's timestamps are ten to a clock second, so this is a
+			// window of 1 to 4 seconds.
+			Window: time.Duration(10*(1+r.IntN(4))) * time.Microsecond,
+		}}
+	logger := zerolog.New(coverage.writer(mr.opts.Compaction.Strategy)).Level(zerolog.DebugLevel)
+	mr.eopts.Logger = &logger
 	if r.IntN(2) == 0 {
 		mr.opts.GCGraceSeconds = NoGCGrace
 	} else {
@@ -396,8 +469,26 @@ func TestModel(t *testing.T) {
 	if *modelLong {
 		seeds, steps = 500, 3000
 	}
+	var coverage compactionCoverage
+	ran := 0
 	for s := 1; s <= seeds; s++ {
 		seed := uint64(s)
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runModel(t, seed, steps) })
+		if t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runModel(t, seed, steps, &coverage) }) {
+			ran++
+		}
+	}
+	if ran < seeds {
+		return // a failure, or -run chose some seeds: coverage means nothing
+	}
+	t.Logf("compactions by strategy %v, deepest level %v, most outputs %v",
+		coverage.compactions, coverage.maxLevel, coverage.maxOutputs)
+	for s := SizeTiered; s <= TimeWindow; s++ {
+		if coverage.compactions[s] == 0 {
+			t.Errorf("no seed ran a %v compaction", s)
+		}
+	}
+	if coverage.maxLevel[Leveled] < 2 || coverage.maxOutputs[Leveled] < 2 {
+		t.Errorf("leveled compactions reached level %d with at most %d outputs; the seeds should fill level 2 and cut outputs",
+			coverage.maxLevel[Leveled], coverage.maxOutputs[Leveled])
 	}
 }

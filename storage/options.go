@@ -3,6 +3,8 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"math"
+	"runtime/debug"
 	"time"
 
 	"github.com/cockroachdb/pebble/vfs"
@@ -28,8 +30,10 @@ type Options struct {
 	// MemtableSize flushes a table's memtable once it holds this many bytes.
 	// Default 64 MiB.
 	MemtableSize int64
-	// MemtableTotalSpace flushes the largest memtable when all of them
-	// together hold more (memtable_heap_space). Default 1 GiB.
+	// MemtableTotalSpace is the memory all memtables together may hold
+	// (memtable_heap_space): past a third of it the largest table is
+	// flushed, and once it is all taken writes wait for flushes. Default a
+	// quarter of the Go memory limit (GOMEMLIMIT), or 1 GiB without one.
 	MemtableTotalSpace int64
 	// CommitLogTotalSpace flushes the tables holding the oldest segment when
 	// the commit log grows past it (commitlog_total_space). Default 8 GiB.
@@ -72,6 +76,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.MemtableTotalSpace == 0 {
 		o.MemtableTotalSpace = 1 << 30
+		if limit := debug.SetMemoryLimit(-1); limit != math.MaxInt64 {
+			o.MemtableTotalSpace = limit / 4
+		}
 	}
 	if o.CommitLogTotalSpace == 0 {
 		o.CommitLogTotalSpace = 8 << 30
@@ -181,14 +188,51 @@ func (o *TableOptions) gcGrace() int64 {
 	return o.GCGraceSeconds
 }
 
-// CompactionOptions configure the size-tiered strategy (the default).
+// CompactionStrategy names how a table's SSTables are chosen for
+// compaction.
+type CompactionStrategy int
+
+const (
+	// SizeTiered merges SSTables of similar size
+	// (SizeTieredCompactionStrategy, the default).
+	SizeTiered CompactionStrategy = iota
+	// Leveled keeps levels of non-overlapping SSTables, each level fanout
+	// times the size of the one before (LeveledCompactionStrategy).
+	Leveled
+	// TimeWindow merges SSTables whose newest writes fall in the same time
+	// window (TimeWindowCompactionStrategy).
+	TimeWindow
+)
+
+var strategyNames = [...]string{"SizeTieredCompactionStrategy", "LeveledCompactionStrategy", "TimeWindowCompactionStrategy"}
+
+func (s CompactionStrategy) String() string {
+	if s < 0 || int(s) >= len(strategyNames) {
+		return fmt.Sprintf("CompactionStrategy(%d)", int(s))
+	}
+	return strategyNames[s]
+}
+
+// CompactionOptions configure a table's compaction strategy. The
+// size-tiered fields also shape level 0 of Leveled and the newest window of
+// TimeWindow.
 type CompactionOptions struct {
+	Strategy     CompactionStrategy
 	MinThreshold int     // default 4
 	MaxThreshold int     // default 32
 	BucketLow    float64 // default 0.5
 	BucketHigh   float64 // default 1.5
 	// MinSSTableSize: SSTables below it share one bucket. Default 50 MiB.
 	MinSSTableSize int64
+	// SSTableSize is the size Leveled cuts its SSTables at
+	// (sstable_size_in_mb). Default 160 MiB.
+	SSTableSize int64
+	// Fanout is how many times larger each level is than the one before
+	// (fanout_size). Default 10.
+	Fanout int
+	// Window is TimeWindow's window (compaction_window_size times
+	// compaction_window_unit). Default one day.
+	Window time.Duration
 }
 
 // EnsureDefaults fills unset fields with their defaults.
@@ -208,26 +252,45 @@ func (o *CompactionOptions) EnsureDefaults() {
 	if o.MinSSTableSize == 0 {
 		o.MinSSTableSize = 50 << 20
 	}
+	if o.SSTableSize == 0 {
+		o.SSTableSize = 160 << 20
+	}
+	if o.Fanout == 0 {
+		o.Fanout = 10
+	}
+	if o.Window == 0 {
+		o.Window = 24 * time.Hour
+	}
 }
 
 // Validate reports every problem with the options at once.
 func (o *CompactionOptions) Validate() error {
 	var errs []error
-	lo, hi := o.MinThreshold, o.MaxThreshold
-	if lo == 0 {
-		lo = 4
+	c := *o
+	c.EnsureDefaults()
+	if c.Strategy < SizeTiered || c.Strategy > TimeWindow {
+		errs = append(errs, fmt.Errorf("compaction class: unknown strategy %d", int(c.Strategy)))
 	}
-	if hi == 0 {
-		hi = 32
+	if c.MinThreshold < 2 {
+		errs = append(errs, fmt.Errorf("min_threshold: %d is below 2", c.MinThreshold))
 	}
-	if lo < 2 {
-		errs = append(errs, fmt.Errorf("min_threshold: %d is below 2", lo))
+	if c.MaxThreshold < c.MinThreshold {
+		errs = append(errs, fmt.Errorf("max_threshold: %d is below min_threshold %d", c.MaxThreshold, c.MinThreshold))
 	}
-	if hi < lo {
-		errs = append(errs, fmt.Errorf("max_threshold: %d is below min_threshold %d", hi, lo))
+	if c.BucketLow < 0 || c.BucketLow >= c.BucketHigh {
+		errs = append(errs, fmt.Errorf("bucket_low %v must be below bucket_high %v", c.BucketLow, c.BucketHigh))
 	}
-	if o.BucketLow < 0 || o.BucketHigh < 0 || (o.BucketHigh != 0 && o.BucketLow >= o.BucketHigh) {
-		errs = append(errs, fmt.Errorf("bucket_low %v must be below bucket_high %v", o.BucketLow, o.BucketHigh))
+	if c.MinSSTableSize < 0 {
+		errs = append(errs, fmt.Errorf("min_sstable_size: %d is negative", c.MinSSTableSize))
+	}
+	if c.SSTableSize < 0 {
+		errs = append(errs, fmt.Errorf("sstable_size_in_mb: %d bytes is negative", c.SSTableSize))
+	}
+	if c.Fanout < 2 {
+		errs = append(errs, fmt.Errorf("fanout_size: %d is below 2", c.Fanout))
+	}
+	if c.Window < 0 {
+		errs = append(errs, fmt.Errorf("compaction_window_size: %v is negative", c.Window))
 	}
 	return errors.Join(errs...)
 }

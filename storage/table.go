@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -21,6 +23,21 @@ type sstableRef struct {
 	refs     atomic.Int32 // one for the table's list while in it, one per read view
 	obsolete atomic.Bool
 	table    *Table
+	// level is the SSTable's level as the strategy sees it: the one its
+	// Statistics record, unless start-up found it overlapping its level.
+	level int
+	// first and last are the partition prefixes of its first and last
+	// entries; nil when it has none.
+	first, last []byte
+	// retiredBy is the obsolete log that records its removal.
+	retiredBy *obsoleteSet
+}
+
+// obsoleteSet is an obsolete log and how many of its SSTables still have
+// files.
+type obsoleteSet struct {
+	id        uint64
+	remaining atomic.Int32
 }
 
 func (s *sstableRef) meta() *sstable.Metadata { return s.r.Metadata() }
@@ -49,9 +66,51 @@ func (t *Table) openSSTable(gen uint64) (*sstableRef, error) {
 	if err != nil {
 		return nil, err
 	}
-	ref := &sstableRef{r: r, gen: gen, table: t}
+	m := r.Metadata()
+	ref := &sstableRef{r: r, gen: gen, table: t, level: m.Level}
+	if m.MinKey != nil {
+		tokenLen := t.e.opts.SSTable.TokenLen
+		n, err := mutation.PartitionPrefixLen(m.MinKey, tokenLen)
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("storage: %s: first key: %w", r.Name(), err)
+		}
+		ref.first = m.MinKey[:n]
+		if n, err = mutation.PartitionPrefixLen(m.MaxKey, tokenLen); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("storage: %s: last key: %w", r.Name(), err)
+		}
+		ref.last = m.MaxKey[:n]
+	}
 	ref.refs.Store(1)
 	return ref, nil
+}
+
+// retireLog records durably that ssts are to be removed.
+func (t *Table) retireLog(ssts []*sstableRef) (*obsoleteSet, error) {
+	if len(ssts) == 0 {
+		return nil, nil
+	}
+	set := &obsoleteSet{id: t.allocGeneration()}
+	gens := make([]uint64, len(ssts))
+	for i, s := range ssts {
+		gens[i] = s.gen
+	}
+	if err := sstable.WriteObsoleteLog(t.e.opts.FS, t.dir, set.id, gens); err != nil {
+		return nil, err
+	}
+	set.remaining.Store(int32(len(ssts)))
+	return set, nil
+}
+
+// retire drops the list's reference to SSTables taken out of it, whose
+// removal set records; their files go when the last read lets them go.
+func retire(ssts []*sstableRef, set *obsoleteSet) {
+	for _, s := range ssts {
+		s.retiredBy = set
+		s.obsolete.Store(true)
+		s.unref()
+	}
 }
 
 func (s *sstableRef) unref() {
@@ -59,9 +118,18 @@ func (s *sstableRef) unref() {
 		return
 	}
 	_ = s.r.Close()
-	if s.obsolete.Load() {
-		if err := sstable.Remove(s.table.e.opts.FS, s.table.dir, s.gen); err != nil {
-			s.table.e.opts.Logger.Error().Err(err).Str("table", s.table.opts.Name).Msg("removing an obsolete SSTable")
+	if !s.obsolete.Load() {
+		return
+	}
+	t := s.table
+	if err := sstable.Remove(t.e.opts.FS, t.dir, s.gen); err != nil {
+		// The obsolete log stays, and start-up finishes the removal.
+		t.e.opts.Logger.Error().Err(err).Str("table", t.opts.Name).Msg("removing an obsolete SSTable")
+		return
+	}
+	if set := s.retiredBy; set != nil && set.remaining.Add(-1) == 0 {
+		if err := sstable.FinishObsoleteLog(t.e.opts.FS, t.dir, set.id); err != nil {
+			t.e.opts.Logger.Error().Err(err).Str("table", t.opts.Name).Msg("finishing an obsolete log")
 		}
 	}
 }
@@ -105,6 +173,9 @@ type Table struct {
 	}
 	flushPending   atomic.Bool
 	compactPending atomic.Bool
+	// levelCursors are the leveled strategy's place in each level; under
+	// compactMu.
+	levelCursors levelCursors
 }
 
 func openTable(e *Engine, opts TableOptions) (*Table, error) {
@@ -120,6 +191,13 @@ func openTable(e *Engine, opts TableOptions) (*Table, error) {
 	}
 	for _, name := range removed {
 		e.opts.Logger.Warn().Str("table", opts.Name).Str("file", name).Msg("removed what an interrupted flush or compaction left")
+	}
+	retired, err := sstable.CompleteObsoleteLogs(fs, t.dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range retired {
+		e.opts.Logger.Info().Str("table", opts.Name).Uint64("generation", g).Msg("removed an SSTable a compaction or truncation replaced")
 	}
 	gens, err := sstable.Generations(fs, t.dir)
 	if err != nil {
@@ -142,7 +220,39 @@ func openTable(e *Engine, opts TableOptions) (*Table, error) {
 			t.mu.flushed = b
 		}
 	}
+	t.demoteOverlapping()
 	return t, nil
+}
+
+// demoteOverlapping moves to level 0 every SSTable that overlaps another of
+// its level (1 and deeper): what a compaction interrupted between publishing
+// its outputs and recording its inputs' removal leaves.
+func (t *Table) demoteOverlapping() {
+	byLevel := map[int][]*sstableRef{}
+	for _, s := range t.mu.sstables {
+		if s.level > 0 && s.first != nil {
+			byLevel[s.level] = append(byLevel[s.level], s)
+		}
+	}
+	for level, ssts := range byLevel {
+		sort.Slice(ssts, func(a, b int) bool { return bytes.Compare(ssts[a].first, ssts[b].first) < 0 })
+		var reach []byte // the largest last prefix so far
+		var prev *sstableRef
+		for _, s := range ssts {
+			if reach != nil && bytes.Compare(s.first, reach) <= 0 {
+				for _, d := range []*sstableRef{prev, s} {
+					if d.level != 0 {
+						d.level = 0
+						t.e.opts.Logger.Warn().Str("table", t.opts.Name).Uint64("generation", d.gen).Int("level", level).
+							Msg("SSTable overlaps its level; it goes back to level 0")
+					}
+				}
+			}
+			if reach == nil || bytes.Compare(s.last, reach) > 0 {
+				reach, prev = s.last, s
+			}
+		}
+	}
 }
 
 // ID is the table's id.
@@ -156,12 +266,26 @@ func (t *Table) flushedBound() commitlog.Position {
 
 func (t *Table) memtableSize() int64 { return t.active.Load().Size() }
 
+// heldBytes is the memory of the table's memtables, flushing ones included.
+func (t *Table) heldBytes() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := t.active.Load().Size()
+	for _, f := range t.mu.flushing {
+		n += f.m.Size()
+	}
+	return n
+}
+
 // payloadBuffers recycle the encoding buffers of commit log records: the
 // log copies a record into its own batch before Append returns.
 var payloadBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 func (t *Table) apply(log *commitlog.Log, m *mutation.Mutation) error {
 	entries := m.AppendEntries(make([]mutation.Entry, 0, len(m.Rows)+1), t.e.opts.Partitioner.Token(m.Key))
+	if err := t.e.waitForMemtableSpace(); err != nil {
+		return err
+	}
 	buf := payloadBuffers.Get().(*[]byte)
 	*buf = mutation.AppendMutation((*buf)[:0], m)
 	t.writeMu.RLock()
@@ -204,9 +328,10 @@ func (t *Table) switchMemtable() (flushingMemtable, bool) {
 
 // Flush writes the active memtable to a new SSTable and waits for it. A
 // memtable whose earlier flush failed is flushed first.
-func (t *Table) Flush() error {
+func (t *Table) Flush() (err error) {
 	t.flushMu.Lock()
 	defer t.flushMu.Unlock()
+	defer func() { t.e.space.flushed(err) }()
 	t.mu.Lock()
 	// Under flushMu, anything still in the flushing list is a failed flush.
 	stuck := append([]flushingMemtable(nil), t.mu.flushing...)
@@ -318,6 +443,14 @@ func (t *Table) Truncate() error {
 	defer t.compactMu.Unlock()
 	t.flushMu.Lock()
 	defer t.flushMu.Unlock()
+	// With flushes and compactions held off, the list changes only here.
+	t.mu.Lock()
+	old := append([]*sstableRef(nil), t.mu.sstables...)
+	t.mu.Unlock()
+	set, err := t.retireLog(old)
+	if err != nil {
+		return fmt.Errorf("storage: truncate %s.%s: %w", t.opts.Keyspace, t.opts.Name, err)
+	}
 	t.writeMu.Lock()
 	var bound commitlog.Position
 	log := t.e.log()
@@ -329,7 +462,6 @@ func (t *Table) Truncate() error {
 	for _, f := range t.mu.flushing {
 		dropped += f.m.Size()
 	}
-	old := t.mu.sstables
 	t.active.Store(memtable.New())
 	t.mu.flushing = nil
 	t.mu.sstables = nil
@@ -337,12 +469,10 @@ func (t *Table) Truncate() error {
 	t.mu.Unlock()
 	t.writeMu.Unlock()
 	t.e.memtableBytes.Add(-dropped)
+	t.e.space.flushed(nil)
+	retire(old, set)
 	// Replay learns a table's flushed bound from its SSTables, so an empty
 	// SSTable records the truncation's bound.
-	for _, s := range old {
-		s.obsolete.Store(true)
-		s.unref()
-	}
 	if err := t.writeBoundMarker(bound); err != nil {
 		return err
 	}
