@@ -115,7 +115,7 @@ func (r *Reader) NewPartitionIter(prefix []byte) (*Iter, error) {
 	if err != nil {
 		return nil, wrapReadError(r.name, err)
 	}
-	k, _ := it.SeekPrefixGE(prefix, prefix, sstable.SeekGEFlags(0))
+	k, v := it.SeekPrefixGE(prefix, prefix, sstable.SeekGEFlags(0))
 	if k == nil {
 		err := it.Error()
 		if closeErr := it.Close(); err == nil {
@@ -126,7 +126,17 @@ func (r *Reader) NewPartitionIter(prefix []byte) (*Iter, error) {
 		}
 		return nil, nil
 	}
-	return &Iter{r: r, it: it, lower: prefix, upper: upper, state: beforeFirst}, nil
+	i := &Iter{r: r, it: it, lower: prefix, upper: upper, state: beforeFirst}
+	// The probe already found the partition's first entry; the read's
+	// First takes it from here instead of seeking again.
+	i.primed = i.decode(k, v.Value, afterLast)
+	i.state = beforeFirst
+	if i.err != nil {
+		err := i.err
+		it.Close()
+		return nil, err
+	}
+	return i, nil
 }
 
 type iterState uint8
@@ -144,6 +154,9 @@ type Iter struct {
 	lower, upper []byte
 	state        iterState
 	err          error
+	// primed is the entry the underlying iterator is positioned at, decoded
+	// by the seek that opened it, until any other move.
+	primed *mutation.Entry
 }
 
 var _ mutation.Iterator = (*Iter)(nil)
@@ -190,17 +203,24 @@ func (i *Iter) decode(k *sstable.InternalKey, value valueFunc, ifNone iterState)
 
 // SeekGE implements mutation.Iterator.
 func (i *Iter) SeekGE(key []byte) *mutation.Entry {
-	if i.lower != nil && bytes.Compare(key, i.lower) < 0 {
-		key = i.lower
+	if i.lower != nil && bytes.Compare(key, i.lower) <= 0 {
+		return i.First()
 	}
+	i.primed = nil
 	k, v := i.it.SeekGE(key, sstable.SeekGEFlags(0))
 	return i.decode(k, v.Value, afterLast)
 }
 
 // First implements mutation.Iterator.
 func (i *Iter) First() *mutation.Entry {
+	if e := i.primed; e != nil {
+		i.primed = nil
+		i.state = atEntry
+		return e
+	}
 	if i.lower != nil {
-		return i.SeekGE(i.lower)
+		k, v := i.it.SeekGE(i.lower, sstable.SeekGEFlags(0))
+		return i.decode(k, v.Value, afterLast)
 	}
 	k, v := i.it.First()
 	return i.decode(k, v.Value, afterLast)
@@ -214,6 +234,7 @@ func (i *Iter) Next() *mutation.Entry {
 	case afterLast:
 		return nil
 	}
+	i.primed = nil
 	k, v := i.it.Next()
 	return i.decode(k, v.Value, afterLast)
 }
@@ -223,6 +244,7 @@ func (i *Iter) SeekLT(key []byte) *mutation.Entry {
 	if i.upper != nil && bytes.Compare(key, i.upper) > 0 {
 		key = i.upper
 	}
+	i.primed = nil
 	k, v := i.it.SeekLT(key, sstable.SeekLTFlags(0))
 	return i.decode(k, v.Value, beforeFirst)
 }
@@ -232,6 +254,7 @@ func (i *Iter) Last() *mutation.Entry {
 	if i.upper != nil {
 		return i.SeekLT(i.upper)
 	}
+	i.primed = nil
 	k, v := i.it.Last()
 	return i.decode(k, v.Value, beforeFirst)
 }
@@ -244,6 +267,7 @@ func (i *Iter) Prev() *mutation.Entry {
 	case beforeFirst:
 		return nil
 	}
+	i.primed = nil
 	k, v := i.it.Prev()
 	return i.decode(k, v.Value, beforeFirst)
 }

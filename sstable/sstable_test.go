@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -314,5 +315,75 @@ func TestDamagedObsoleteLogIsCorruption(t *testing.T) {
 	_, err := CompleteObsoleteLogs(fs, "t")
 	if !errors.Is(err, invariants.ErrCorruption) || !strings.Contains(err.Error(), ObsoleteLogFileName(4)) {
 		t.Fatalf("CompleteObsoleteLogs = %v, want a corruption error naming the log", err)
+	}
+}
+
+// TestPartitionIterMoves opens a partition iterator per partition and checks
+// that whatever move comes first (the probe's primed entry serves First and
+// a SeekGE at the partition start) the walk that follows is the partition.
+func TestPartitionIterMoves(t *testing.T) {
+	fs := vfs.NewMem()
+	es := entries(300)
+	build(t, fs, 1, es)
+	r, err := Open(fs, "t", 1, nil, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	byPartition := map[string][]string{}
+	var prefixes []string
+	for i := range es {
+		n, err := mutation.PartitionPrefixLen(es[i].Key, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := string(es[i].Key[:n])
+		if byPartition[p] == nil {
+			prefixes = append(prefixes, p)
+		}
+		byPartition[p] = append(byPartition[p], string(es[i].Key))
+	}
+	walk := func(it *Iter, e *mutation.Entry, forward bool) []string {
+		var got []string
+		for ; e != nil; e = map[bool]func() *mutation.Entry{true: it.Next, false: it.Prev}[forward]() {
+			got = append(got, string(e.Key))
+		}
+		return got
+	}
+	reversed := func(s []string) []string {
+		out := append([]string(nil), s...)
+		slices.Reverse(out)
+		return out
+	}
+	for _, p := range prefixes {
+		want := byPartition[p]
+		mid := want[len(want)/2]
+		cases := []struct {
+			name    string
+			start   func(it *Iter) *mutation.Entry
+			forward bool
+			want    []string
+		}{
+			{"First", (*Iter).First, true, want},
+			{"Next from before the first", (*Iter).Next, true, want},
+			{"SeekGE at the partition start", func(it *Iter) *mutation.Entry { return it.SeekGE([]byte(p)) }, true, want},
+			{"SeekGE in the middle", func(it *Iter) *mutation.Entry { return it.SeekGE([]byte(mid)) }, true, want[len(want)/2:]},
+			{"Last", (*Iter).Last, false, reversed(want)},
+			{"SeekLT in the middle", func(it *Iter) *mutation.Entry { return it.SeekLT([]byte(mid)) }, false, reversed(want[:len(want)/2])},
+			{"Last, then First", func(it *Iter) *mutation.Entry { it.Last(); return it.First() }, true, want},
+		}
+		for _, c := range cases {
+			it, err := r.NewPartitionIter([]byte(p))
+			if err != nil || it == nil {
+				t.Fatalf("partition %x: NewPartitionIter = %v, %v", p, it, err)
+			}
+			got := walk(it, c.start(it), c.forward)
+			if err := it.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("partition %x, %s: got %d keys, want %d", p, c.name, len(got), len(c.want))
+			}
+		}
 	}
 }
