@@ -13,6 +13,10 @@
 // tree are immutable: a write replaces an entry with a merged copy, so an
 // iterator holding an entry never sees it change.
 //
+// The keys are spread over 16 trees by the top bits of their first byte
+// (the token's), each under its own lock: a write locks one, and the trees
+// in order are the memtable in order.
+//
 // Iterators read the tree in small batches under the read lock rather than
 // over a Clone(): a clone would make the next writes copy the tree's shared
 // nodes, a cost every write would pay after every read. A read therefore sees

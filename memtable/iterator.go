@@ -40,64 +40,89 @@ func (it *Iter) inUpper(k []byte) bool { return it.upper == nil || bytes.Compare
 func (it *Iter) inLower(k []byte) bool { return it.lower == nil || bytes.Compare(k, it.lower) >= 0 }
 
 // fillForward loads the entries from key on (strictly after it when
-// exclusive); a nil key starts at the lower bound.
+// exclusive); a nil key starts at the lower bound. It walks the shards in
+// order from key's, each under its own read lock.
 func (it *Iter) fillForward(key []byte, exclusive bool) *mutation.Entry {
 	it.batch, it.pos, it.forward, it.more = it.batch[:0], 0, true, false
+	if key == nil {
+		key = it.lower
+	}
+	stop := false // past the upper bound, or the batch is full
 	visit := func(e *mutation.Entry) bool {
 		if exclusive && bytes.Equal(e.Key, key) {
 			return true
 		}
 		if !it.inUpper(e.Key) {
+			stop = true
 			return false
 		}
 		if len(it.batch) == batchSize {
-			it.more = true
+			it.more, stop = true, true
 			return false
 		}
 		it.batch = append(it.batch, e)
 		return true
 	}
-	it.m.mu.RLock()
-	if key == nil {
-		key = it.lower
+	last := shardCount - 1
+	if it.upper != nil {
+		last = shardOf(it.upper)
 	}
-	if key == nil {
-		it.m.mu.tree.Ascend(visit)
-	} else {
-		it.m.mu.tree.AscendGreaterOrEqual(&mutation.Entry{Key: key}, visit)
+	pivot := &mutation.Entry{Key: key}
+	for s := shardOf(key); s <= last && !stop; s++ {
+		sh := &it.m.shards[s]
+		sh.RLock()
+		if key == nil {
+			sh.tree.Ascend(visit)
+		} else {
+			sh.tree.AscendGreaterOrEqual(pivot, visit)
+		}
+		sh.RUnlock()
 	}
-	it.m.mu.RUnlock()
 	return it.current(afterLast)
 }
 
 // fillBackward loads the entries before key (at or before it when
-// inclusive); a nil key starts at the upper bound.
+// inclusive); a nil key starts at the upper bound. It walks the shards in
+// reverse order from key's.
 func (it *Iter) fillBackward(key []byte, inclusive bool) *mutation.Entry {
 	it.batch, it.pos, it.forward, it.more = it.batch[:0], 0, false, false
 	if key == nil {
 		key, inclusive = it.upper, false
 	}
+	stop := false
 	visit := func(e *mutation.Entry) bool {
 		if !inclusive && key != nil && bytes.Equal(e.Key, key) {
 			return true
 		}
 		if !it.inLower(e.Key) {
+			stop = true
 			return false
 		}
 		if len(it.batch) == batchSize {
-			it.more = true
+			it.more, stop = true, true
 			return false
 		}
 		it.batch = append(it.batch, e)
 		return true
 	}
-	it.m.mu.RLock()
-	if key == nil {
-		it.m.mu.tree.Descend(visit)
-	} else {
-		it.m.mu.tree.DescendLessOrEqual(&mutation.Entry{Key: key}, visit)
+	first, start := 0, shardCount-1
+	if it.lower != nil {
+		first = shardOf(it.lower)
 	}
-	it.m.mu.RUnlock()
+	if key != nil {
+		start = shardOf(key)
+	}
+	pivot := &mutation.Entry{Key: key}
+	for s := start; s >= first && !stop; s-- {
+		sh := &it.m.shards[s]
+		sh.RLock()
+		if key == nil {
+			sh.tree.Descend(visit)
+		} else {
+			sh.tree.DescendLessOrEqual(pivot, visit)
+		}
+		sh.RUnlock()
+	}
 	return it.current(beforeFirst)
 }
 

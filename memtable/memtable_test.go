@@ -40,6 +40,41 @@ func TestIteratorSuite(t *testing.T) {
 	}
 }
 
+// TestIteratorSuiteAcrossShards spreads keys over every shard, with the
+// first byte at shard boundaries too, so iterators cross from shard to
+// shard in both directions and bounds fall in empty shards.
+func TestIteratorSuiteAcrossShards(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 2))
+	for _, n := range []int{1, 2, 40, 200, 1000} {
+		m := New()
+		var keys [][]byte
+		seen := map[string]bool{}
+		for len(keys) < n {
+			first := byte(r.IntN(256))
+			if r.IntN(4) == 0 {
+				first = byte(r.IntN(shardCount)) << (8 - shardBits) // a shard's first key byte
+			}
+			k := []byte{first, byte(r.IntN(256)), byte(r.IntN(4))}
+			if n < 50 && first>>(8-shardBits)%3 == 0 {
+				continue // leave some shards empty
+			}
+			if seen[string(k)] {
+				continue
+			}
+			seen[string(k)] = true
+			keys = append(keys, k)
+			m.Apply([]mutation.Entry{rowEntry(string(k), 1, "x")})
+		}
+		sort.Slice(keys, func(i, j int) bool { return bytes.Compare(keys[i], keys[j]) < 0 })
+		if m.Len() != n {
+			t.Fatalf("Len = %d, want %d", m.Len(), n)
+		}
+		testutil.CheckIterator(t, r, keys, 4000, func(lower, upper []byte) mutation.Iterator {
+			return m.NewIter(lower, upper)
+		})
+	}
+}
+
 func TestApplyMergesThroughReconcile(t *testing.T) {
 	m := New()
 	m.Apply([]mutation.Entry{rowEntry("a", 5, "new")})
