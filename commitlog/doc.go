@@ -13,15 +13,22 @@
 //
 // Invariants:
 //
-//	C1. An acknowledged record has reached the operating system (a write
-//	    system call returned) before Append returns, in every sync mode; in
-//	    batch and group mode it has also been fsynced.
+//	C1. An acknowledged record has reached the operating system before
+//	    Append returns, in every sync mode: it was copied into a shared
+//	    mapping of the segment file (mmap mode) or a write system call
+//	    returned (write mode). In batch and group mode it has also been
+//	    fsynced.
 //	C2. Positions grow strictly, across segments and across restarts.
-//	C3. Replay truncates a torn tail with a warning and stops with an error
-//	    naming the file and offset at a bad checksum anywhere else.
+//	C3. Replay truncates a torn tail of the newest segment with a warning
+//	    and stops with an error naming the file and offset at a bad checksum
+//	    anywhere else.
 //
 // Segment layout (see docs/formats.md):
 //
 //	header: magic "SIBYLCL1" (8) | segment id (8, big-endian) | CRC32C of the id (4)
 //	record: length of payload (4) | CRC32C over length and payload (4) | payload
+//	        | zeros to a multiple of 4
+//	eight zero bytes where a record header belongs: the end of the records
+//	(mapped segments are allocated whole and zero-filled, and a record's
+//	length is stored last, atomically, after its checksum and payload)
 package commitlog

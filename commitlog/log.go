@@ -1,12 +1,14 @@
 package commitlog
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/pebble/vfs"
 	"github.com/sibyldb/sibyl/mutation"
 )
 
@@ -20,13 +22,17 @@ type chunk struct {
 	data []byte
 }
 
-// Log is the commit log. Appenders encode their records into a shared
-// pending buffer under mu; whichever appender finds no write in progress
-// becomes the leader, takes the whole pending buffer and writes it with one
-// system call (and one fsync when the mode needs it), so concurrent writers
-// share both.
+// Log is the commit log. In mmap mode (the default) an appender copies its
+// record into the tail segment's mapping under mu, and it has reached the
+// operating system once the copy is done. In write mode appenders encode
+// their records into a shared pending buffer under mu; whichever appender
+// finds no write in progress becomes the leader, takes the whole pending
+// buffer and writes it with one system call. In both, a leader does the
+// fsyncs the sync mode asks for, one for every writer waiting.
 type Log struct {
 	opts Options
+	// mapped says segments are memory-mapped; fixed at Open.
+	mapped bool
 
 	mu struct {
 		sync.Mutex
@@ -35,6 +41,9 @@ type Log struct {
 		tailSize int64      // bytes appended to the tail, written or pending
 		nextID   uint64
 		pending  []chunk
+		// retiring are mapped segments the tail moved away from: the next
+		// leader fsyncs, unmaps and closes them.
+		retiring []*segment
 		// spare is a written batch's buffer, kept for the next batch so that
 		// appends do not grow a fresh buffer each leader turn.
 		spare    []byte
@@ -73,18 +82,21 @@ func Open(opts Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{opts: opts, stop: make(chan struct{}), syncerDone: make(chan struct{})}
+	l := &Log{opts: opts, stop: make(chan struct{}), syncerDone: make(chan struct{}), mapped: mmapSupported && !opts.DisableMmap}
 	l.mu.cond.L = &l.mu.Mutex
 	next := max(opts.MinSegmentID, uint64(opts.Now().UnixMicro()))
 	for _, id := range ids {
-		l.mu.segments = append(l.mu.segments, &segment{id: id, name: opts.FS.PathJoin(opts.Dir, SegmentFileName(id)), replayed: true})
+		l.mu.segments = append(l.mu.segments, &segment{id: id, name: opts.FS.PathJoin(opts.Dir, SegmentFileName(id)), replayed: true, closed: true})
 		next = max(next, id+1)
 	}
 	l.mu.nextID = next
 	l.mu.lastSync = opts.Now()
 	l.mu.Lock()
-	l.startSegmentLocked()
+	err = l.startSegmentLocked()
 	l.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("commitlog: %w", err)
+	}
 	if opts.SyncMode == SyncPeriodic {
 		go l.periodicSyncer()
 	} else {
@@ -93,20 +105,64 @@ func Open(opts Options) (*Log, error) {
 	return l, nil
 }
 
-// startSegmentLocked makes a new tail; the leader creates its file when it
-// writes the header chunk.
+// startSegmentLocked makes a new tail. In write mode the leader creates its
+// file when it writes the header chunk; in mmap mode the file is created,
+// allocated and mapped here, and the segment it replaces is handed to the
+// next leader to fsync and close.
 // REQUIRES: l.mu held.
-func (l *Log) startSegmentLocked() {
+func (l *Log) startSegmentLocked() error {
 	id := l.mu.nextID
-	l.mu.nextID++
 	seg := &segment{id: id, name: l.opts.FS.PathJoin(l.opts.Dir, SegmentFileName(id)), dirty: map[[16]byte]Position{}}
+	if l.mapped {
+		mapped, err := l.createMapped(seg)
+		if err != nil {
+			return err
+		}
+		if !mapped {
+			l.mapped = false // the filesystem has no file descriptors: write mode
+		}
+	}
+	l.mu.nextID++
+	if n := len(l.mu.segments); n > 0 && !l.mu.segments[n-1].closed {
+		l.mu.retiring = append(l.mu.retiring, l.mu.segments[n-1])
+	}
 	l.mu.segments = append(l.mu.segments, seg)
 	l.mu.tailSize = segmentHeaderSize
-	l.mu.pending = append(l.mu.pending, chunk{seg: seg, data: appendSegmentHeader(nil, id)})
+	if seg.mapped == nil {
+		l.mu.pending = append(l.mu.pending, chunk{seg: seg, data: appendSegmentHeader(nil, id)})
+	}
 	if l.mu.appended.Segment < id {
 		l.mu.appended = Position{Segment: id, Offset: segmentHeaderSize}
 	}
+	if seg.mapped != nil {
+		l.mu.written = l.mu.appended
+	}
 	l.updateSizeLocked()
+	return nil
+}
+
+// createMapped creates seg's file at its full size, maps it and writes the
+// header; it reports false, with the file left for write mode, when the
+// filesystem gives no file descriptor.
+func (l *Log) createMapped(seg *segment) (bool, error) {
+	f, err := l.opts.FS.Create(seg.name)
+	if err != nil {
+		return false, fmt.Errorf("create %s: %w", seg.name, err)
+	}
+	seg.file = f
+	if f.Fd() == vfs.InvalidFd {
+		return false, l.syncDir()
+	}
+	data, err := mapFile(f, l.opts.SegmentSize)
+	if err != nil {
+		f.Close()
+		seg.file = nil
+		_ = l.opts.FS.Remove(seg.name)
+		return false, fmt.Errorf("%s: %w", seg.name, err)
+	}
+	seg.mapped = data
+	appendSegmentHeader(data[:0], seg.id)
+	return true, l.syncDir()
 }
 
 func (l *Log) tailLocked() *segment { return l.mu.segments[len(l.mu.segments)-1] }
@@ -121,7 +177,7 @@ func (l *Log) Append(table mutation.TableID, payload []byte) (Position, error) {
 		return Position{}, fmt.Errorf("commitlog: a mutation of %d bytes is larger than the maximum of %d (half of commitlog_segment_size)",
 			len(payload), l.MaxRecordSize())
 	}
-	size := int64(recordHeaderSize + len(payload))
+	size := int64(recordSize(len(payload)))
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mu.closed {
@@ -131,20 +187,30 @@ func (l *Log) Append(table mutation.TableID, payload []byte) (Position, error) {
 		return Position{}, l.mu.err
 	}
 	if l.mu.tailSize+size > l.opts.SegmentSize {
-		l.startSegmentLocked()
+		if err := l.startSegmentLocked(); err != nil {
+			l.mu.err = fmt.Errorf("commitlog: %w; the commit log refuses writes from now on", err)
+			return Position{}, l.mu.err
+		}
 	}
 	tail := l.tailLocked()
-	last := &l.mu.pending
-	if n := len(*last); n == 0 || (*last)[n-1].seg != tail {
-		*last = append(*last, chunk{seg: tail, data: l.mu.spare})
-		l.mu.spare = nil
+	if tail.mapped != nil {
+		writeRecord(tail.mapped[l.mu.tailSize:l.mu.tailSize+size], payload)
+	} else {
+		last := &l.mu.pending
+		if n := len(*last); n == 0 || (*last)[n-1].seg != tail {
+			*last = append(*last, chunk{seg: tail, data: l.mu.spare})
+			l.mu.spare = nil
+		}
+		c := &(*last)[len(*last)-1]
+		c.data = appendRecord(c.data, payload)
 	}
-	c := &(*last)[len(*last)-1]
-	c.data = appendRecord(c.data, payload)
 	l.mu.tailSize += size
 	l.updateSizeLocked()
 	pos := Position{Segment: tail.id, Offset: uint32(l.mu.tailSize)}
 	l.mu.appended = pos
+	if tail.mapped != nil {
+		l.mu.written = pos // copied into the page cache
+	}
 	tail.dirty[table] = pos
 
 	needSync := l.opts.SyncMode != SyncPeriodic ||
@@ -190,14 +256,31 @@ func (l *Log) leadLocked(sync bool) {
 	}
 	batch := l.mu.pending
 	l.mu.pending = nil
+	retiring := l.mu.retiring
+	l.mu.retiring = nil
 	end := l.mu.appended
 	tail := l.tailLocked()
 	l.mu.Unlock()
 
-	err := l.writeChunks(batch, tail, sync)
+	err := l.writeChunks(batch)
+	if err == nil {
+		err = l.closeRetiring(retiring)
+	}
+	if err == nil && sync && tail.file != nil {
+		if err = tail.file.Sync(); err != nil {
+			err = fmt.Errorf("sync %s: %w", tail.name, err)
+		}
+	}
 
 	l.mu.Lock()
 	l.mu.writing = false
+	if err == nil {
+		for _, seg := range retiring {
+			seg.closed = true
+		}
+	} else {
+		l.mu.retiring = append(retiring, l.mu.retiring...)
+	}
 	l.recycleLocked(batch)
 	if err != nil && l.mu.err == nil {
 		l.mu.err = fmt.Errorf("commitlog: %w; the commit log refuses writes from now on", err)
@@ -231,13 +314,46 @@ func (l *Log) recycleLocked(batch []chunk) {
 	}
 }
 
-// writeChunks performs the file operations of one leader turn. Segments
-// that the batch moves away from are fsynced and closed.
-func (l *Log) writeChunks(batch []chunk, tail *segment, sync bool) error {
-	fs := l.opts.FS
-	for i, c := range batch {
+// closeRetiring fsyncs, unmaps and closes the segments the tail moved away
+// from, once everything pending for them is written.
+func (l *Log) closeRetiring(segs []*segment) error {
+	for _, seg := range segs {
+		if seg.file == nil {
+			continue // closed by an earlier turn that then failed
+		}
+		if err := seg.file.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", seg.name, err)
+		}
+		if seg.mapped != nil {
+			if err := unmapFile(seg.mapped); err != nil {
+				return fmt.Errorf("unmap %s: %w", seg.name, err)
+			}
+			seg.mapped = nil
+		}
+		if err := seg.file.Close(); err != nil {
+			return fmt.Errorf("close %s: %w", seg.name, err)
+		}
+		seg.file = nil
+	}
+	return nil
+}
+
+// writeRecord frames a payload into dst, a zeroed span of a mapped
+// segment of recordSize(len(payload)) bytes, publishing its length last.
+func writeRecord(dst, payload []byte) {
+	var lengthField [4]byte
+	binary.BigEndian.PutUint32(lengthField[:], uint32(len(payload)))
+	copy(dst[recordHeaderSize:], payload)
+	binary.BigEndian.PutUint32(dst[4:8], recordCRC(lengthField[:], payload))
+	publishLength(dst[0:4], lengthField)
+}
+
+// writeChunks writes one leader turn's pending bytes (write mode),
+// creating segment files as their header chunks come.
+func (l *Log) writeChunks(batch []chunk) error {
+	for _, c := range batch {
 		if c.seg.file == nil {
-			f, err := fs.Create(c.seg.name)
+			f, err := l.opts.FS.Create(c.seg.name)
 			if err != nil {
 				return fmt.Errorf("create %s: %w", c.seg.name, err)
 			}
@@ -248,20 +364,6 @@ func (l *Log) writeChunks(batch []chunk, tail *segment, sync bool) error {
 		}
 		if _, err := c.seg.file.Write(c.data); err != nil {
 			return fmt.Errorf("write %s: %w", c.seg.name, err)
-		}
-		if c.seg != tail && (i+1 == len(batch) || batch[i+1].seg != c.seg) {
-			if err := c.seg.file.Sync(); err != nil {
-				return fmt.Errorf("sync %s: %w", c.seg.name, err)
-			}
-			if err := c.seg.file.Close(); err != nil {
-				return fmt.Errorf("close %s: %w", c.seg.name, err)
-			}
-			c.seg.file = nil
-		}
-	}
-	if sync && tail.file != nil {
-		if err := tail.file.Sync(); err != nil {
-			return fmt.Errorf("sync %s: %w", tail.name, err)
 		}
 	}
 	return nil
@@ -344,10 +446,16 @@ func (l *Log) removeCleanLocked() error {
 	var errs []error
 	n := len(l.mu.segments)
 	for i, seg := range l.mu.segments {
-		// A segment before the written position is closed and no leader
-		// touches it again.
-		removable := i < n-1 && seg.id < l.mu.written.Segment && len(seg.dirty) == 0 && !seg.replayed
-		if !removable {
+		clean := i < n-1 && len(seg.dirty) == 0 && !seg.replayed
+		if clean && !seg.closed && seg.mapped != nil {
+			// A retired mapped segment no leader has taken yet holds nothing
+			// anyone needs: close it without the fsync. (A written one may
+			// still have bytes pending for its leader.)
+			if err := l.dropRetiringLocked(seg); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if !clean || !seg.closed {
 			kept = append(kept, seg)
 			continue
 		}
@@ -359,6 +467,33 @@ func (l *Log) removeCleanLocked() error {
 	l.mu.segments = kept
 	l.updateSizeLocked()
 	return errors.Join(errs...)
+}
+
+// dropRetiringLocked unmaps and closes seg if it waits in the retiring list,
+// taking it out of the list.
+// REQUIRES: l.mu held.
+func (l *Log) dropRetiringLocked(seg *segment) error {
+	for i, r := range l.mu.retiring {
+		if r != seg {
+			continue
+		}
+		l.mu.retiring = append(l.mu.retiring[:i], l.mu.retiring[i+1:]...)
+		var errs []error
+		if seg.mapped != nil {
+			errs = append(errs, unmapFile(seg.mapped))
+			seg.mapped = nil
+		}
+		if seg.file != nil {
+			errs = append(errs, seg.file.Close())
+			seg.file = nil
+		}
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("commitlog: close %s: %w", seg.name, err)
+		}
+		seg.closed = true
+		return nil
+	}
+	return nil
 }
 
 // SegmentCount is the number of segment files, for tests and metrics.
@@ -406,6 +541,12 @@ func (l *Log) Close() error {
 		errs = append(errs, err)
 	}
 	for _, seg := range l.mu.segments {
+		if seg.mapped != nil {
+			if err := unmapFile(seg.mapped); err != nil {
+				errs = append(errs, err)
+			}
+			seg.mapped = nil
+		}
 		if seg.file != nil {
 			if err := seg.file.Close(); err != nil {
 				errs = append(errs, err)

@@ -2,6 +2,7 @@ package commitlog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -18,13 +19,28 @@ import (
 var tableA = mutation.TableID{0xA}
 var tableB = mutation.TableID{0xB}
 
-func openMem(t *testing.T, fs vfs.FS, mode SyncMode) *Log {
+func openMem(t *testing.T, fs vfs.FS, mode SyncMode) *Log { return openIn(t, fs, "cl", mode) }
+
+func openIn(t *testing.T, fs vfs.FS, dir string, mode SyncMode) *Log {
 	t.Helper()
-	l, err := Open(Options{FS: fs, Dir: "cl", SegmentSize: 64 << 10, SyncMode: mode, GroupWindow: time.Millisecond})
+	l, err := Open(Options{FS: fs, Dir: dir, SegmentSize: 64 << 10, SyncMode: mode, GroupWindow: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// backend is where a test's log lives: on disk, where segments are
+// memory-mapped, or in memory, where they are written (an in-memory file
+// has no descriptor to map).
+type backend struct {
+	name string
+	fs   vfs.FS
+	dir  string
+}
+
+func backends(t *testing.T) []backend {
+	return []backend{{"mmap", vfs.Default, t.TempDir()}, {"write", vfs.NewMem(), "cl"}}
 }
 
 func payloadOf(i int) []byte {
@@ -46,55 +62,62 @@ func replayAll(t *testing.T, l *Log) ([][]byte, ReplayStats) {
 
 func TestAppendReplayEveryMode(t *testing.T) {
 	for _, mode := range []SyncMode{SyncPeriodic, SyncGroup, SyncBatch} {
-		t.Run(mode.String(), func(t *testing.T) {
-			fs := vfs.NewMem()
-			l := openMem(t, fs, mode)
-			const writers, each = 4, 150
-			var wg sync.WaitGroup
-			var mu sync.Mutex
-			positions := map[Position]bool{}
-			for w := 0; w < writers; w++ {
-				wg.Add(1)
-				go func(w int) {
-					defer wg.Done()
-					for i := 0; i < each; i++ {
-						pos, err := l.Append(tableA, payloadOf(w*each+i))
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						mu.Lock()
-						if positions[pos] {
-							t.Errorf("position %s handed out twice", pos)
-						}
-						positions[pos] = true
-						mu.Unlock()
-					}
-				}(w)
-			}
-			wg.Wait()
-			if l.SegmentCount() < 2 {
-				t.Fatalf("expected the records to span segments, got %d", l.SegmentCount())
-			}
-			if err := l.Close(); err != nil {
-				t.Fatal(err)
-			}
-			l2 := openMem(t, fs, mode)
-			defer l2.Close()
-			got, stats := replayAll(t, l2)
-			if len(got) != writers*each || stats.TruncatedBytes != 0 {
-				t.Fatalf("replayed %d records (%+v), want %d", len(got), stats, writers*each)
-			}
-			seen := map[string]bool{}
-			for _, p := range got {
-				seen[string(p)] = true
-			}
-			for i := 0; i < writers*each; i++ {
-				if !seen[string(payloadOf(i))] {
-					t.Fatalf("record %d missing after replay", i)
+		for _, b := range backends(t) {
+			t.Run(mode.String()+"/"+b.name, func(t *testing.T) { testAppendReplay(t, b, mode) })
+		}
+	}
+}
+
+func testAppendReplay(t *testing.T, b backend, mode SyncMode) {
+	fs := b.fs
+	l := openIn(t, fs, b.dir, mode)
+	if got := l.mapped; got != (b.name == "mmap") {
+		t.Fatalf("mapped = %v on the %s backend", got, b.name)
+	}
+	const writers, each = 4, 150
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	positions := map[Position]bool{}
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				pos, err := l.Append(tableA, payloadOf(w*each+i))
+				if err != nil {
+					t.Error(err)
+					return
 				}
+				mu.Lock()
+				if positions[pos] {
+					t.Errorf("position %s handed out twice", pos)
+				}
+				positions[pos] = true
+				mu.Unlock()
 			}
-		})
+		}(w)
+	}
+	wg.Wait()
+	if l.SegmentCount() < 2 {
+		t.Fatalf("expected the records to span segments, got %d", l.SegmentCount())
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l2 := openIn(t, fs, b.dir, mode)
+	defer l2.Close()
+	got, stats := replayAll(t, l2)
+	if len(got) != writers*each || stats.TruncatedBytes != 0 {
+		t.Fatalf("replayed %d records (%+v), want %d", len(got), stats, writers*each)
+	}
+	seen := map[string]bool{}
+	for _, p := range got {
+		seen[string(p)] = true
+	}
+	for i := 0; i < writers*each; i++ {
+		if !seen[string(payloadOf(i))] {
+			t.Fatalf("record %d missing after replay", i)
+		}
 	}
 }
 
@@ -120,8 +143,14 @@ func TestPositionsGrowAcrossRestarts(t *testing.T) {
 }
 
 func TestDiscardDeletesFlushedSegments(t *testing.T) {
-	fs := vfs.NewMem()
-	l := openMem(t, fs, SyncPeriodic)
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) { testDiscard(t, b) })
+	}
+}
+
+func testDiscard(t *testing.T, b backend) {
+	fs := b.fs
+	l := openIn(t, fs, b.dir, SyncPeriodic)
 	defer l.Close()
 	var lastA, lastB Position
 	for i := 0; i < 1500; i++ {
@@ -151,7 +180,7 @@ func TestDiscardDeletesFlushedSegments(t *testing.T) {
 	if got := l.SegmentCount(); got != 1 {
 		t.Fatalf("after both tables flushed everything, %d segments remain, want only the tail", got)
 	}
-	names, _ := fs.List("cl")
+	names, _ := fs.List(b.dir)
 	if len(names) != 1 {
 		t.Fatalf("files left: %v", names)
 	}
@@ -185,10 +214,14 @@ func rewrite(t *testing.T, fs vfs.FS, name string, edit func([]byte) []byte) {
 }
 
 func TestTornTailIsTruncated(t *testing.T) {
+	// Cuts count from the end of the last payload: the zeros padding it to
+	// a multiple of four are not data, and a record missing only them is
+	// whole.
+	pad := recordSize(len(payloadOf(9))) - recordHeaderSize - len(payloadOf(9))
 	for _, cut := range []int{1, 5, 8, 20} {
 		fs := vfs.NewMem()
 		name := writeRecords(t, fs, 10)
-		rewrite(t, fs, name, func(b []byte) []byte { return b[:len(b)-cut] })
+		rewrite(t, fs, name, func(b []byte) []byte { return b[:len(b)-pad-cut] })
 		l := openMem(t, fs, SyncBatch)
 		got, stats := replayAll(t, l)
 		if len(got) != 9 || stats.TruncatedBytes == 0 {
@@ -292,4 +325,82 @@ func FuzzScanSegment(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fillMapped writes n records into a fresh log on disk and returns the
+// newest segment's file, closed, at its full mapped size.
+func fillMapped(t *testing.T, dir string, n int) string {
+	t.Helper()
+	l := openIn(t, vfs.Default, dir, SyncBatch)
+	if !l.mapped {
+		t.Fatal("a log on disk should map its segments")
+	}
+	for i := 0; i < n; i++ {
+		if _, err := l.Append(tableA, payloadOf(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ids, _ := listSegments(vfs.Default, dir)
+	return vfs.Default.PathJoin(dir, SegmentFileName(ids[len(ids)-1]))
+}
+
+// endOfRecords is the offset past the last record of a mapped segment.
+func endOfRecords(t *testing.T, data []byte) int {
+	t.Helper()
+	off := segmentHeaderSize
+	for off+recordHeaderSize <= len(data) {
+		n := int(binary.BigEndian.Uint32(data[off:]))
+		if n == 0 {
+			return off
+		}
+		off += recordSize(n)
+	}
+	t.Fatal("no end of records")
+	return 0
+}
+
+// TestMappedRecordWithoutLengthIsDropped plays a process killed while
+// copying a record into a mapped segment: the payload is there, the length
+// never got stored. Replay keeps the records before it and truncates.
+func TestMappedRecordWithoutLengthIsDropped(t *testing.T) {
+	dir := t.TempDir()
+	name := fillMapped(t, dir, 10)
+	rewrite(t, vfs.Default, name, func(b []byte) []byte {
+		end := endOfRecords(t, b)
+		copy(b[end+recordHeaderSize:], "half-copied payload")
+		return b
+	})
+	l := openIn(t, vfs.Default, dir, SyncBatch)
+	got, stats := replayAll(t, l)
+	if len(got) != 10 || stats.TruncatedBytes == 0 {
+		t.Fatalf("replayed %d records, %+v; want 10 and a truncation", len(got), stats)
+	}
+	l.Close()
+}
+
+// TestMappedDataAfterTheEndOfAnOlderSegment is corruption: only the newest
+// segment can hold a record cut off by a crash.
+func TestMappedDataAfterTheEndOfAnOlderSegment(t *testing.T) {
+	dir := t.TempDir()
+	name := fillMapped(t, dir, 10)
+	var end int
+	rewrite(t, vfs.Default, name, func(b []byte) []byte {
+		end = endOfRecords(t, b)
+		b[end+100] = 1
+		return b
+	})
+	l := openIn(t, vfs.Default, dir, SyncBatch)
+	if _, err := l.Append(tableA, []byte("newer")); err != nil { // a newer segment now follows
+		t.Fatal(err)
+	}
+	l.Close()
+	l = openIn(t, vfs.Default, dir, SyncBatch)
+	defer l.Close()
+	_, err := l.Replay(func(Position, []byte) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), fmt.Sprintf("offset %d", end)) {
+		t.Fatalf("replay = %v; want an error naming %s at offset %d", err, name, end)
+	}
 }

@@ -68,6 +68,13 @@ type Options struct {
 	// GroupWindow is the shortest time between two fsyncs in group mode
 	// (commitlog_sync_group_window). Default 15 ms.
 	GroupWindow time.Duration
+	// DisableMmap writes segments with write system calls instead of
+	// mapping them into memory. By default a segment is a preallocated,
+	// memory-mapped file where an append is a copy under a lock: the bytes
+	// are in the operating system's page cache as soon as they are copied,
+	// which is what C1 asks, without a system call per batch. Filesystems
+	// without file descriptors (in-memory ones in tests) always write.
+	DisableMmap bool
 	// MinSegmentID is a floor for the ids of new segments, so that positions
 	// keep growing even when every old segment is gone (storage passes one
 	// above the highest position its SSTables record).

@@ -61,12 +61,18 @@ func (l *Log) Replay(fn func(pos Position, payload []byte) error) (ReplayStats, 
 }
 
 // scanSegment walks the records of one segment and returns the length of
-// its valid prefix.
+// its valid prefix. Eight zero bytes where a record header belongs end the
+// records: a mapped segment is allocated whole and zero-filled, and a
+// record's length is stored last.
 func scanSegment(seg *segment, data []byte, newest bool, fn func(Position, []byte) error) (valid, records int, err error) {
 	if len(data) < segmentHeaderSize {
 		// The process died between creating the file and writing its first
 		// batch, which always starts with the header: nothing was
 		// acknowledged here.
+		return 0, 0, nil
+	}
+	if allZero(data[:segmentHeaderSize]) && allZero(data) {
+		// A mapped segment the process died in before storing its header.
 		return 0, 0, nil
 	}
 	if string(data[:8]) != segmentMagic || binary.BigEndian.Uint64(data[8:16]) != seg.id ||
@@ -83,27 +89,48 @@ func scanSegment(seg *segment, data []byte, newest bool, fn func(Position, []byt
 			return off, records, fmt.Errorf("commitlog: %s: %s at offset %d", seg.name, why, off)
 		}
 		if len(rest) < recordHeaderSize {
+			if allZero(rest) {
+				return len(data), records, nil // the unused end of a mapped segment
+			}
 			return torn("record header cut short")
 		}
 		n := int(binary.BigEndian.Uint32(rest[0:4]))
+		if n == 0 && binary.BigEndian.Uint32(rest[4:8]) == 0 {
+			switch {
+			case allZero(rest):
+				return len(data), records, nil // the unused end of a mapped segment
+			case newest:
+				return off, records, nil // a record whose length was never stored: not acknowledged
+			}
+			return off, records, fmt.Errorf("commitlog: %s: data after the end of the records at offset %d", seg.name, off)
+		}
+		size := recordSize(n)
 		if n > len(rest)-recordHeaderSize {
 			return torn(fmt.Sprintf("record of %d bytes runs past the end of the file", n))
 		}
 		payload := rest[recordHeaderSize : recordHeaderSize+n]
-		crc := crc32.Update(crc32.Checksum(rest[0:4], crcTable), crcTable, payload)
-		if crc != binary.BigEndian.Uint32(rest[4:8]) {
-			if newest && off+recordHeaderSize+n == len(data) {
+		if recordCRC(rest[0:4], payload) != binary.BigEndian.Uint32(rest[4:8]) {
+			if newest && (size >= len(rest) || allZero(rest[size:])) {
 				return off, records, nil
 			}
 			return off, records, fmt.Errorf("commitlog: %s: checksum mismatch at offset %d", seg.name, off)
 		}
-		off += recordHeaderSize + n
+		off += min(size, len(rest))
 		records++
 		if err := fn(Position{Segment: seg.id, Offset: uint32(off)}, payload); err != nil {
 			return off, records, fmt.Errorf("commitlog: %s: record ending at offset %d: %w", seg.name, off, err)
 		}
 	}
 	return off, records, nil
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // tailIsTorn reports whether the bytes left at the end of the newest
@@ -117,12 +144,7 @@ func tailIsTorn(rest []byte) bool {
 	if n > len(rest)-recordHeaderSize {
 		return true
 	}
-	for _, b := range rest {
-		if b != 0 {
-			return false
-		}
-	}
-	return true
+	return allZero(rest)
 }
 
 func (l *Log) readFile(name string) ([]byte, error) {

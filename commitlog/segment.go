@@ -85,14 +85,26 @@ func appendSegmentHeader(dst []byte, id uint64) []byte {
 	return binary.BigEndian.AppendUint32(dst, crc32.Checksum(dst[len(dst)-8:], crcTable))
 }
 
+// recordSize is the bytes a record of a payload takes: the header, the
+// payload, and zeros up to a multiple of 4, so that every record's length
+// field is aligned for the atomic store that publishes it in a mapped
+// segment.
+func recordSize(payloadLen int) int { return recordHeaderSize + (payloadLen+3)&^3 }
+
+// recordCRC is the checksum of a record: over its length field and payload.
+func recordCRC(lengthField, payload []byte) uint32 {
+	return crc32.Update(crc32.Checksum(lengthField, crcTable), crcTable, payload)
+}
+
 // appendRecord frames a payload.
 func appendRecord(dst, payload []byte) []byte {
 	var hdr [recordHeaderSize]byte
 	binary.BigEndian.PutUint32(hdr[0:4], uint32(len(payload)))
-	crc := crc32.Update(crc32.Checksum(hdr[0:4], crcTable), crcTable, payload)
-	binary.BigEndian.PutUint32(hdr[4:8], crc)
+	binary.BigEndian.PutUint32(hdr[4:8], recordCRC(hdr[0:4], payload))
 	dst = append(dst, hdr[:]...)
-	return append(dst, payload...)
+	dst = append(dst, payload...)
+	var pad [3]byte
+	return append(dst, pad[:recordSize(len(payload))-recordHeaderSize-len(payload)]...)
 }
 
 // segment is one file of the log.
@@ -106,4 +118,10 @@ type segment struct {
 	// replayed segments come from an earlier run: they stay until storage has
 	// flushed what replay put in memtables.
 	replayed bool
+	// mapped is the file's memory mapping, nil in write mode.
+	mapped []byte
+	// closed is set, under the log's lock, once no leader will touch the
+	// file again: its data is fsynced and the file closed (or it is a
+	// replayed segment, never opened for writing).
+	closed bool
 }

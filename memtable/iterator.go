@@ -48,7 +48,8 @@ func (it *Iter) fillForward(key []byte, exclusive bool) *mutation.Entry {
 		key = it.lower
 	}
 	stop := false // past the upper bound, or the batch is full
-	visit := func(e *mutation.Entry) bool {
+	visit := func(i item) bool {
+		e := i.e
 		if exclusive && bytes.Equal(e.Key, key) {
 			return true
 		}
@@ -67,7 +68,7 @@ func (it *Iter) fillForward(key []byte, exclusive bool) *mutation.Entry {
 	if it.upper != nil {
 		last = shardOf(it.upper)
 	}
-	pivot := &mutation.Entry{Key: key}
+	pivot := itemOf(&mutation.Entry{Key: key})
 	for s := shardOf(key); s <= last && !stop; s++ {
 		sh := &it.m.shards[s]
 		sh.RLock()
@@ -90,7 +91,8 @@ func (it *Iter) fillBackward(key []byte, inclusive bool) *mutation.Entry {
 		key, inclusive = it.upper, false
 	}
 	stop := false
-	visit := func(e *mutation.Entry) bool {
+	visit := func(i item) bool {
+		e := i.e
 		if !inclusive && key != nil && bytes.Equal(e.Key, key) {
 			return true
 		}
@@ -112,7 +114,7 @@ func (it *Iter) fillBackward(key []byte, inclusive bool) *mutation.Entry {
 	if key != nil {
 		start = shardOf(key)
 	}
-	pivot := &mutation.Entry{Key: key}
+	pivot := itemOf(&mutation.Entry{Key: key})
 	for s := start; s >= first && !stop; s-- {
 		sh := &it.m.shards[s]
 		sh.RLock()
