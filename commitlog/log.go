@@ -1,14 +1,12 @@
 package commitlog
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/cockroachdb/pebble/vfs"
 	"github.com/sibyldb/sibyl/mutation"
 )
 
@@ -54,7 +52,21 @@ type Log struct {
 		lastSync time.Time
 		err      error // sticky: after a failed write or sync the log refuses appends
 		closed   bool
+		// prepared is a mapped segment made ahead of need, so that a full
+		// tail is replaced without creating a file under the lock.
+		prepared *segment
+		late     *segment // prepared after Close began; Close removes it
+		// preparing is set while the preparer makes a segment; a rollover
+		// waits for it rather than making another.
+		preparing bool
 	}
+	// overdue is set when periodic mode's last fsync is more than 1.5
+	// periods old, by a timer each fsync re-arms: appends then wait for an
+	// fsync, and in the meantime check a flag instead of reading the clock.
+	overdue      atomic.Bool
+	overdueTimer *time.Timer
+	prepare      chan struct{} // wakes the segment preparer
+	preparerDone chan struct{}
 	// size mirrors Size's answer, updated under mu, so that writers checking
 	// the commit log's total space after every write take no lock.
 	size       atomic.Int64
@@ -82,7 +94,8 @@ func Open(opts Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{opts: opts, stop: make(chan struct{}), syncerDone: make(chan struct{}), mapped: mmapSupported && !opts.DisableMmap}
+	l := &Log{opts: opts, stop: make(chan struct{}), syncerDone: make(chan struct{}), mapped: mmapSupported && !opts.DisableMmap,
+		prepare: make(chan struct{}, 1), preparerDone: make(chan struct{})}
 	l.mu.cond.L = &l.mu.Mutex
 	next := max(opts.MinSegmentID, uint64(opts.Now().UnixMicro()))
 	for _, id := range ids {
@@ -98,9 +111,16 @@ func Open(opts Options) (*Log, error) {
 		return nil, fmt.Errorf("commitlog: %w", err)
 	}
 	if opts.SyncMode == SyncPeriodic {
+		l.overdueTimer = time.AfterFunc(opts.SyncPeriod*3/2, func() { l.overdue.Store(true) })
 		go l.periodicSyncer()
 	} else {
 		close(l.syncerDone)
+	}
+	if l.mapped {
+		go l.prepareSegments()
+		l.kickPreparer()
+	} else {
+		close(l.preparerDone)
 	}
 	return l, nil
 }
@@ -111,18 +131,20 @@ func Open(opts Options) (*Log, error) {
 // next leader to fsync and close.
 // REQUIRES: l.mu held.
 func (l *Log) startSegmentLocked() error {
-	id := l.mu.nextID
-	seg := &segment{id: id, name: l.opts.FS.PathJoin(l.opts.Dir, SegmentFileName(id)), dirty: map[[16]byte]Position{}}
-	if l.mapped {
-		mapped, err := l.createMapped(seg)
-		if err != nil {
-			return err
-		}
-		if !mapped {
-			l.mapped = false // the filesystem has no file descriptors: write mode
+	seg := l.takePreparedLocked()
+	if seg == nil {
+		seg = l.newSegmentLocked()
+		if l.mapped {
+			mapped, err := l.createMapped(seg)
+			if err != nil {
+				return err
+			}
+			if !mapped {
+				l.mapped = false // the filesystem has no file descriptors: write mode
+			}
 		}
 	}
-	l.mu.nextID++
+	id := seg.id
 	if n := len(l.mu.segments); n > 0 && !l.mu.segments[n-1].closed {
 		l.mu.retiring = append(l.mu.retiring, l.mu.segments[n-1])
 	}
@@ -141,28 +163,12 @@ func (l *Log) startSegmentLocked() error {
 	return nil
 }
 
-// createMapped creates seg's file at its full size, maps it and writes the
-// header; it reports false, with the file left for write mode, when the
-// filesystem gives no file descriptor.
-func (l *Log) createMapped(seg *segment) (bool, error) {
-	f, err := l.opts.FS.Create(seg.name)
-	if err != nil {
-		return false, fmt.Errorf("create %s: %w", seg.name, err)
-	}
-	seg.file = f
-	if f.Fd() == vfs.InvalidFd {
-		return false, l.syncDir()
-	}
-	data, err := mapFile(f, l.opts.SegmentSize)
-	if err != nil {
-		f.Close()
-		seg.file = nil
-		_ = l.opts.FS.Remove(seg.name)
-		return false, fmt.Errorf("%s: %w", seg.name, err)
-	}
-	seg.mapped = data
-	appendSegmentHeader(data[:0], seg.id)
-	return true, l.syncDir()
+// newSegmentLocked allocates the next segment id.
+// REQUIRES: l.mu held.
+func (l *Log) newSegmentLocked() *segment {
+	id := l.mu.nextID
+	l.mu.nextID++
+	return &segment{id: id, name: l.opts.FS.PathJoin(l.opts.Dir, SegmentFileName(id)), dirty: map[[16]byte]*Position{}}
 }
 
 func (l *Log) tailLocked() *segment { return l.mu.segments[len(l.mu.segments)-1] }
@@ -178,6 +184,7 @@ func (l *Log) Append(table mutation.TableID, payload []byte) (Position, error) {
 			len(payload), l.MaxRecordSize())
 	}
 	size := int64(recordSize(len(payload)))
+	hdr := recordHeader(payload)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mu.closed {
@@ -194,7 +201,7 @@ func (l *Log) Append(table mutation.TableID, payload []byte) (Position, error) {
 	}
 	tail := l.tailLocked()
 	if tail.mapped != nil {
-		writeRecord(tail.mapped[l.mu.tailSize:l.mu.tailSize+size], payload)
+		writeRecord(tail.mapped[l.mu.tailSize:l.mu.tailSize+size], hdr, payload)
 	} else {
 		last := &l.mu.pending
 		if n := len(*last); n == 0 || (*last)[n-1].seg != tail {
@@ -202,7 +209,7 @@ func (l *Log) Append(table mutation.TableID, payload []byte) (Position, error) {
 			l.mu.spare = nil
 		}
 		c := &(*last)[len(*last)-1]
-		c.data = appendRecord(c.data, payload)
+		c.data = appendFramed(c.data, hdr, payload)
 	}
 	l.mu.tailSize += size
 	l.updateSizeLocked()
@@ -211,10 +218,9 @@ func (l *Log) Append(table mutation.TableID, payload []byte) (Position, error) {
 	if tail.mapped != nil {
 		l.mu.written = pos // copied into the page cache
 	}
-	tail.dirty[table] = pos
+	tail.markDirty(table, pos)
 
-	needSync := l.opts.SyncMode != SyncPeriodic ||
-		l.opts.Now().Sub(l.mu.lastSync) > l.opts.SyncPeriod*3/2
+	needSync := l.opts.SyncMode != SyncPeriodic || l.overdue.Load()
 	return pos, l.waitLocked(pos, needSync)
 }
 
@@ -290,6 +296,10 @@ func (l *Log) leadLocked(sync bool) {
 		if sync {
 			l.mu.synced = end
 			l.mu.lastSync = l.opts.Now()
+			if l.overdueTimer != nil {
+				l.overdue.Store(false)
+				l.overdueTimer.Reset(l.opts.SyncPeriod * 3 / 2)
+			}
 		}
 	}
 	l.mu.cond.Broadcast()
@@ -312,40 +322,6 @@ func (l *Log) recycleLocked(batch []chunk) {
 	if l.mu.pending == nil {
 		l.mu.pending = batch[:0]
 	}
-}
-
-// closeRetiring fsyncs, unmaps and closes the segments the tail moved away
-// from, once everything pending for them is written.
-func (l *Log) closeRetiring(segs []*segment) error {
-	for _, seg := range segs {
-		if seg.file == nil {
-			continue // closed by an earlier turn that then failed
-		}
-		if err := seg.file.Sync(); err != nil {
-			return fmt.Errorf("sync %s: %w", seg.name, err)
-		}
-		if seg.mapped != nil {
-			if err := unmapFile(seg.mapped); err != nil {
-				return fmt.Errorf("unmap %s: %w", seg.name, err)
-			}
-			seg.mapped = nil
-		}
-		if err := seg.file.Close(); err != nil {
-			return fmt.Errorf("close %s: %w", seg.name, err)
-		}
-		seg.file = nil
-	}
-	return nil
-}
-
-// writeRecord frames a payload into dst, a zeroed span of a mapped
-// segment of recordSize(len(payload)) bytes, publishing its length last.
-func writeRecord(dst, payload []byte) {
-	var lengthField [4]byte
-	binary.BigEndian.PutUint32(lengthField[:], uint32(len(payload)))
-	copy(dst[recordHeaderSize:], payload)
-	binary.BigEndian.PutUint32(dst[4:8], recordCRC(lengthField[:], payload))
-	publishLength(dst[0:4], lengthField)
 }
 
 // writeChunks writes one leader turn's pending bytes (write mode),
@@ -420,9 +396,7 @@ func (l *Log) Discard(table mutation.TableID, upTo Position) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, seg := range l.mu.segments {
-		if last, ok := seg.dirty[table]; ok && !upTo.Less(last) {
-			delete(seg.dirty, table)
-		}
+		seg.markClean(table, upTo)
 	}
 	return l.removeCleanLocked()
 }
@@ -467,33 +441,6 @@ func (l *Log) removeCleanLocked() error {
 	l.mu.segments = kept
 	l.updateSizeLocked()
 	return errors.Join(errs...)
-}
-
-// dropRetiringLocked unmaps and closes seg if it waits in the retiring list,
-// taking it out of the list.
-// REQUIRES: l.mu held.
-func (l *Log) dropRetiringLocked(seg *segment) error {
-	for i, r := range l.mu.retiring {
-		if r != seg {
-			continue
-		}
-		l.mu.retiring = append(l.mu.retiring[:i], l.mu.retiring[i+1:]...)
-		var errs []error
-		if seg.mapped != nil {
-			errs = append(errs, unmapFile(seg.mapped))
-			seg.mapped = nil
-		}
-		if seg.file != nil {
-			errs = append(errs, seg.file.Close())
-			seg.file = nil
-		}
-		if err := errors.Join(errs...); err != nil {
-			return fmt.Errorf("commitlog: close %s: %w", seg.name, err)
-		}
-		seg.closed = true
-		return nil
-	}
-	return nil
 }
 
 // SegmentCount is the number of segment files, for tests and metrics.
@@ -554,8 +501,19 @@ func (l *Log) Close() error {
 			seg.file = nil
 		}
 	}
+	prepared := l.mu.prepared
+	l.mu.prepared = nil
 	l.mu.Unlock()
 	close(l.stop)
 	<-l.syncerDone
+	<-l.preparerDone
+	if l.overdueTimer != nil {
+		l.overdueTimer.Stop()
+	}
+	if prepared != nil {
+		errs = append(errs, l.discardPrepared(prepared))
+	} else if p := l.takeLatePrepared(); p != nil {
+		errs = append(errs, l.discardPrepared(p))
+	}
 	return errors.Join(errs...)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -180,9 +181,20 @@ func testDiscard(t *testing.T, b backend) {
 	if got := l.SegmentCount(); got != 1 {
 		t.Fatalf("after both tables flushed everything, %d segments remain, want only the tail", got)
 	}
+	l.mu.Lock()
+	for l.mu.preparing {
+		l.mu.cond.Wait()
+	}
 	names, _ := fs.List(b.dir)
-	if len(names) != 1 {
-		t.Fatalf("files left: %v", names)
+	want := []string{SegmentFileName(l.tailLocked().id)}
+	if l.mu.prepared != nil {
+		want = append(want, SegmentFileName(l.mu.prepared.id)) // made ahead for the next rollover
+	}
+	l.mu.Unlock()
+	slices.Sort(names)
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Fatalf("files left: %v, want %v", names, want)
 	}
 }
 
@@ -402,5 +414,42 @@ func TestMappedDataAfterTheEndOfAnOlderSegment(t *testing.T) {
 	_, err := l.Replay(func(Position, []byte) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), fmt.Sprintf("offset %d", end)) {
 		t.Fatalf("replay = %v; want an error naming %s at offset %d", err, name, end)
+	}
+}
+
+// TestTornRecordBeforeAPreparedSegment: a crash leaves the segment prepared
+// for the next rollover after the tail. It holds no records, so the tail
+// is still the newest segment with records, where a torn record is
+// expected rather than corruption.
+func TestTornRecordBeforeAPreparedSegment(t *testing.T) {
+	dir := t.TempDir()
+	name := fillMapped(t, dir, 10)
+	rewrite(t, vfs.Default, name, func(b []byte) []byte {
+		copy(b[endOfRecords(t, b)+recordHeaderSize:], "half-copied payload")
+		return b
+	})
+	ids, _ := listSegments(vfs.Default, dir)
+	prepared := make([]byte, 64<<10)
+	appendSegmentHeader(prepared[:0], ids[len(ids)-1]+1)
+	writeFile(t, vfs.Default, vfs.Default.PathJoin(dir, SegmentFileName(ids[len(ids)-1]+1)), prepared)
+	l := openIn(t, vfs.Default, dir, SyncBatch)
+	defer l.Close()
+	got, stats := replayAll(t, l)
+	if len(got) != 10 || stats.TruncatedBytes == 0 {
+		t.Fatalf("replayed %d records, %+v; want 10 and a truncation", len(got), stats)
+	}
+}
+
+func writeFile(t *testing.T, fs vfs.FS, name string, data []byte) {
+	t.Helper()
+	f, err := fs.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -29,13 +29,26 @@ func (l *Log) Replay(fn func(pos Position, payload []byte) error) (ReplayStats, 
 	}
 	l.mu.Unlock()
 	var stats ReplayStats
+	// The newest segment that holds records is the one a crash can have cut
+	// a record short in; segments after it were prepared ahead of need and
+	// never written.
+	newest := len(old) - 1
+	for ; newest > 0; newest-- {
+		empty, err := l.holdsNoRecords(old[newest])
+		if err != nil {
+			return stats, err
+		}
+		if !empty {
+			break
+		}
+	}
 	for i, seg := range old {
 		stats.Segments++
 		data, err := l.readFile(seg.name)
 		if err != nil {
 			return stats, err
 		}
-		valid, records, err := scanSegment(seg, data, i == len(old)-1, fn)
+		valid, records, err := scanSegment(seg, data, i >= newest, fn)
 		stats.Records += records
 		if err != nil {
 			return stats, err
@@ -145,6 +158,16 @@ func tailIsTorn(rest []byte) bool {
 		return true
 	}
 	return allZero(rest)
+}
+
+// holdsNoRecords reports whether a segment has nothing past its header but
+// zeros.
+func (l *Log) holdsNoRecords(seg *segment) (bool, error) {
+	data, err := l.readFile(seg.name)
+	if err != nil {
+		return false, err
+	}
+	return len(data) <= segmentHeaderSize || allZero(data[segmentHeaderSize:]), nil
 }
 
 func (l *Log) readFile(name string) ([]byte, error) {

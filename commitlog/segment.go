@@ -96,15 +96,51 @@ func recordCRC(lengthField, payload []byte) uint32 {
 	return crc32.Update(crc32.Checksum(lengthField, crcTable), crcTable, payload)
 }
 
-// appendRecord frames a payload.
-func appendRecord(dst, payload []byte) []byte {
+// recordHeader is the header of a payload's record; it depends on nothing
+// but the payload, so appenders build it before taking the log's lock.
+func recordHeader(payload []byte) [recordHeaderSize]byte {
 	var hdr [recordHeaderSize]byte
 	binary.BigEndian.PutUint32(hdr[0:4], uint32(len(payload)))
 	binary.BigEndian.PutUint32(hdr[4:8], recordCRC(hdr[0:4], payload))
+	return hdr
+}
+
+// appendRecord frames a payload.
+func appendRecord(dst, payload []byte) []byte {
+	return appendFramed(dst, recordHeader(payload), payload)
+}
+
+// appendFramed appends a record with its header already built.
+func appendFramed(dst []byte, hdr [recordHeaderSize]byte, payload []byte) []byte {
 	dst = append(dst, hdr[:]...)
 	dst = append(dst, payload...)
 	var pad [3]byte
 	return append(dst, pad[:recordSize(len(payload))-recordHeaderSize-len(payload)]...)
+}
+
+// markDirty records that table's last record here ends at pos.
+func (s *segment) markDirty(table [16]byte, pos Position) {
+	if s.hotEnd != nil && s.hotTable == table {
+		*s.hotEnd = pos
+		return
+	}
+	end := s.dirty[table]
+	if end == nil {
+		end = new(Position)
+		s.dirty[table] = end
+	}
+	*end = pos
+	s.hotTable, s.hotEnd = table, end
+}
+
+// markClean forgets table if its last record here ends at or before upTo.
+func (s *segment) markClean(table [16]byte, upTo Position) {
+	if end, ok := s.dirty[table]; ok && !upTo.Less(*end) {
+		delete(s.dirty, table)
+		if s.hotEnd == end {
+			s.hotEnd = nil
+		}
+	}
 }
 
 // segment is one file of the log.
@@ -114,7 +150,11 @@ type segment struct {
 	file vfs.File
 	// dirty maps each table with records in this segment to the end of its
 	// last record here; the segment may go once every table has flushed past.
-	dirty map[[16]byte]Position
+	dirty map[[16]byte]*Position
+	// hotTable and hotEnd short-cut dirty for the table appended last, the
+	// common case of one busy table: no map hashing under the log's lock.
+	hotTable [16]byte
+	hotEnd   *Position
 	// replayed segments come from an earlier run: they stay until storage has
 	// flushed what replay put in memtables.
 	replayed bool

@@ -1,0 +1,190 @@
+package commitlog
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/vfs"
+)
+
+// Mapped segments: creation, the preparer that makes the next one ahead of
+// need, and their retirement.
+
+// createMapped creates seg's file at its full size, maps it and writes the
+// header; it reports false, with the file left for write mode, when the
+// filesystem gives no file descriptor.
+func (l *Log) createMapped(seg *segment) (bool, error) {
+	f, err := l.opts.FS.Create(seg.name)
+	if err != nil {
+		return false, fmt.Errorf("create %s: %w", seg.name, err)
+	}
+	seg.file = f
+	if f.Fd() == vfs.InvalidFd {
+		return false, l.syncDir()
+	}
+	data, err := mapFile(f, l.opts.SegmentSize)
+	if err != nil {
+		f.Close()
+		seg.file = nil
+		_ = l.opts.FS.Remove(seg.name)
+		return false, fmt.Errorf("%s: %w", seg.name, err)
+	}
+	seg.mapped = data
+	appendSegmentHeader(data[:0], seg.id)
+	return true, l.syncDir()
+}
+
+// takePreparedLocked returns the prepared segment to become the tail,
+// waiting for one being prepared, and asks for the next. It returns nil
+// when none is ready or coming (the preparer failed, or write mode): the
+// caller makes one. Waiting keeps segment ids in the order segments become
+// the tail, so positions only grow.
+// REQUIRES: l.mu held.
+func (l *Log) takePreparedLocked() *segment {
+	for l.mu.prepared == nil && l.mu.preparing {
+		l.mu.cond.Wait()
+	}
+	seg := l.mu.prepared
+	if seg == nil {
+		return nil
+	}
+	l.mu.prepared = nil
+	l.kickPreparer()
+	return seg
+}
+
+func (l *Log) kickPreparer() {
+	select {
+	case l.prepare <- struct{}{}:
+	default:
+	}
+}
+
+// prepareSegments keeps one mapped segment ready: creating, allocating and
+// prefaulting 32 MiB takes milliseconds that writers would otherwise wait
+// under the lock.
+func (l *Log) prepareSegments() {
+	defer close(l.preparerDone)
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-l.prepare:
+		}
+		l.mu.Lock()
+		if l.mu.closed || l.mu.prepared != nil || !l.mapped {
+			l.mu.Unlock()
+			continue
+		}
+		seg := l.newSegmentLocked()
+		l.mu.preparing = true
+		l.mu.Unlock()
+		mapped, err := l.createMapped(seg)
+		if err == nil && mapped {
+			prefault(seg.mapped)
+		}
+		l.mu.Lock()
+		l.mu.preparing = false
+		l.mu.cond.Broadcast()
+		switch {
+		case err == nil && !mapped:
+			_ = l.discardPrepared(seg) // cannot happen once a segment was mapped
+		case err != nil:
+			// The tail's next rollover creates the segment itself and meets
+			// the error there, where a writer hears of it.
+			l.opts.Logger.Warn().Err(err).Msg("preparing a commit log segment")
+		case l.mu.closed:
+			l.mu.late = seg
+		default:
+			l.mu.prepared = seg
+		}
+		l.mu.Unlock()
+	}
+}
+
+// takeLatePrepared returns a segment the preparer finished after Close took
+// the prepared one.
+func (l *Log) takeLatePrepared() *segment {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seg := l.mu.late
+	l.mu.late = nil
+	return seg
+}
+
+// discardPrepared removes a prepared segment no record went to.
+func (l *Log) discardPrepared(seg *segment) error {
+	var errs []error
+	if seg.mapped != nil {
+		errs = append(errs, unmapFile(seg.mapped))
+		seg.mapped = nil
+	}
+	if seg.file != nil {
+		errs = append(errs, seg.file.Close())
+		seg.file = nil
+	}
+	errs = append(errs, l.opts.FS.Remove(seg.name))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("commitlog: discard %s: %w", seg.name, err)
+	}
+	return nil
+}
+
+// closeRetiring fsyncs, unmaps and closes the segments the tail moved away
+// from, once everything pending for them is written.
+func (l *Log) closeRetiring(segs []*segment) error {
+	for _, seg := range segs {
+		if seg.file == nil {
+			continue // closed by an earlier turn that then failed
+		}
+		if err := seg.file.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", seg.name, err)
+		}
+		if seg.mapped != nil {
+			if err := unmapFile(seg.mapped); err != nil {
+				return fmt.Errorf("unmap %s: %w", seg.name, err)
+			}
+			seg.mapped = nil
+		}
+		if err := seg.file.Close(); err != nil {
+			return fmt.Errorf("close %s: %w", seg.name, err)
+		}
+		seg.file = nil
+	}
+	return nil
+}
+
+// writeRecord frames a payload into dst, a zeroed span of a mapped
+// segment of recordSize(len(payload)) bytes, publishing its length last.
+func writeRecord(dst []byte, hdr [recordHeaderSize]byte, payload []byte) {
+	copy(dst[recordHeaderSize:], payload)
+	copy(dst[4:8], hdr[4:8])
+	publishLength(dst[0:4], [4]byte(hdr[0:4]))
+}
+
+// dropRetiringLocked unmaps and closes seg if it waits in the retiring list,
+// taking it out of the list.
+// REQUIRES: l.mu held.
+func (l *Log) dropRetiringLocked(seg *segment) error {
+	for i, r := range l.mu.retiring {
+		if r != seg {
+			continue
+		}
+		l.mu.retiring = append(l.mu.retiring[:i], l.mu.retiring[i+1:]...)
+		var errs []error
+		if seg.mapped != nil {
+			errs = append(errs, unmapFile(seg.mapped))
+			seg.mapped = nil
+		}
+		if seg.file != nil {
+			errs = append(errs, seg.file.Close())
+			seg.file = nil
+		}
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("commitlog: close %s: %w", seg.name, err)
+		}
+		seg.closed = true
+		return nil
+	}
+	return nil
+}
