@@ -152,7 +152,12 @@ func readPartition(it *mergingIter, tokenLen int, prefix, key []byte, opts ReadQ
 		return opts.Limit == 0 || len(p.Rows) < opts.Limit
 	}
 	if !opts.Reverse {
-		for e = it.SeekGE(rowsStart); e != nil && bytes.Compare(e.Key, rowsEnd) < 0; e = it.Next() {
+		// The walk above stopped at the first row; a seek is needed only
+		// when the slice starts after it.
+		if e != nil && bytes.Compare(e.Key, rowsStart) < 0 {
+			e = it.SeekGE(rowsStart)
+		}
+		for ; e != nil && bytes.Compare(e.Key, rowsEnd) < 0; e = it.Next() {
 			if !take(e) {
 				break
 			}
