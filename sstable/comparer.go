@@ -5,22 +5,13 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/sstable"
-	"github.com/sibyldb/sibyl/mutation"
 )
 
-// comparer tells pebble how engine keys sort (plain bytes) and where their
-// partition prefix ends, so that the bloom filter is built over partitions
-// and a partition read can skip a file without touching its data blocks.
+// comparer tells pebble how engine keys sort: as plain bytes. (Partition
+// filtering is the Filter component's, not pebble's.)
 func comparer(tokenLen int) *sstable.Comparer {
 	c := *sstable.DefaultComparer
 	c.Name = fmt.Sprintf("sibyl.engine-key.v1.token%d", tokenLen)
-	c.Split = func(key []byte) int {
-		n, err := mutation.PartitionPrefixLen(key, tokenLen)
-		if err != nil {
-			return len(key) // not an engine key (never written by Sibyl): filter on the whole key
-		}
-		return n
-	}
 	c.Compare = bytes.Compare
 	return &c
 }

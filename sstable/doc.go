@@ -4,15 +4,17 @@
 //
 //	sb-<generation>-Data.db        entries in engine-key order, in the block
 //	                               format of pebble's sstable package (blocks,
-//	                               compression, checksums, a bloom filter over
-//	                               partition prefixes)
+//	                               compression, checksums)
+//	sb-<generation>-Filter.db      a bloom filter over partition prefixes
+//	                               (pebble's bloom format, with a CRC32C),
+//	                               held in memory while the SSTable is open
 //	sb-<generation>-Statistics.db  our metadata component (Metadata, JSON with
 //	                               a CRC32C), written last
 //	sb-<id>-Obsolete.txn           generations being removed (JSON with a
 //	                               CRC32C), carried out at start-up
 //
 // Owns: the file names and publication protocol (temporary files, fsync,
-// rename Data then Statistics, fsync the directory: an SSTable exists once its
+// rename Data, Filter, then Statistics, fsync the directory: an SSTable exists once its
 // Statistics file does), removal through obsolete logs, the metadata component, the engine-key comparer given
 // to pebble, iterators that decode entries, and the shared block cache.
 // Does not own: what entries mean (package mutation), which SSTables a table

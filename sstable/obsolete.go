@@ -95,13 +95,13 @@ func CompleteObsoleteLogs(fs vfs.FS, dir string) ([]uint64, error) {
 		}
 		for _, g := range gens {
 			if present[StatisticsFileName(g)] {
-				if err := fs.Remove(fs.PathJoin(dir, StatisticsFileName(g))); err != nil {
-					return removed, fmt.Errorf("sstable: complete %s: %w", n, err)
-				}
 				removed = append(removed, g)
 			}
-			if present[DataFileName(g)] {
-				if err := fs.Remove(fs.PathJoin(dir, DataFileName(g))); err != nil {
+			for _, c := range componentNames(g) {
+				if !present[c] {
+					continue
+				}
+				if err := fs.Remove(fs.PathJoin(dir, c)); err != nil {
 					return removed, fmt.Errorf("sstable: complete %s: %w", n, err)
 				}
 			}

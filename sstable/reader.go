@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/pebble"
-	"github.com/cockroachdb/pebble/bloom"
 	"github.com/cockroachdb/pebble/objstorage"
 	"github.com/cockroachdb/pebble/sstable"
 	"github.com/cockroachdb/pebble/vfs"
@@ -22,6 +21,7 @@ type Reader struct {
 	meta     *Metadata
 	r        *sstable.Reader
 	tokenLen int
+	filter   []byte // the Filter component; nil passes every partition
 }
 
 // Open opens generation gen in dir. cache may be nil.
@@ -31,6 +31,10 @@ func Open(fs vfs.FS, dir string, gen uint64, cache *Cache, tokenLen int) (*Reade
 		return nil, err
 	}
 	meta, err := readMetadata(fs, fs.PathJoin(dir, StatisticsFileName(gen)))
+	if err != nil {
+		return nil, err
+	}
+	filter, err := readFilter(fs, fs.PathJoin(dir, FilterFileName(gen)))
 	if err != nil {
 		return nil, err
 	}
@@ -48,11 +52,7 @@ func Open(fs vfs.FS, dir string, gen uint64, cache *Cache, tokenLen int) (*Reade
 		f.Close()
 		return nil, fmt.Errorf("sstable: open %s: %w", name, err)
 	}
-	policy := bloom.FilterPolicy(10)
-	ro := sstable.ReaderOptions{
-		Comparer: cmp,
-		Filters:  map[string]sstable.FilterPolicy{policy.Name(): policy},
-	}
+	ro := sstable.ReaderOptions{Comparer: cmp}
 	if cache != nil {
 		ro.Cache = cache.c
 	}
@@ -61,7 +61,7 @@ func Open(fs vfs.FS, dir string, gen uint64, cache *Cache, tokenLen int) (*Reade
 	if err != nil {
 		return nil, wrapReadError(name, err)
 	}
-	return &Reader{name: name, meta: meta, r: r, tokenLen: tokenLen}, nil
+	return &Reader{name: name, meta: meta, r: r, tokenLen: tokenLen, filter: filter}, nil
 }
 
 // wrapReadError names the file and marks checksum failures as corruption
@@ -103,19 +103,19 @@ func (r *Reader) MayContainPartition(prefix []byte) (bool, error) {
 }
 
 // NewPartitionIter iterates the entries of one partition, or returns nil
-// when the key range or the bloom filter shows the SSTable has none. The
-// filter is consulted through the iterator the read then uses, so a
-// partition read opens one iterator per SSTable, not two.
+// when the key range, the bloom filter or a seek shows the SSTable has
+// none.
 func (r *Reader) NewPartitionIter(prefix []byte) (*Iter, error) {
 	upper := mutation.PartitionUpperBound(prefix)
-	if r.meta.MinKey == nil || bytes.Compare(prefix, r.meta.MaxKey) > 0 || bytes.Compare(upper, r.meta.MinKey) <= 0 {
+	if r.meta.MinKey == nil || bytes.Compare(prefix, r.meta.MaxKey) > 0 || bytes.Compare(upper, r.meta.MinKey) <= 0 ||
+		!mayContain(r.filter, prefix) {
 		return nil, nil
 	}
 	it, err := r.r.NewIter(prefix, upper)
 	if err != nil {
 		return nil, wrapReadError(r.name, err)
 	}
-	k, v := it.SeekPrefixGE(prefix, prefix, sstable.SeekGEFlags(0))
+	k, v := it.SeekGE(prefix, sstable.SeekGEFlags(0))
 	if k == nil {
 		err := it.Error()
 		if closeErr := it.Close(); err == nil {
@@ -328,6 +328,9 @@ func RemoveIncomplete(fs vfs.FS, dir string) ([]string, error) {
 		if g, ok := parseName(name, "-Data.db"); ok && !published[g] {
 			incomplete = true
 		}
+		if g, ok := parseName(name, "-Filter.db"); ok && !published[g] {
+			incomplete = true
+		}
 		if !incomplete {
 			continue
 		}
@@ -340,15 +343,20 @@ func RemoveIncomplete(fs vfs.FS, dir string) ([]string, error) {
 }
 
 // Remove deletes the files of generation gen: Statistics first, so a crash
-// midway leaves an unpublished Data file that RemoveIncomplete clears.
+// midway leaves unpublished components that RemoveIncomplete clears.
 func Remove(fs vfs.FS, dir string, gen uint64) error {
-	if err := fs.Remove(fs.PathJoin(dir, StatisticsFileName(gen))); err != nil {
-		return fmt.Errorf("sstable: remove generation %d: %w", gen, err)
-	}
-	if err := fs.Remove(fs.PathJoin(dir, DataFileName(gen))); err != nil {
-		return fmt.Errorf("sstable: remove generation %d: %w", gen, err)
+	for _, name := range componentNames(gen) {
+		if err := fs.Remove(fs.PathJoin(dir, name)); err != nil {
+			return fmt.Errorf("sstable: remove generation %d: %w", gen, err)
+		}
 	}
 	return nil
+}
+
+// componentNames are a generation's files, Statistics first: the order in
+// which they go.
+func componentNames(gen uint64) []string {
+	return []string{StatisticsFileName(gen), DataFileName(gen), FilterFileName(gen)}
 }
 
 // checkFooter refuses a Data file whose size or footer differ from what its

@@ -296,7 +296,7 @@ func TestObsoleteLogIsCompletedAtStartUp(t *testing.T) {
 	}
 	names, _ := fs.List("t")
 	sort.Strings(names)
-	if want := []string{DataFileName(3), StatisticsFileName(3)}; strings.Join(names, " ") != strings.Join(want, " ") {
+	if want := []string{DataFileName(3), FilterFileName(3), StatisticsFileName(3)}; strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Fatalf("left %v, want %v", names, want)
 	}
 }
@@ -385,5 +385,52 @@ func TestPartitionIterMoves(t *testing.T) {
 				t.Fatalf("partition %x, %s: got %d keys, want %d", p, c.name, len(got), len(c.want))
 			}
 		}
+	}
+}
+
+// TestFilterSkipsAbsentPartitions checks the Filter component: every
+// partition written passes, and nearly every other is refused before an
+// iterator opens (10 bits per key: about 1% false positives).
+func TestFilterSkipsAbsentPartitions(t *testing.T) {
+	fs := vfs.NewMem()
+	es := entries(300)
+	build(t, fs, 1, es)
+	r, err := Open(fs, "t", 1, nil, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.filter == nil {
+		t.Fatal("no filter loaded")
+	}
+	for i := range es {
+		n, _ := mutation.PartitionPrefixLen(es[i].Key, 8)
+		if !mayContain(r.filter, es[i].Key[:n]) {
+			t.Fatalf("the filter refuses partition %x, which the SSTable holds", es[i].Key[:n])
+		}
+	}
+	passed := 0
+	const absent = 2000
+	for i := 0; i < absent; i++ {
+		pk := []byte(fmt.Sprintf("absent%d", i))
+		if mayContain(r.filter, mutation.AppendPartitionPrefix(nil, p.Token(pk), pk)) {
+			passed++
+		}
+	}
+	if passed > absent/20 {
+		t.Fatalf("%d of %d absent partitions pass the filter", passed, absent)
+	}
+}
+
+func TestDamagedFilterIsCorruption(t *testing.T) {
+	fs := vfs.NewMem()
+	build(t, fs, 1, entries(50))
+	name := fs.PathJoin("t", FilterFileName(1))
+	b := readAll(fs, name)
+	b[len(b)/2] ^= 0x10
+	writeAll(fs, name, b)
+	_, err := Open(fs, "t", 1, nil, 8)
+	if !errors.Is(err, invariants.ErrCorruption) || !strings.Contains(err.Error(), FilterFileName(1)) {
+		t.Fatalf("Open = %v, want a corruption error naming the filter", err)
 	}
 }

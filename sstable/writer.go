@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cockroachdb/pebble/bloom"
 	"github.com/cockroachdb/pebble/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/sstable"
 	"github.com/cockroachdb/pebble/vfs"
@@ -75,10 +74,6 @@ func (o *WriterOptions) pebbleOptions() (sstable.WriterOptions, error) {
 	case "none":
 		wo.Compression = sstable.NoCompression
 	}
-	if o.BloomBitsPerKey > 0 {
-		wo.FilterPolicy = bloom.FilterPolicy(o.BloomBitsPerKey)
-		wo.FilterType = sstable.TableFilter
-	}
 	return wo, nil
 }
 
@@ -100,6 +95,7 @@ type Writer struct {
 	meta     *Metadata
 	lastKey  []byte
 	lastPart []byte
+	filter   filterBuilder
 	closed   bool
 }
 
@@ -120,7 +116,8 @@ func Create(fs vfs.FS, dir string, gen uint64, level int, opts WriterOptions) (*
 	}
 	return &Writer{
 		fs: fs, dir: dir, opts: opts, meta: newMetadata(gen, level),
-		w: sstable.NewWriter(objstorageprovider.NewFileWritable(f), wo),
+		w:      sstable.NewWriter(objstorageprovider.NewFileWritable(f), wo),
+		filter: newFilterBuilder(opts.BloomBitsPerKey),
 	}, nil
 }
 
@@ -158,6 +155,7 @@ func (w *Writer) account(e *mutation.Entry, prefixLen int) {
 	if !bytes.Equal(w.lastPart, e.Key[:prefixLen]) {
 		m.Partitions++
 		w.lastPart = append(w.lastPart[:0], e.Key[:prefixLen]...)
+		w.filter.add(w.lastPart)
 	}
 	m.MinTimestamp = min(m.MinTimestamp, e.MinTimestamp())
 	m.MaxTimestamp = max(m.MaxTimestamp, e.MaxTimestamp())
@@ -203,9 +201,11 @@ func (w *Writer) Finish() (*Metadata, error) {
 	w.closed = true
 	fs, gen := w.fs, w.meta.Generation
 	dataTmp := fs.PathJoin(w.dir, DataFileName(gen)+tempSuffix)
+	filterTmp := fs.PathJoin(w.dir, FilterFileName(gen)+tempSuffix)
 	statsTmp := fs.PathJoin(w.dir, StatisticsFileName(gen)+tempSuffix)
 	fail := func(err error) (*Metadata, error) {
 		_ = fs.Remove(dataTmp)
+		_ = fs.Remove(filterTmp)
 		_ = fs.Remove(statsTmp)
 		return nil, fmt.Errorf("sstable: finish generation %d in %s: %w", gen, w.dir, err)
 	}
@@ -224,14 +224,22 @@ func (w *Writer) Finish() (*Metadata, error) {
 	if err != nil {
 		return fail(err)
 	}
+	if err := writeSynced(fs, filterTmp, w.filter.encode()); err != nil {
+		return fail(err)
+	}
 	if err := writeSynced(fs, statsTmp, body); err != nil {
 		return fail(err)
 	}
 	if err := fs.Rename(dataTmp, fs.PathJoin(w.dir, DataFileName(gen))); err != nil {
 		return fail(err)
 	}
+	if err := fs.Rename(filterTmp, fs.PathJoin(w.dir, FilterFileName(gen))); err != nil {
+		_ = fs.Remove(fs.PathJoin(w.dir, DataFileName(gen)))
+		return fail(err)
+	}
 	if err := fs.Rename(statsTmp, fs.PathJoin(w.dir, StatisticsFileName(gen))); err != nil {
 		_ = fs.Remove(fs.PathJoin(w.dir, DataFileName(gen)))
+		_ = fs.Remove(fs.PathJoin(w.dir, FilterFileName(gen)))
 		return fail(err)
 	}
 	if err := syncDir(fs, w.dir); err != nil {
