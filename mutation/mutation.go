@@ -65,7 +65,8 @@ const maxTokenLen = 16
 // All their keys share one allocation; each key's capacity ends at its
 // length, so appending to one never overwrites the next.
 func (m *Mutation) AppendEntries(dst []Entry, tok partitioner.Token) []Entry {
-	prefix := AppendPartitionPrefix(make([]byte, 0, maxTokenLen+escapedLen(m.Key)), tok, m.Key)
+	var scratch [64]byte // most prefixes fit: no allocation for them
+	prefix := AppendPartitionPrefix(scratch[:0], tok, m.Key)
 	size := 0
 	if !m.Deletion.IsLive() {
 		size += len(prefix) + 1

@@ -62,9 +62,13 @@ func (o *WriterOptions) pebbleOptions() (sstable.WriterOptions, error) {
 		return sstable.WriterOptions{}, err
 	}
 	wo := sstable.WriterOptions{
-		BlockSize:   o.BlockSize,
-		Comparer:    cmp,
-		TableFormat: sstable.TableFormatPebblev2,
+		BlockSize: o.BlockSize,
+		// Index partitions of 256 KiB rather than one data block: an
+		// SSTable up to about 40 MiB keeps a single-level index, and a point
+		// read looks up one index block instead of two.
+		IndexBlockSize: 256 << 10,
+		Comparer:       cmp,
+		TableFormat:    sstable.TableFormatPebblev2,
 	}
 	switch o.Compression {
 	case "snappy":
@@ -96,6 +100,7 @@ type Writer struct {
 	lastKey  []byte
 	lastPart []byte
 	filter   filterBuilder
+	value    []byte // scratch for the encoded value: pebble copies it
 	closed   bool
 }
 
@@ -136,8 +141,8 @@ func (w *Writer) Add(e *mutation.Entry) error {
 	if err != nil {
 		return fmt.Errorf("sstable: %w", err)
 	}
-	value := mutation.AppendEntryValue(nil, e)
-	if err := w.w.Set(e.Key, value); err != nil {
+	w.value = mutation.AppendEntryValue(w.value[:0], e)
+	if err := w.w.Set(e.Key, w.value); err != nil {
 		return fmt.Errorf("sstable: write %s: %w", DataFileName(w.meta.Generation), err)
 	}
 	w.account(e, prefixLen)
