@@ -140,6 +140,10 @@ func (o *Options) Validate() error {
 	return errors.Join(errs...)
 }
 
+// ParseCommitLogSync reads the commitlog_sync setting for Options.CommitLog,
+// so that the node configures the commit log through storage.
+var ParseCommitLogSync = commitlog.ParseSyncMode
+
 // TableOptions describe a table to the engine.
 type TableOptions struct {
 	ID       [16]byte
