@@ -28,7 +28,8 @@
 //	header: magic "SIBYLCL1" (8) | segment id (8, big-endian) | CRC32C of the id (4)
 //	record: length of payload (4) | CRC32C over length and payload (4) | payload
 //	        | zeros to a multiple of 4
-//	eight zero bytes where a record header belongs: the end of the records
-//	(mapped segments are allocated whole and zero-filled, and a record's
-//	length is stored last, atomically, after its checksum and payload)
+//	a zero length where a record header belongs: the end of the records
+//	(mapped segments are allocated whole and zero-filled, a record's length
+//	is stored last, atomically, after its checksum and payload, and no
+//	record is empty)
 package commitlog

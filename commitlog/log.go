@@ -179,6 +179,9 @@ func (l *Log) MaxRecordSize() int { return int(l.opts.SegmentSize/2) - recordHea
 // Append writes a record for table and returns its end position once the
 // sync mode's promise holds (INVARIANT C1).
 func (l *Log) Append(table mutation.TableID, payload []byte) (Position, error) {
+	if len(payload) == 0 {
+		return Position{}, errors.New("commitlog: an empty record (a zero length marks the end of a segment's records)")
+	}
 	if len(payload) > l.MaxRecordSize() {
 		return Position{}, fmt.Errorf("commitlog: a mutation of %d bytes is larger than the maximum of %d (half of commitlog_segment_size)",
 			len(payload), l.MaxRecordSize())

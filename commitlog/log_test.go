@@ -267,6 +267,14 @@ func TestBadChecksumInTheMiddleStopsReplay(t *testing.T) {
 	}
 }
 
+func TestEmptyRecordRefused(t *testing.T) {
+	l := openMem(t, vfs.NewMem(), SyncPeriodic)
+	defer l.Close()
+	if _, err := l.Append(tableA, nil); err == nil || !strings.Contains(err.Error(), "empty record") {
+		t.Fatalf("Append of an empty record: %v", err)
+	}
+}
+
 func TestOversizedRecordRefused(t *testing.T) {
 	l := openMem(t, vfs.NewMem(), SyncPeriodic)
 	defer l.Close()
@@ -381,8 +389,11 @@ func TestMappedRecordWithoutLengthIsDropped(t *testing.T) {
 	dir := t.TempDir()
 	name := fillMapped(t, dir, 10)
 	rewrite(t, vfs.Default, name, func(b []byte) []byte {
+		// Payload and checksum stored, the length not yet.
 		end := endOfRecords(t, b)
-		copy(b[end+recordHeaderSize:], "half-copied payload")
+		hdr := recordHeader([]byte("unpublished payload"))
+		copy(b[end+4:], hdr[4:8])
+		copy(b[end+recordHeaderSize:], "unpublished payload")
 		return b
 	})
 	l := openIn(t, vfs.Default, dir, SyncBatch)

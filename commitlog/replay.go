@@ -74,9 +74,10 @@ func (l *Log) Replay(fn func(pos Position, payload []byte) error) (ReplayStats, 
 }
 
 // scanSegment walks the records of one segment and returns the length of
-// its valid prefix. Eight zero bytes where a record header belongs end the
-// records: a mapped segment is allocated whole and zero-filled, and a
-// record's length is stored last.
+// its valid prefix. A zero length where a record header belongs ends the
+// records: a mapped segment is allocated whole and zero-filled, a record's
+// length is stored last (its checksum and payload may be there without
+// it), and no record is empty.
 func scanSegment(seg *segment, data []byte, newest bool, fn func(Position, []byte) error) (valid, records int, err error) {
 	if len(data) < segmentHeaderSize {
 		// The process died between creating the file and writing its first
@@ -108,7 +109,7 @@ func scanSegment(seg *segment, data []byte, newest bool, fn func(Position, []byt
 			return torn("record header cut short")
 		}
 		n := int(binary.BigEndian.Uint32(rest[0:4]))
-		if n == 0 && binary.BigEndian.Uint32(rest[4:8]) == 0 {
+		if n == 0 { // no record is empty: nothing was published here
 			switch {
 			case allZero(rest):
 				return len(data), records, nil // the unused end of a mapped segment
