@@ -59,6 +59,9 @@ type Log struct {
 		// preparing is set while the preparer makes a segment; a rollover
 		// waits for it rather than making another.
 		preparing bool
+		// leaderTail is the tail a leader took for its turn: it may fsync
+		// it with the lock released, so the segment is not closed under it.
+		leaderTail *segment
 	}
 	// overdue is set when periodic mode's last fsync is more than 1.5
 	// periods old, by a timer each fsync re-arms: appends then wait for an
@@ -196,7 +199,19 @@ func (l *Log) Append(table mutation.TableID, payload []byte) (Position, error) {
 	if l.mu.err != nil {
 		return Position{}, l.mu.err
 	}
-	if l.mu.tailSize+size > l.opts.SegmentSize {
+	for l.mu.tailSize+size > l.opts.SegmentSize {
+		if l.mu.prepared == nil && l.mu.preparing {
+			// The next segment is on its way; whoever wakes first makes it
+			// the tail, and the others find room in it.
+			l.mu.cond.Wait()
+			if l.mu.closed {
+				return Position{}, ErrClosed
+			}
+			if l.mu.err != nil {
+				return Position{}, l.mu.err
+			}
+			continue
+		}
 		if err := l.startSegmentLocked(); err != nil {
 			l.mu.err = fmt.Errorf("commitlog: %w; the commit log refuses writes from now on", err)
 			return Position{}, l.mu.err
@@ -246,6 +261,9 @@ func (l *Log) waitLocked(pos Position, needSync bool) error {
 			l.mu.cond.Wait()
 			continue
 		}
+		if l.mu.closed {
+			return ErrClosed // Close's own turn was the last
+		}
 		l.leadLocked(needSync)
 	}
 }
@@ -269,6 +287,7 @@ func (l *Log) leadLocked(sync bool) {
 	l.mu.retiring = nil
 	end := l.mu.appended
 	tail := l.tailLocked()
+	l.mu.leaderTail = tail
 	l.mu.Unlock()
 
 	err := l.writeChunks(batch)
@@ -283,6 +302,7 @@ func (l *Log) leadLocked(sync bool) {
 
 	l.mu.Lock()
 	l.mu.writing = false
+	l.mu.leaderTail = nil
 	if err == nil {
 		for _, seg := range retiring {
 			seg.closed = true
@@ -295,7 +315,9 @@ func (l *Log) leadLocked(sync bool) {
 		l.mu.err = fmt.Errorf("commitlog: %w; the commit log refuses writes from now on", err)
 	}
 	if err == nil {
-		l.mu.written = end
+		if l.mu.written.Less(end) {
+			l.mu.written = end // mapped appends may have moved it past end already
+		}
 		if sync {
 			l.mu.synced = end
 			l.mu.lastSync = l.opts.Now()
@@ -476,19 +498,23 @@ func (l *Log) DirtyTables() []mutation.TableID {
 
 // Close writes and fsyncs what is pending and closes the files.
 func (l *Log) Close() error {
-	err := l.Sync()
 	l.mu.Lock()
 	if l.mu.closed {
 		l.mu.Unlock()
 		return ErrClosed
 	}
+	// Closed first: no append starts and no leader but Close's own turn runs
+	// from here, so nothing touches a file once it is closed below.
 	l.mu.closed = true
 	for l.mu.writing {
 		l.mu.cond.Wait()
 	}
 	var errs []error
-	if err != nil {
-		errs = append(errs, err)
+	if l.mu.err == nil {
+		l.leadLocked(true)
+		if l.mu.err != nil {
+			errs = append(errs, l.mu.err)
+		}
 	}
 	for _, seg := range l.mu.segments {
 		if seg.mapped != nil {

@@ -34,16 +34,13 @@ func (l *Log) createMapped(seg *segment) (bool, error) {
 	return true, l.syncDir()
 }
 
-// takePreparedLocked returns the prepared segment to become the tail,
-// waiting for one being prepared, and asks for the next. It returns nil
-// when none is ready or coming (the preparer failed, or write mode): the
-// caller makes one. Waiting keeps segment ids in the order segments become
-// the tail, so positions only grow.
+// takePreparedLocked returns the prepared segment to become the tail, if
+// one is ready, and asks for the next; nil means the caller makes one.
+// Append waits for a preparation in flight rather than come here, which
+// keeps segment ids in the order segments become the tail, so positions
+// only grow.
 // REQUIRES: l.mu held.
 func (l *Log) takePreparedLocked() *segment {
-	for l.mu.prepared == nil && l.mu.preparing {
-		l.mu.cond.Wait()
-	}
 	seg := l.mu.prepared
 	if seg == nil {
 		return nil
@@ -166,6 +163,9 @@ func writeRecord(dst []byte, hdr [recordHeaderSize]byte, payload []byte) {
 // taking it out of the list.
 // REQUIRES: l.mu held.
 func (l *Log) dropRetiringLocked(seg *segment) error {
+	if seg == l.mu.leaderTail {
+		return nil // a leader may be fsyncing it; the next Discard gets it
+	}
 	for i, r := range l.mu.retiring {
 		if r != seg {
 			continue

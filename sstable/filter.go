@@ -2,9 +2,11 @@ package sstable
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"os"
 
 	"github.com/cockroachdb/pebble/bloom"
 	"github.com/cockroachdb/pebble/sstable"
@@ -56,9 +58,13 @@ func (b *filterBuilder) encode() []byte {
 	return binary.BigEndian.AppendUint32(f, crc32.Checksum(f, crcTable))
 }
 
-// readFilter loads and checks a Filter file; nil means no filter.
+// readFilter loads and checks a Filter file; nil means no filter, as for
+// an SSTable written before the component existed.
 func readFilter(fs vfs.FS, name string) ([]byte, error) {
 	f, err := fs.Open(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sstable: open %s: %w", name, err)
 	}

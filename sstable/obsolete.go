@@ -20,20 +20,40 @@ import (
 // ObsoleteLogFileName is the name of obsolete log id.
 func ObsoleteLogFileName(id uint64) string { return fmt.Sprintf("sb-%d-Obsolete.txn", id) }
 
-type obsoleteLog struct {
+// ObsoleteLog is what an obsolete log records.
+type ObsoleteLog struct {
+	// Generations are the SSTables to remove.
 	Generations []uint64 `json:"generations"`
-	CRC         uint32   `json:"crc32c"`
+	// Truncation, when set, is the commit log position a truncation of the
+	// table took effect at: the SSTables go, and nothing of the table up to
+	// there may replay. Start-up publishes an empty SSTable recording it
+	// (as Truncate does) before the log is finished.
+	Truncation *CommitLogBound `json:"truncation,omitempty"`
 }
 
-func obsoleteLogCRC(gens []uint64) uint32 {
-	body, _ := json.Marshal(gens)
+// CommitLogBound is a commit log position, as an SSTable's Statistics
+// records it.
+type CommitLogBound struct {
+	Segment uint64 `json:"segment"`
+	Offset  uint32 `json:"offset"`
+}
+
+type obsoleteLogFile struct {
+	Log ObsoleteLog `json:"log"`
+	CRC uint32      `json:"crc32c"`
+}
+
+func obsoleteLogCRC(l *ObsoleteLog) uint32 {
+	body, _ := json.Marshal(l)
 	return crc32.Checksum(body, crcTable)
 }
 
-// WriteObsoleteLog durably records that gens are to be removed: once it
-// returns, a restart removes them even if the process does not.
-func WriteObsoleteLog(fs vfs.FS, dir string, id uint64, gens []uint64) error {
-	body, err := json.Marshal(obsoleteLog{Generations: gens, CRC: obsoleteLogCRC(gens)})
+// WriteObsoleteLog durably records that log's generations are to be
+// removed: once it returns, a restart removes them even if the process
+// does not. On an error the log may or may not stand: the caller must keep
+// whatever replaces the generations.
+func WriteObsoleteLog(fs vfs.FS, dir string, id uint64, log ObsoleteLog) error {
+	body, err := json.Marshal(obsoleteLogFile{Log: log, CRC: obsoleteLogCRC(&log)})
 	if err != nil {
 		return err
 	}
@@ -69,31 +89,42 @@ func FinishObsoleteLog(fs vfs.FS, dir string, id uint64) error {
 	return nil
 }
 
+// PendingTruncation is a truncation's obsolete log whose generations are
+// gone but which start-up must still record (an empty SSTable with the
+// bound) before finishing the log with FinishObsoleteLog.
+type PendingTruncation struct {
+	LogID uint64
+	Bound CommitLogBound
+	// Highest is the highest generation or log id the log names: new
+	// SSTables must be numbered above it while the log stands.
+	Highest uint64
+}
+
 // CompleteObsoleteLogs carries out the obsolete logs in dir that a stopped
-// process left: the generations they list are removed, then the logs. It
-// returns the removed generations. It must run before anything in dir is
-// opened or written.
-func CompleteObsoleteLogs(fs vfs.FS, dir string) ([]uint64, error) {
+// process left: the generations they list are removed, then the logs,
+// except truncation logs, which it returns for the caller to finish. It
+// also returns the removed generations. It must run before anything in dir
+// is opened or written.
+func CompleteObsoleteLogs(fs vfs.FS, dir string) (removed []uint64, pending []PendingTruncation, err error) {
 	names, err := fs.List(dir)
 	if err != nil {
-		return nil, fmt.Errorf("sstable: list %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("sstable: list %s: %w", dir, err)
 	}
 	sort.Strings(names)
 	present := map[string]bool{}
 	for _, n := range names {
 		present[n] = true
 	}
-	var removed []uint64
 	for _, n := range names {
 		id, ok := parseName(n, "-Obsolete.txn")
 		if !ok {
 			continue
 		}
-		gens, err := readObsoleteLog(fs, fs.PathJoin(dir, n))
+		log, err := readObsoleteLog(fs, fs.PathJoin(dir, n))
 		if err != nil {
-			return removed, err
+			return removed, pending, err
 		}
-		for _, g := range gens {
+		for _, g := range log.Generations {
 			if present[StatisticsFileName(g)] {
 				removed = append(removed, g)
 			}
@@ -102,18 +133,26 @@ func CompleteObsoleteLogs(fs vfs.FS, dir string) ([]uint64, error) {
 					continue
 				}
 				if err := fs.Remove(fs.PathJoin(dir, c)); err != nil {
-					return removed, fmt.Errorf("sstable: complete %s: %w", n, err)
+					return removed, pending, fmt.Errorf("sstable: complete %s: %w", n, err)
 				}
 			}
 		}
+		if log.Truncation != nil {
+			highest := id
+			for _, g := range log.Generations {
+				highest = max(highest, g)
+			}
+			pending = append(pending, PendingTruncation{LogID: id, Bound: *log.Truncation, Highest: highest})
+			continue
+		}
 		if err := FinishObsoleteLog(fs, dir, id); err != nil {
-			return removed, err
+			return removed, pending, err
 		}
 	}
-	return removed, nil
+	return removed, pending, nil
 }
 
-func readObsoleteLog(fs vfs.FS, name string) ([]uint64, error) {
+func readObsoleteLog(fs vfs.FS, name string) (*ObsoleteLog, error) {
 	f, err := fs.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("sstable: open %s: %w", name, err)
@@ -123,14 +162,14 @@ func readObsoleteLog(fs vfs.FS, name string) ([]uint64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sstable: read %s: %w", name, err)
 	}
-	var l obsoleteLog
-	if err := json.Unmarshal(data, &l); err != nil {
+	var lf obsoleteLogFile
+	if err := json.Unmarshal(data, &lf); err != nil {
 		return nil, fmt.Errorf("sstable: %s: %w", name, invariants.Corruptf("obsolete log does not decode: %v", err))
 	}
-	if obsoleteLogCRC(l.Generations) != l.CRC {
+	if obsoleteLogCRC(&lf.Log) != lf.CRC {
 		return nil, fmt.Errorf("sstable: %s: %w", name, invariants.Corruptf("obsolete log checksum mismatch"))
 	}
-	return l.Generations, nil
+	return &lf.Log, nil
 }
 
 // writeSynced creates name with body and fsyncs it.

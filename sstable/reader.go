@@ -2,7 +2,9 @@ package sstable
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -346,7 +348,8 @@ func RemoveIncomplete(fs vfs.FS, dir string) ([]string, error) {
 // midway leaves unpublished components that RemoveIncomplete clears.
 func Remove(fs vfs.FS, dir string, gen uint64) error {
 	for _, name := range componentNames(gen) {
-		if err := fs.Remove(fs.PathJoin(dir, name)); err != nil {
+		err := fs.Remove(fs.PathJoin(dir, name))
+		if err != nil && !(name == FilterFileName(gen) && errors.Is(err, os.ErrNotExist)) {
 			return fmt.Errorf("sstable: remove generation %d: %w", gen, err)
 		}
 	}

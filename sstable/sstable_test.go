@@ -287,12 +287,12 @@ func TestObsoleteLogIsCompletedAtStartUp(t *testing.T) {
 	if err := fs.Remove(fs.PathJoin("t", StatisticsFileName(2))); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteObsoleteLog(fs, "t", 9, []uint64{1, 2}); err != nil {
+	if err := WriteObsoleteLog(fs, "t", 9, ObsoleteLog{Generations: []uint64{1, 2}}); err != nil {
 		t.Fatal(err)
 	}
-	removed, err := CompleteObsoleteLogs(fs, "t")
-	if err != nil || len(removed) != 1 || removed[0] != 1 {
-		t.Fatalf("CompleteObsoleteLogs = %v, %v; want generation 1 removed", removed, err)
+	removed, pending, err := CompleteObsoleteLogs(fs, "t")
+	if err != nil || len(removed) != 1 || removed[0] != 1 || len(pending) != 0 {
+		t.Fatalf("CompleteObsoleteLogs = %v, %v, %v; want generation 1 removed", removed, pending, err)
 	}
 	names, _ := fs.List("t")
 	sort.Strings(names)
@@ -306,13 +306,13 @@ func TestDamagedObsoleteLogIsCorruption(t *testing.T) {
 	if err := fs.MkdirAll("t", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteObsoleteLog(fs, "t", 4, []uint64{1, 2}); err != nil {
+	if err := WriteObsoleteLog(fs, "t", 4, ObsoleteLog{Generations: []uint64{1, 2}}); err != nil {
 		t.Fatal(err)
 	}
 	name := fs.PathJoin("t", ObsoleteLogFileName(4))
 	b := readAll(fs, name)
 	writeAll(fs, name, bytes.Replace(b, []byte("[1,2]"), []byte("[1,3]"), 1))
-	_, err := CompleteObsoleteLogs(fs, "t")
+	_, _, err := CompleteObsoleteLogs(fs, "t")
 	if !errors.Is(err, invariants.ErrCorruption) || !strings.Contains(err.Error(), ObsoleteLogFileName(4)) {
 		t.Fatalf("CompleteObsoleteLogs = %v, want a corruption error naming the log", err)
 	}
@@ -432,5 +432,44 @@ func TestDamagedFilterIsCorruption(t *testing.T) {
 	_, err := Open(fs, "t", 1, nil, 8)
 	if !errors.Is(err, invariants.ErrCorruption) || !strings.Contains(err.Error(), FilterFileName(1)) {
 		t.Fatalf("Open = %v, want a corruption error naming the filter", err)
+	}
+}
+
+// TestTruncationLogIsLeftToTheCaller: a truncation's log removes its
+// generations but stays, with its bound, until the caller records it.
+func TestTruncationLogIsLeftToTheCaller(t *testing.T) {
+	fs := vfs.NewMem()
+	build(t, fs, 3, entries(5))
+	bound := CommitLogBound{Segment: 7, Offset: 99}
+	if err := WriteObsoleteLog(fs, "t", 4, ObsoleteLog{Generations: []uint64{3}, Truncation: &bound}); err != nil {
+		t.Fatal(err)
+	}
+	removed, pending, err := CompleteObsoleteLogs(fs, "t")
+	if err != nil || len(removed) != 1 || len(pending) != 1 || pending[0].Bound != bound || pending[0].LogID != 4 || pending[0].Highest != 4 {
+		t.Fatalf("CompleteObsoleteLogs = %v, %+v, %v", removed, pending, err)
+	}
+	names, _ := fs.List("t")
+	if len(names) != 1 || names[0] != ObsoleteLogFileName(4) {
+		t.Fatalf("left %v, want only the truncation's log", names)
+	}
+	if err := FinishObsoleteLog(fs, "t", 4); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMissingFilterReadsWithoutOne: an SSTable written before the Filter
+// component opens, reads, and is removed.
+func TestMissingFilterReadsWithoutOne(t *testing.T) {
+	fs := vfs.NewMem()
+	es := entries(50)
+	build(t, fs, 1, es)
+	if err := fs.Remove(fs.PathJoin("t", FilterFileName(1))); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := readEverything(fs); err != nil || n != len(es) {
+		t.Fatalf("read %d entries, %v; want %d", n, err, len(es))
+	}
+	if err := Remove(fs, "t", 1); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -162,11 +162,16 @@ func (t *Table) compact(inputs []*sstableRef, level int, cutSize int64) error {
 	if err == nil {
 		err = outs.finish()
 	}
-	if err == nil {
-		err = t.replace(inputs, outs.done)
-	}
 	if err != nil {
 		outs.abort()
+		return fmt.Errorf("storage: compact %s.%s: %w", t.opts.Keyspace, t.opts.Name, err)
+	}
+	if err := t.replace(inputs, outs.done); err != nil {
+		// The obsolete log may stand although writing it failed, and then a
+		// restart removes the inputs: the outputs must stay on disk. Both
+		// sets load side by side after a restart, which reconciles to the
+		// same rows (level overlaps go back to level 0).
+		outs.release()
 		return fmt.Errorf("storage: compact %s.%s: %w", t.opts.Keyspace, t.opts.Name, err)
 	}
 	t.e.opts.Logger.Debug().Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Int("inputs", len(inputs)).
@@ -177,7 +182,7 @@ func (t *Table) compact(inputs []*sstableRef, level int, cutSize int64) error {
 // replace swaps a compaction's outputs for its inputs, recording first that
 // the inputs are to go (see sstable.WriteObsoleteLog).
 func (t *Table) replace(inputs, outputs []*sstableRef) error {
-	set, err := t.retireLog(inputs)
+	set, err := t.retireLog(inputs, nil)
 	if err != nil {
 		return err
 	}
@@ -268,6 +273,14 @@ func (o *compactionOutputs) finish() error {
 		return nil
 	}
 	return o.publish()
+}
+
+// release lets go of the published outputs without deleting them.
+func (o *compactionOutputs) release() {
+	for _, s := range o.done {
+		s.unref()
+	}
+	o.done = nil
 }
 
 // abort drops what a failed compaction wrote.

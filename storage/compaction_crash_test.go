@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -139,4 +140,98 @@ func runCompactionCrash(t *testing.T, n int64, strict, deletionFirst bool) (cras
 		}
 	}
 	return crashed
+}
+
+// TestTruncateCrashIsWholeOrNothing stops the process at every change a
+// truncation makes to the data directory: after a restart the table holds
+// all its rows (the truncation had not taken) or none, never some.
+func TestTruncateCrashIsWholeOrNothing(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		for n := int64(1); ; n++ {
+			crashed, rows := runTruncateCrash(t, n, strict)
+			if rows != 0 && rows != truncateCrashRows {
+				t.Fatalf("crash at change %d (strict %v): %d of %d rows after restart", n, strict, rows, truncateCrashRows)
+			}
+			if !crashed {
+				if n < 4 {
+					t.Fatalf("the truncation made only %d changes; the test does not reach it", n-1)
+				}
+				if rows != 0 {
+					t.Fatalf("a truncation that finished left %d rows", rows)
+				}
+				break
+			}
+		}
+	}
+}
+
+const truncateCrashRows = 30
+
+// runTruncateCrash writes rows into SSTables and the memtable, truncates
+// with a crash at change n, restarts and counts the rows.
+func runTruncateCrash(t *testing.T, n int64, strict bool) (crashed bool, rows int) {
+	t.Helper()
+	mem := vfs.NewMem()
+	if strict {
+		mem = vfs.NewStrictMem()
+	}
+	injector := &crashAt{}
+	opts := Options{FS: errorfs.Wrap(mem, injector), DataDir: "data",
+		// Small segments and large rows: the flushed rows' segments are gone
+		// by the truncation, so a replay from scratch would bring back only
+		// the newer rows.
+		CommitLog:             commitlog.Options{Dir: "commitlog", SyncMode: commitlog.SyncBatch, SegmentSize: 64 << 10},
+		DisableAutoCompaction: true}
+	open := func() (*Engine, *Table) {
+		e, err := Open(opts)
+		if err != nil {
+			t.Fatalf("crash at change %d: open: %v", n, err)
+		}
+		tbl, err := e.OpenTable(TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"})
+		if err != nil {
+			t.Fatalf("crash at change %d: open table: %v", n, err)
+		}
+		if _, err := e.Recover(); err != nil {
+			t.Fatalf("crash at change %d: recover: %v", n, err)
+		}
+		return e, tbl
+	}
+	e, tbl := open()
+	for i := 0; i < truncateCrashRows; i++ {
+		m := mutation.NewMutation(modelTableID, []byte(fmt.Sprintf("k%d", i)))
+		row := mutation.NewRow()
+		row.Cells = []mutation.Cell{mutation.LiveCell("v", nil, 1, make([]byte, 6<<10))}
+		m.Rows = []mutation.RowUpdate{{Clustering: clusteringOf(1), Row: row}}
+		if err := e.Apply(m); err != nil {
+			t.Fatal(err)
+		}
+		if i%10 == 9 && i < 20 {
+			if err := tbl.Flush(); err != nil { // two SSTables, and ten rows left in the memtable
+				t.Fatal(err)
+			}
+		}
+	}
+	injector.n.Store(n)
+	terr := tbl.Truncate()
+	crashed = injector.seen.Load() >= n
+	if !crashed && terr != nil {
+		t.Fatalf("truncate failed without a crash: %v", terr)
+	}
+	_ = e.Close()
+	injector.n.Store(0)
+	if strict {
+		mem.ResetToSyncedState()
+	}
+	e, tbl = open()
+	defer e.Close()
+	for i := 0; i < truncateCrashRows; i++ {
+		p, err := tbl.ReadPartition([]byte(fmt.Sprintf("k%d", i)), ReadQuery{})
+		if err != nil {
+			t.Fatalf("crash at change %d (strict %v): read: %v", n, strict, err)
+		}
+		if !p.IsEmpty() {
+			rows++
+		}
+	}
+	return crashed, rows
 }

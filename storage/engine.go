@@ -38,7 +38,11 @@ type Engine struct {
 	memtableBytes atomic.Int64
 	space         memtableSpace
 	bg            sync.WaitGroup
-	bgSem         chan struct{} // bounds concurrent background flushes and compactions
+	// flushSlots and compactionSlots bound concurrent background flushes
+	// and compactions apart (memtable_flush_writers, concurrent_compactors):
+	// long compactions never hold off the flushes that writes wait for.
+	flushSlots      chan struct{}
+	compactionSlots chan struct{}
 }
 
 // Open prepares an engine; no table is open yet.
@@ -50,7 +54,8 @@ func Open(opts Options) (*Engine, error) {
 	if err := opts.FS.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("storage: create %s: %w", opts.DataDir, err)
 	}
-	e := &Engine{opts: opts, cache: sstable.NewCache(opts.BlockCacheSize), bgSem: make(chan struct{}, 2)}
+	e := &Engine{opts: opts, cache: sstable.NewCache(opts.BlockCacheSize),
+		flushSlots: make(chan struct{}, 2), compactionSlots: make(chan struct{}, 2)}
 	e.mu.tables = map[mutation.TableID]*Table{}
 	e.space.init()
 	return e, nil
@@ -228,7 +233,7 @@ func (e *Engine) flushInBackground(t *Table) {
 	if !t.flushPending.CompareAndSwap(false, true) {
 		return
 	}
-	e.inBackground(t, "flush", func() error {
+	e.inBackground(t, "flush", e.flushSlots, func() error {
 		t.flushPending.Store(false)
 		return t.Flush()
 	})
@@ -238,7 +243,7 @@ func (e *Engine) compactInBackground(t *Table) {
 	if e.opts.DisableAutoCompaction || !t.compactPending.CompareAndSwap(false, true) {
 		return
 	}
-	e.inBackground(t, "compaction", func() error {
+	e.inBackground(t, "compaction", e.compactionSlots, func() error {
 		defer t.compactPending.Store(false)
 		for {
 			did, err := t.compactOnce()
@@ -249,14 +254,14 @@ func (e *Engine) compactInBackground(t *Table) {
 	})
 }
 
-// inBackground runs work on its own goroutine, at most two at a time, and
-// logs its error: nobody waits for background work's result.
-func (e *Engine) inBackground(t *Table, what string, work func() error) {
+// inBackground runs work on its own goroutine once it gets one of slots,
+// and logs its error: nobody waits for background work's result.
+func (e *Engine) inBackground(t *Table, what string, slots chan struct{}, work func() error) {
 	e.bg.Add(1)
 	go func() {
 		defer e.bg.Done()
-		e.bgSem <- struct{}{}
-		defer func() { <-e.bgSem }()
+		slots <- struct{}{}
+		defer func() { <-slots }()
 		if err := work(); err != nil {
 			e.opts.Logger.Error().Err(err).Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Msg(what + " failed")
 		}

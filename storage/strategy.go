@@ -113,13 +113,41 @@ func pickLeveled(ssts []sstableSummary, o *CompactionOptions, cursors *levelCurs
 		l0 = l0[:o.MaxThreshold]
 	}
 	if bytesIn[0] >= o.SSTableSize {
-		inputs := append(append([]int(nil), l0...), overlapping(ssts, levels[1], l0)...)
+		// Outputs are cut by size, so one may span the gaps between
+		// level-0 inputs: level 1 must give up everything in their combined
+		// range, not only what each input overlaps.
+		span := combinedRange(ssts, l0)
+		inputs := append([]int(nil), l0...)
+		for _, i := range levels[1] {
+			if ssts[i].overlaps(&span) {
+				inputs = append(inputs, i)
+			}
+		}
 		return &compactionPlan{inputs: inputs, level: 1, cutSize: o.SSTableSize}
 	}
 	if len(l0) >= o.MinThreshold {
 		return &compactionPlan{inputs: l0}
 	}
 	return nil
+}
+
+// combinedRange is the range from the smallest first to the largest last
+// prefix of members.
+func combinedRange(ssts []sstableSummary, members []int) sstableSummary {
+	var r sstableSummary
+	for _, i := range members {
+		s := &ssts[i]
+		if s.first == nil {
+			continue
+		}
+		if r.first == nil || bytes.Compare(s.first, r.first) < 0 {
+			r.first = s.first
+		}
+		if r.last == nil || bytes.Compare(s.last, r.last) > 0 {
+			r.last = s.last
+		}
+	}
+	return r
 }
 
 // nextInLevel returns the SSTable of the level that starts after cursor,

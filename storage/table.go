@@ -86,21 +86,33 @@ func (t *Table) openSSTable(gen uint64) (*sstableRef, error) {
 	return ref, nil
 }
 
-// retireLog records durably that ssts are to be removed.
-func (t *Table) retireLog(ssts []*sstableRef) (*obsoleteSet, error) {
-	if len(ssts) == 0 {
+// retireLog records durably that ssts are to be removed, and for a
+// truncation the commit log position it took effect at. On an error the log
+// may stand nonetheless (see sstable.WriteObsoleteLog).
+func (t *Table) retireLog(ssts []*sstableRef, truncation *commitlog.Position) (*obsoleteSet, error) {
+	if len(ssts) == 0 && truncation == nil {
 		return nil, nil
 	}
 	set := &obsoleteSet{id: t.allocGeneration()}
-	gens := make([]uint64, len(ssts))
+	log := sstable.ObsoleteLog{Generations: make([]uint64, len(ssts))}
 	for i, s := range ssts {
-		gens[i] = s.gen
+		log.Generations[i] = s.gen
 	}
-	if err := sstable.WriteObsoleteLog(t.e.opts.FS, t.dir, set.id, gens); err != nil {
+	if truncation != nil {
+		log.Truncation = &sstable.CommitLogBound{Segment: truncation.Segment, Offset: truncation.Offset}
+	}
+	if err := sstable.WriteObsoleteLog(t.e.opts.FS, t.dir, set.id, log); err != nil {
 		return nil, err
 	}
 	set.remaining.Store(int32(len(ssts)))
 	return set, nil
+}
+
+// finishRetireLog deletes an obsolete log none of whose SSTables is left.
+func (t *Table) finishRetireLog(set *obsoleteSet) {
+	if err := sstable.FinishObsoleteLog(t.e.opts.FS, t.dir, set.id); err != nil {
+		t.e.opts.Logger.Error().Err(err).Str("table", t.opts.Name).Msg("finishing an obsolete log")
+	}
 }
 
 // retire drops the list's reference to SSTables taken out of it, whose
@@ -128,9 +140,7 @@ func (s *sstableRef) unref() {
 		return
 	}
 	if set := s.retiredBy; set != nil && set.remaining.Add(-1) == 0 {
-		if err := sstable.FinishObsoleteLog(t.e.opts.FS, t.dir, set.id); err != nil {
-			t.e.opts.Logger.Error().Err(err).Str("table", t.opts.Name).Msg("finishing an obsolete log")
-		}
+		t.finishRetireLog(set)
 	}
 }
 
@@ -192,7 +202,7 @@ func openTable(e *Engine, opts TableOptions) (*Table, error) {
 	for _, name := range removed {
 		e.opts.Logger.Warn().Str("table", opts.Name).Str("file", name).Msg("removed what an interrupted flush or compaction left")
 	}
-	retired, err := sstable.CompleteObsoleteLogs(fs, t.dir)
+	retired, truncations, err := sstable.CompleteObsoleteLogs(fs, t.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -221,6 +231,22 @@ func openTable(e *Engine, opts TableOptions) (*Table, error) {
 		}
 	}
 	t.demoteOverlapping()
+	// A truncation the process stopped in: its SSTables are gone; record
+	// its bound, so that replay skips what it removed, then let its log go.
+	for _, tr := range truncations {
+		t.mu.nextGen = max(t.mu.nextGen, tr.Highest+1)
+	}
+	for _, tr := range truncations {
+		bound := commitlog.Position{Segment: tr.Bound.Segment, Offset: tr.Bound.Offset}
+		if err := t.writeBoundMarker(bound); err != nil {
+			t.close(false)
+			return nil, err
+		}
+		if t.mu.flushed.Less(bound) {
+			t.mu.flushed = bound
+		}
+		t.finishRetireLog(&obsoleteSet{id: tr.LogID})
+	}
 	return t, nil
 }
 
@@ -437,25 +463,28 @@ func (t *Table) SSTableCount() int {
 }
 
 // Truncate removes every row of the table: the memtables are dropped and the
-// SSTables deleted once no read holds them.
+// SSTables deleted once no read holds them. A crash part-way leaves an
+// obsolete log that start-up carries out, so the truncation happens whole.
 func (t *Table) Truncate() error {
 	t.compactMu.Lock()
 	defer t.compactMu.Unlock()
 	t.flushMu.Lock()
 	defer t.flushMu.Unlock()
-	// With flushes and compactions held off, the list changes only here.
-	t.mu.Lock()
-	old := append([]*sstableRef(nil), t.mu.sstables...)
-	t.mu.Unlock()
-	set, err := t.retireLog(old)
-	if err != nil {
-		return fmt.Errorf("storage: truncate %s.%s: %w", t.opts.Keyspace, t.opts.Name, err)
-	}
+	// With flushes and compactions held off, the list changes only here;
+	// writes wait until the log records the bound they come after.
 	t.writeMu.Lock()
 	var bound commitlog.Position
 	log := t.e.log()
 	if log != nil {
 		bound = log.Position()
+	}
+	t.mu.Lock()
+	old := append([]*sstableRef(nil), t.mu.sstables...)
+	t.mu.Unlock()
+	set, err := t.retireLog(old, &bound)
+	if err != nil {
+		t.writeMu.Unlock()
+		return fmt.Errorf("storage: truncate %s.%s: %w", t.opts.Keyspace, t.opts.Name, err)
 	}
 	t.mu.Lock()
 	dropped := t.active.Load().Size()
@@ -470,11 +499,19 @@ func (t *Table) Truncate() error {
 	t.writeMu.Unlock()
 	t.e.memtableBytes.Add(-dropped)
 	t.e.space.flushed(nil)
-	retire(old, set)
 	// Replay learns a table's flushed bound from its SSTables, so an empty
-	// SSTable records the truncation's bound.
+	// SSTable records the truncation's bound, before the log that also
+	// records it can go.
 	if err := t.writeBoundMarker(bound); err != nil {
+		for _, s := range old {
+			s.unref() // the files stay for start-up to remove through the log
+		}
 		return err
+	}
+	if len(old) == 0 {
+		t.finishRetireLog(set)
+	} else {
+		retire(old, set)
 	}
 	if log != nil {
 		return log.Discard(t.id, bound)
