@@ -517,18 +517,7 @@ func (l *Log) Close() error {
 		}
 	}
 	for _, seg := range l.mu.segments {
-		if seg.mapped != nil {
-			if err := unmapFile(seg.mapped); err != nil {
-				errs = append(errs, err)
-			}
-			seg.mapped = nil
-		}
-		if seg.file != nil {
-			if err := seg.file.Close(); err != nil {
-				errs = append(errs, err)
-			}
-			seg.file = nil
-		}
+		errs = append(errs, seg.release())
 	}
 	prepared := l.mu.prepared
 	l.mu.prepared = nil

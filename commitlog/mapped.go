@@ -111,17 +111,7 @@ func (l *Log) takeLatePrepared() *segment {
 
 // discardPrepared removes a prepared segment no record went to.
 func (l *Log) discardPrepared(seg *segment) error {
-	var errs []error
-	if seg.mapped != nil {
-		errs = append(errs, unmapFile(seg.mapped))
-		seg.mapped = nil
-	}
-	if seg.file != nil {
-		errs = append(errs, seg.file.Close())
-		seg.file = nil
-	}
-	errs = append(errs, l.opts.FS.Remove(seg.name))
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(seg.release(), l.opts.FS.Remove(seg.name)); err != nil {
 		return fmt.Errorf("commitlog: discard %s: %w", seg.name, err)
 	}
 	return nil
@@ -137,16 +127,9 @@ func (l *Log) closeRetiring(segs []*segment) error {
 		if err := seg.file.Sync(); err != nil {
 			return fmt.Errorf("sync %s: %w", seg.name, err)
 		}
-		if seg.mapped != nil {
-			if err := unmapFile(seg.mapped); err != nil {
-				return fmt.Errorf("unmap %s: %w", seg.name, err)
-			}
-			seg.mapped = nil
+		if err := seg.release(); err != nil {
+			return err
 		}
-		if err := seg.file.Close(); err != nil {
-			return fmt.Errorf("close %s: %w", seg.name, err)
-		}
-		seg.file = nil
 	}
 	return nil
 }
@@ -171,17 +154,8 @@ func (l *Log) dropRetiringLocked(seg *segment) error {
 			continue
 		}
 		l.mu.retiring = append(l.mu.retiring[:i], l.mu.retiring[i+1:]...)
-		var errs []error
-		if seg.mapped != nil {
-			errs = append(errs, unmapFile(seg.mapped))
-			seg.mapped = nil
-		}
-		if seg.file != nil {
-			errs = append(errs, seg.file.Close())
-			seg.file = nil
-		}
-		if err := errors.Join(errs...); err != nil {
-			return fmt.Errorf("commitlog: close %s: %w", seg.name, err)
+		if err := seg.release(); err != nil {
+			return fmt.Errorf("commitlog: %w", err)
 		}
 		seg.closed = true
 		return nil

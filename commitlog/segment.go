@@ -2,6 +2,7 @@ package commitlog
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"sort"
@@ -141,6 +142,23 @@ func (s *segment) markClean(table [16]byte, upTo Position) {
 			s.hotEnd = nil
 		}
 	}
+}
+
+// release unmaps and closes the segment's file, whichever of those it has.
+func (s *segment) release() error {
+	var errs []error
+	if s.mapped != nil {
+		errs = append(errs, unmapFile(s.mapped))
+		s.mapped = nil
+	}
+	if s.file != nil {
+		errs = append(errs, s.file.Close())
+		s.file = nil
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("release %s: %w", s.name, err)
+	}
+	return nil
 }
 
 // segment is one file of the log.

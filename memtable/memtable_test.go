@@ -18,22 +18,28 @@ func rowEntry(key string, ts int64, value string) mutation.Entry {
 	return mutation.Entry{Key: []byte(key), Kind: mutation.RowEntry, Row: row}
 }
 
+// fill applies n distinct keys drawn from next and returns them sorted.
+func fill(m *Memtable, n int, next func() []byte) [][]byte {
+	var keys [][]byte
+	seen := map[string]bool{}
+	for len(keys) < n {
+		k := next()
+		if seen[string(k)] {
+			continue
+		}
+		seen[string(k)] = true
+		keys = append(keys, k)
+		m.Apply([]mutation.Entry{rowEntry(string(k), 1, "x")})
+	}
+	sort.Slice(keys, func(i, j int) bool { return bytes.Compare(keys[i], keys[j]) < 0 })
+	return keys
+}
+
 func TestIteratorSuite(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, n := range []int{0, 1, 5, 63, 64, 65, 300} {
 		m := New()
-		var keys [][]byte
-		seen := map[string]bool{}
-		for len(keys) < n {
-			k := []byte(fmt.Sprintf("k%04d", r.IntN(5000)))
-			if seen[string(k)] {
-				continue
-			}
-			seen[string(k)] = true
-			keys = append(keys, k)
-			m.Apply([]mutation.Entry{rowEntry(string(k), 1, "x")})
-		}
-		sort.Slice(keys, func(i, j int) bool { return bytes.Compare(keys[i], keys[j]) < 0 })
+		keys := fill(m, n, func() []byte { return []byte(fmt.Sprintf("k%04d", r.IntN(5000))) })
 		testutil.CheckIterator(t, r, keys, 2000, func(lower, upper []byte) mutation.Iterator {
 			return m.NewIter(lower, upper)
 		})
@@ -47,25 +53,18 @@ func TestIteratorSuiteAcrossShards(t *testing.T) {
 	r := rand.New(rand.NewPCG(2, 2))
 	for _, n := range []int{1, 2, 40, 200, 1000} {
 		m := New()
-		var keys [][]byte
-		seen := map[string]bool{}
-		for len(keys) < n {
-			first := byte(r.IntN(256))
-			if r.IntN(4) == 0 {
-				first = byte(r.IntN(shardCount)) << (8 - shardBits) // a shard's first key byte
+		keys := fill(m, n, func() []byte {
+			for {
+				first := byte(r.IntN(256))
+				if r.IntN(4) == 0 {
+					first = byte(r.IntN(shardCount)) << (8 - shardBits) // a shard's first key byte
+				}
+				if n < 50 && first>>(8-shardBits)%3 == 0 {
+					continue // leave some shards empty
+				}
+				return []byte{first, byte(r.IntN(256)), byte(r.IntN(4))}
 			}
-			k := []byte{first, byte(r.IntN(256)), byte(r.IntN(4))}
-			if n < 50 && first>>(8-shardBits)%3 == 0 {
-				continue // leave some shards empty
-			}
-			if seen[string(k)] {
-				continue
-			}
-			seen[string(k)] = true
-			keys = append(keys, k)
-			m.Apply([]mutation.Entry{rowEntry(string(k), 1, "x")})
-		}
-		sort.Slice(keys, func(i, j int) bool { return bytes.Compare(keys[i], keys[j]) < 0 })
+		})
 		if m.Len() != n {
 			t.Fatalf("Len = %d, want %d", m.Len(), n)
 		}

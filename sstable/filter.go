@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 
 	"github.com/cockroachdb/pebble/bloom"
@@ -61,17 +60,12 @@ func (b *filterBuilder) encode() []byte {
 // readFilter loads and checks a Filter file; nil means no filter, as for
 // an SSTable written before the component existed.
 func readFilter(fs vfs.FS, name string) ([]byte, error) {
-	f, err := fs.Open(name)
+	data, err := readWhole(fs, name)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sstable: open %s: %w", name, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("sstable: read %s: %w", name, err)
+		return nil, err
 	}
 	if len(data) < 4 {
 		return nil, fmt.Errorf("sstable: %s: %w", name, invariants.Corruptf("filter of %d bytes is cut short", len(data)))

@@ -65,14 +65,9 @@ func encodeMetadata(m *Metadata) ([]byte, error) {
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 func readMetadata(fs vfs.FS, name string) (*Metadata, error) {
-	f, err := fs.Open(name)
+	data, err := readWhole(fs, name)
 	if err != nil {
-		return nil, fmt.Errorf("sstable: open %s: %w", name, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("sstable: read %s: %w", name, err)
+		return nil, err
 	}
 	var mf metadataFile
 	if err := json.Unmarshal(data, &mf); err != nil || mf.Metadata == nil {
@@ -89,6 +84,20 @@ func readMetadata(fs vfs.FS, name string) (*Metadata, error) {
 		return nil, fmt.Errorf("sstable: %s: unknown format version %d", name, mf.Metadata.FormatVersion)
 	}
 	return mf.Metadata, nil
+}
+
+// readWhole reads a small component file.
+func readWhole(fs vfs.FS, name string) ([]byte, error) {
+	f, err := fs.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("sstable: open %s: %w", name, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("sstable: read %s: %w", name, err)
+	}
+	return data, nil
 }
 
 // footerCheckLen covers pebble's footer (53 bytes in the formats we write)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"sort"
 
 	"github.com/cockroachdb/pebble/vfs"
@@ -153,14 +152,9 @@ func CompleteObsoleteLogs(fs vfs.FS, dir string) (removed []uint64, pending []Pe
 }
 
 func readObsoleteLog(fs vfs.FS, name string) (*ObsoleteLog, error) {
-	f, err := fs.Open(name)
+	data, err := readWhole(fs, name)
 	if err != nil {
-		return nil, fmt.Errorf("sstable: open %s: %w", name, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("sstable: read %s: %w", name, err)
+		return nil, err
 	}
 	var lf obsoleteLogFile
 	if err := json.Unmarshal(data, &lf); err != nil {

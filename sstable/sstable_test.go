@@ -129,14 +129,21 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	}
 }
 
-func TestIteratorSuite(t *testing.T) {
+// openBuilt writes es as generation 1 in memory and opens it.
+func openBuilt(t *testing.T, es []mutation.Entry) *Reader {
+	t.Helper()
 	fs := vfs.NewMem()
-	es := entries(300)
 	build(t, fs, 1, es)
 	r, err := Open(fs, "t", 1, nil, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+func TestIteratorSuite(t *testing.T) {
+	es := entries(300)
+	r := openBuilt(t, es)
 	defer r.Close()
 	keys := make([][]byte, len(es))
 	for i := range es {
@@ -322,13 +329,8 @@ func TestDamagedObsoleteLogIsCorruption(t *testing.T) {
 // that whatever move comes first (the probe's primed entry serves First and
 // a SeekGE at the partition start) the walk that follows is the partition.
 func TestPartitionIterMoves(t *testing.T) {
-	fs := vfs.NewMem()
 	es := entries(300)
-	build(t, fs, 1, es)
-	r, err := Open(fs, "t", 1, nil, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openBuilt(t, es)
 	defer r.Close()
 	byPartition := map[string][]string{}
 	var prefixes []string
@@ -392,13 +394,8 @@ func TestPartitionIterMoves(t *testing.T) {
 // partition written passes, and nearly every other is refused before an
 // iterator opens (10 bits per key: about 1% false positives).
 func TestFilterSkipsAbsentPartitions(t *testing.T) {
-	fs := vfs.NewMem()
 	es := entries(300)
-	build(t, fs, 1, es)
-	r, err := Open(fs, "t", 1, nil, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openBuilt(t, es)
 	defer r.Close()
 	if r.filter == nil {
 		t.Fatal("no filter loaded")

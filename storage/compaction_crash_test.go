@@ -73,20 +73,7 @@ func runCompactionCrash(t *testing.T, n int64, strict, deletionFirst bool) (cras
 		DisableAutoCompaction: true,
 		Now:                   func() time.Time { return time.Unix(clock.Load(), 0) }}
 	tableOpts := TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t", GCGraceSeconds: NoGCGrace}
-	open := func() (*Engine, *Table) {
-		e, err := Open(opts)
-		if err != nil {
-			t.Fatalf("crash at change %d: open: %v", n, err)
-		}
-		tbl, err := e.OpenTable(tableOpts)
-		if err != nil {
-			t.Fatalf("crash at change %d: open table: %v", n, err)
-		}
-		if _, err := e.Recover(); err != nil {
-			t.Fatalf("crash at change %d: recover: %v", n, err)
-		}
-		return e, tbl
-	}
+	open := func() (*Engine, *Table) { return openForCrash(t, n, opts, tableOpts) }
 	e, tbl := open()
 	del := mutation.NewMutation(modelTableID, []byte("p"))
 	del.Deletion = mutation.DeletionTime{MarkedForDeleteAt: 200, LocalDeletionTime: clock.Load()}
@@ -183,18 +170,7 @@ func runTruncateCrash(t *testing.T, n int64, strict bool) (crashed bool, rows in
 		CommitLog:             commitlog.Options{Dir: "commitlog", SyncMode: commitlog.SyncBatch, SegmentSize: 64 << 10},
 		DisableAutoCompaction: true}
 	open := func() (*Engine, *Table) {
-		e, err := Open(opts)
-		if err != nil {
-			t.Fatalf("crash at change %d: open: %v", n, err)
-		}
-		tbl, err := e.OpenTable(TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"})
-		if err != nil {
-			t.Fatalf("crash at change %d: open table: %v", n, err)
-		}
-		if _, err := e.Recover(); err != nil {
-			t.Fatalf("crash at change %d: recover: %v", n, err)
-		}
-		return e, tbl
+		return openForCrash(t, n, opts, TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"})
 	}
 	e, tbl := open()
 	for i := 0; i < truncateCrashRows; i++ {
@@ -234,4 +210,21 @@ func runTruncateCrash(t *testing.T, n int64, strict bool) (crashed bool, rows in
 		}
 	}
 	return crashed, rows
+}
+
+// openForCrash starts an engine with one table for a crash-at-change-n run.
+func openForCrash(t *testing.T, n int64, opts Options, tableOpts TableOptions) (*Engine, *Table) {
+	t.Helper()
+	e, err := Open(opts)
+	if err != nil {
+		t.Fatalf("crash at change %d: open: %v", n, err)
+	}
+	tbl, err := e.OpenTable(tableOpts)
+	if err != nil {
+		t.Fatalf("crash at change %d: open table: %v", n, err)
+	}
+	if _, err := e.Recover(); err != nil {
+		t.Fatalf("crash at change %d: recover: %v", n, err)
+	}
+	return e, tbl
 }
