@@ -141,6 +141,16 @@ func (r *Reader) NewPartitionIter(prefix []byte) (*Iter, error) {
 	return i, nil
 }
 
+// PartitionDeletion returns the partition's deletion when the iterator, not
+// yet moved, holds one: the probe that opened it decoded the partition's
+// first entry, where a partition deletion sorts.
+func (i *Iter) PartitionDeletion() (mutation.DeletionTime, bool) {
+	if i.primed == nil || i.primed.Kind != mutation.PartitionDeletionEntry {
+		return mutation.DeletionTime{}, false
+	}
+	return i.primed.Deletion, true
+}
+
 type iterState uint8
 
 const (

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/sstable"
 )
 
 // ReadQuery shapes a partition read.
@@ -98,26 +99,66 @@ func (t *Table) ReadPartition(key []byte, opts ReadQuery) (*Partition, error) {
 	return p, errors.Join(err, it.Close())
 }
 
-// partitionIter merges the sources that may hold the partition.
+// partitionIter merges the sources that may hold the partition. An SSTable
+// whose newest write is older than a partition deletion another source
+// holds has nothing the read could return, and is left out (as Cassandra
+// skips SSTables by their maximum timestamp).
 func (t *Table) partitionIter(v *view, prefix []byte) (*mergingIter, error) {
 	upper := mutation.PartitionUpperBound(prefix)
+	deletion := mutation.Live
+	delKey := mutation.AppendEntryKey(nil, prefix, mutation.PartitionDeletionEntry, nil)
 	var its []mutation.Iterator
 	for _, m := range v.memtables {
 		its = append(its, m.NewIter(prefix, upper))
+		if e := m.Get(delKey); e != nil {
+			deletion = deletion.Max(e.Deletion)
+		}
+	}
+	type candidate struct {
+		it *sstable.Iter
+		s  *sstableRef
+	}
+	var candidates []candidate
+	closeAll := func() {
+		for _, it := range its {
+			it.Close()
+		}
+		for _, c := range candidates {
+			c.it.Close()
+		}
 	}
 	for _, s := range v.sstables {
 		it, err := s.r.NewPartitionIter(prefix)
-		if it != nil {
-			its = append(its, it)
-		}
 		if err != nil {
-			for _, it := range its {
-				it.Close()
-			}
+			closeAll()
 			return nil, err
 		}
+		if it == nil {
+			continue
+		}
+		candidates = append(candidates, candidate{it, s})
+		if d, ok := it.PartitionDeletion(); ok {
+			deletion = deletion.Max(d)
+		}
 	}
+	read := int64(0)
+	for _, c := range candidates {
+		if !deletion.IsLive() && c.s.meta().MaxTimestamp < deletion.MarkedForDeleteAt {
+			c.it.Close()
+			continue
+		}
+		its = append(its, c.it)
+		read++
+	}
+	t.readStats.reads.Add(1)
+	t.readStats.sstables.Add(read)
 	return newMergingIter(its), nil
+}
+
+// ReadStats counts partition reads and the SSTables they read (the source
+// of nodetool's SSTables-per-read).
+func (t *Table) ReadStats() (reads, sstables int64) {
+	return t.readStats.reads.Load(), t.readStats.sstables.Load()
 }
 
 // readPartition walks a partition: deletions and the static row first, then

@@ -186,6 +186,7 @@ type Table struct {
 	// levelCursors are the leveled strategy's place in each level; under
 	// compactMu.
 	levelCursors levelCursors
+	readStats    struct{ reads, sstables atomic.Int64 }
 }
 
 func openTable(e *Engine, opts TableOptions) (*Table, error) {
