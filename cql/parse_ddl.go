@@ -1,0 +1,211 @@
+package cql
+
+// createStatement parses CREATE KEYSPACE, CREATE TABLE and CREATE TYPE.
+func (p *parser) createStatement() Statement {
+	p.expectKw("create")
+	t := p.peek()
+	switch {
+	case isKeyword(t, "keyspace"):
+		p.next()
+		s := &CreateKeyspace{IfNotExists: p.ifNotExists(), Name: p.ident()}
+		p.expectKw("with")
+		s.Options = p.options(nil)
+		return stmtOrNil(p, s)
+	case isKeyword(t, "table"), isKeyword(t, "columnfamily"):
+		p.next()
+		return p.createTable()
+	case isKeyword(t, "type"):
+		p.next()
+		s := &CreateType{IfNotExists: p.ifNotExists(), Name: p.typeName()}
+		p.expectPunct("(")
+		for {
+			s.Fields = append(s.Fields, FieldDef{Name: p.ident(), Type: p.typeRef()})
+			if p.err != nil || !p.acceptPunct(",") || p.isPunct(")") {
+				break
+			}
+		}
+		p.expectPunct(")")
+		return stmtOrNil(p, s)
+	}
+	p.noViable(t)
+	return nil
+}
+
+// stmtOrNil returns s, or nil once the parse has failed, so that no
+// half-built statement escapes.
+func stmtOrNil(p *parser, s Statement) Statement {
+	if p.err != nil {
+		return nil
+	}
+	return s
+}
+
+func (p *parser) createTable() Statement {
+	s := &CreateTable{IfNotExists: p.ifNotExists(), Name: p.qualifiedName()}
+	p.expectPunct("(")
+	seenKey := false
+	for p.err == nil {
+		t := p.peek()
+		if p.acceptKw("primary") {
+			p.expectKw("key")
+			if seenKey {
+				p.fail(t, "Multiple PRIMARY KEYs specified (exactly one required)")
+			}
+			seenKey = true
+			p.expectPunct("(")
+			if p.acceptPunct("(") {
+				s.PrimaryKey.PartitionKey = p.identList()
+				p.expectPunct(")")
+			} else {
+				s.PrimaryKey.PartitionKey = []string{p.ident()}
+			}
+			for p.err == nil && p.acceptPunct(",") {
+				s.PrimaryKey.Clustering = append(s.PrimaryKey.Clustering, p.ident())
+			}
+			p.expectPunct(")")
+		} else {
+			c := p.columnDef()
+			s.Columns = append(s.Columns, c)
+			if k := p.peek(); p.acceptKw("primary") {
+				p.expectKw("key")
+				if seenKey {
+					p.fail(k, "Multiple PRIMARY KEYs specified (exactly one required)")
+				}
+				seenKey = true
+				s.PrimaryKey.PartitionKey = []string{c.Name}
+			}
+		}
+		// Cassandra accepts a comma before the closing parenthesis.
+		if !p.acceptPunct(",") || p.isPunct(")") {
+			break
+		}
+	}
+	p.expectPunct(")")
+	if p.acceptKw("with") {
+		for p.err == nil {
+			t := p.peek()
+			switch {
+			case isKeyword(t, "clustering") && isKeyword(p.peekAt(1), "order"):
+				p.next()
+				p.next()
+				p.expectKw("by")
+				p.expectPunct("(")
+				for p.err == nil {
+					o := ClusteringOrder{Column: p.ident()}
+					if !p.acceptKw("asc") {
+						if !p.isKw("desc") {
+							p.noViable(p.peek())
+						}
+						p.next()
+						o.Descending = true
+					}
+					s.ClusteringOrder = append(s.ClusteringOrder, o)
+					if !p.acceptPunct(",") {
+						break
+					}
+				}
+				p.expectPunct(")")
+			case isKeyword(t, "compact") && isKeyword(p.peekAt(1), "storage"):
+				p.fail(t, "Compact tables are not allowed in Cassandra starting with 4.0 version.")
+			default:
+				s.Options = p.option(s.Options)
+			}
+			if !p.acceptKw("and") {
+				break
+			}
+		}
+	}
+	return stmtOrNil(p, s)
+}
+
+// columnDef parses name type [STATIC].
+func (p *parser) columnDef() ColumnDef {
+	c := ColumnDef{Name: p.ident(), Type: p.typeRef()}
+	c.Static = p.acceptKw("static")
+	return c
+}
+
+// alterStatement parses ALTER KEYSPACE and ALTER TABLE.
+func (p *parser) alterStatement() Statement {
+	p.expectKw("alter")
+	t := p.peek()
+	switch {
+	case isKeyword(t, "keyspace"):
+		p.next()
+		s := &AlterKeyspace{IfExists: p.ifExists(), Name: p.ident()}
+		p.expectKw("with")
+		s.Options = p.options(nil)
+		return stmtOrNil(p, s)
+	case isKeyword(t, "table"), isKeyword(t, "columnfamily"):
+		p.next()
+		return p.alterTable()
+	}
+	p.noViable(t)
+	return nil
+}
+
+func (p *parser) alterTable() Statement {
+	s := &AlterTable{IfExists: p.ifExists(), Name: p.qualifiedName()}
+	t := p.peek()
+	switch {
+	case p.acceptKw("add"):
+		s.Action = AddColumns
+		s.IfColumnNotExists = p.ifNotExists()
+		if !p.acceptPunct("(") {
+			s.Add = []ColumnDef{p.columnDef()}
+			break
+		}
+		for {
+			s.Add = append(s.Add, p.columnDef())
+			if p.err != nil || !p.acceptPunct(",") {
+				break
+			}
+		}
+		p.expectPunct(")")
+	case p.acceptKw("drop"):
+		s.Action = DropColumns
+		s.IfColumnExists = p.ifExists()
+		if p.isPunct("(") {
+			s.Drop = p.identTuple()
+		} else {
+			s.Drop = []string{p.ident()}
+		}
+	case p.acceptKw("rename"):
+		s.Action = RenameColumns
+		s.IfColumnExists = p.ifExists()
+		for {
+			r := ColumnRename{From: p.ident()}
+			p.expectKw("to")
+			r.To = p.ident()
+			s.Rename = append(s.Rename, r)
+			if p.err != nil || !p.acceptKw("and") {
+				break
+			}
+		}
+	case p.acceptKw("with"):
+		s.Action = SetOptions
+		s.Options = p.options(nil)
+	default:
+		p.noViable(t)
+	}
+	return stmtOrNil(p, s)
+}
+
+// dropStatement parses DROP KEYSPACE, DROP TABLE and DROP TYPE.
+func (p *parser) dropStatement() Statement {
+	p.expectKw("drop")
+	t := p.peek()
+	switch {
+	case isKeyword(t, "keyspace"):
+		p.next()
+		return stmtOrNil(p, &DropKeyspace{IfExists: p.ifExists(), Name: p.ident()})
+	case isKeyword(t, "table"), isKeyword(t, "columnfamily"):
+		p.next()
+		return stmtOrNil(p, &DropTable{IfExists: p.ifExists(), Name: p.qualifiedName()})
+	case isKeyword(t, "type"):
+		p.next()
+		return stmtOrNil(p, &DropType{IfExists: p.ifExists(), Name: p.typeName()})
+	}
+	p.noViable(t)
+	return nil
+}

@@ -1,0 +1,278 @@
+package cql
+
+// Terms and selectors share one parser: a selector is a term that may also
+// name columns (and use WRITETIME, TTL, count(*) and field selection), so
+// the sel flag widens what is accepted without a second copy of the literal
+// and function-call rules.
+
+// term parses a value: a constant, NULL, a bind marker, a collection, tuple
+// or user type literal, a type hint, a function call or a CAST.
+func (p *parser) term() Expr { return p.expr(false) }
+
+// selectorExpr parses one selector of a SELECT list or GROUP BY.
+func (p *parser) selectorExpr() Expr { return p.expr(true) }
+
+func (p *parser) expr(sel bool) Expr {
+	if !p.enter() {
+		return nil
+	}
+	defer p.leave()
+	e := p.primary(sel)
+	if !sel {
+		return e
+	}
+	// Field selection: a.b, f(x).b, a.b.c.
+	for p.err == nil && isPunctTok(p.peek(), ".") {
+		switch e.(type) {
+		case *ColumnRef, *FunctionCall, *FieldSelection:
+		default:
+			return e
+		}
+		p.next()
+		e = &FieldSelection{Value: e, Field: p.ident()}
+	}
+	return e
+}
+
+func (p *parser) primary(sel bool) Expr {
+	t := p.peek()
+	if c := constantOf(t); c != nil {
+		p.next()
+		return c
+	}
+	switch t.kind {
+	case tkPunct:
+		switch t.text {
+		case "?", ":":
+			return p.marker()
+		case "[":
+			p.next()
+			return &ListLiteral{Elements: p.exprsUntil(sel, "]")}
+		case "{":
+			return p.braces(sel)
+		case "(":
+			return p.parenthesized(sel)
+		case "-":
+			if c := negate(constantOf(p.peekAt(1))); c != nil {
+				p.next()
+				p.next()
+				return c
+			}
+		}
+	case tkIdent:
+		if t.lower == "null" {
+			p.next()
+			return &Null{}
+		}
+		if reserved[t.lower] && !(t.lower == "token" && isPunctTok(p.peekAt(1), "(")) {
+			break
+		}
+		return p.named(sel)
+	case tkQuotedIdent:
+		return p.named(sel)
+	}
+	p.noViable(t)
+	return nil
+}
+
+// exprsUntil parses a possibly empty comma-separated list and the closing
+// punctuation.
+func (p *parser) exprsUntil(sel bool, closing string) []Expr {
+	var es []Expr
+	if p.acceptPunct(closing) {
+		return es
+	}
+	for {
+		es = append(es, p.expr(sel))
+		if p.err != nil || !p.acceptPunct(",") {
+			break
+		}
+	}
+	p.expectPunct(closing)
+	return es
+}
+
+// braces parses {} (an empty set), {k: v, ...} (a map), {e, ...} (a set) or
+// {field: v, ...} (a user type: a bare name before the colon cannot be a
+// term, so it must be a field).
+func (p *parser) braces(sel bool) Expr {
+	p.next() // {
+	if p.acceptPunct("}") {
+		return &SetLiteral{}
+	}
+	if isNameTok(p.peek()) && isPunctTok(p.peekAt(1), ":") {
+		u := &UDTLiteral{}
+		for {
+			name := p.ident()
+			p.expectPunct(":")
+			u.Fields = append(u.Fields, UDTField{Name: name, Value: p.expr(sel)})
+			if p.err != nil || !p.acceptPunct(",") {
+				break
+			}
+		}
+		p.expectPunct("}")
+		return u
+	}
+	first := p.expr(sel)
+	if !p.acceptPunct(":") {
+		s := &SetLiteral{Elements: []Expr{first}}
+		for p.err == nil && p.acceptPunct(",") {
+			s.Elements = append(s.Elements, p.expr(sel))
+		}
+		p.expectPunct("}")
+		return s
+	}
+	m := &MapLiteral{Entries: []MapEntry{{Key: first, Value: p.expr(sel)}}}
+	for p.err == nil && p.acceptPunct(",") {
+		k := p.expr(sel)
+		p.expectPunct(":")
+		m.Entries = append(m.Entries, MapEntry{Key: k, Value: p.expr(sel)})
+	}
+	p.expectPunct("}")
+	return m
+}
+
+// parenthesized parses a type hint (type)value, a tuple literal, or in a
+// selector a parenthesized selector.
+func (p *parser) parenthesized(sel bool) Expr {
+	if h := p.typeHint(sel); h != nil {
+		return h
+	}
+	p.next() // (
+	start := p.peek()
+	es := p.exprsUntil(sel, ")")
+	if p.err != nil {
+		return nil
+	}
+	if len(es) == 0 {
+		p.noViable(start)
+		return nil
+	}
+	if sel && len(es) == 1 {
+		return es[0]
+	}
+	return &TupleLiteral{Elements: es}
+}
+
+// typeHint parses (type)value when what follows the parenthesis is a type,
+// a closing parenthesis and the start of a value; otherwise it consumes
+// nothing and returns nil. A type starts with a name, and a term never
+// starts with a bare name (a function call has a parenthesis after it), so
+// in terms the look-ahead only decides between (int)? and (f(), 1).
+func (p *parser) typeHint(sel bool) Expr {
+	first := p.peekAt(1)
+	if !isNameTok(first) && !isKeyword(first, "set") {
+		return nil
+	}
+	isHint := p.try(func() {
+		p.next()
+		p.typeRef()
+		p.expectPunct(")")
+		if !p.startsExpr(sel) {
+			p.noViable(p.peek())
+		}
+	})
+	if !isHint {
+		return nil
+	}
+	p.next()
+	typ := p.typeRef()
+	p.expectPunct(")")
+	v := p.expr(sel)
+	if p.err != nil {
+		return nil
+	}
+	return &TypeHint{Type: typ, Value: v}
+}
+
+// startsExpr reports whether the next token can begin a term (or selector).
+func (p *parser) startsExpr(sel bool) bool {
+	t := p.peek()
+	if constantOf(t) != nil {
+		return true
+	}
+	switch t.kind {
+	case tkPunct:
+		switch t.text {
+		case "?", ":", "[", "{", "(":
+			return true
+		case "-":
+			return constantOf(p.peekAt(1)) != nil
+		}
+	case tkIdent:
+		if t.lower == "null" || t.lower == "token" {
+			return true
+		}
+		// "(t) AS x" aliases a parenthesized selector; the renderer
+		// quotes a column named as, so nothing is lost.
+		if sel && t.lower == "as" {
+			return false
+		}
+		return !reserved[t.lower]
+	case tkQuotedIdent:
+		return t.text != ""
+	}
+	return false
+}
+
+// named parses what starts with a name: a function call (maybe keyspace
+// qualified), CAST, and in selectors count(*), WRITETIME/TTL and columns.
+func (p *parser) named(sel bool) Expr {
+	t := p.peek()
+	open := isPunctTok(p.peekAt(1), "(")
+	if t.kind == tkIdent && open {
+		switch t.lower {
+		case "cast":
+			p.next()
+			p.next()
+			v := p.expr(sel)
+			p.expectKw("as")
+			k := p.nativeType()
+			p.expectPunct(")")
+			if p.err != nil {
+				return nil
+			}
+			return &Cast{Value: v, To: k}
+		case "count":
+			if sel && isPunctTok(p.peekAt(2), "*") {
+				p.next()
+				p.next()
+				p.next()
+				p.expectPunct(")")
+				return &CountRows{}
+			}
+		case "writetime", "maxwritetime", "ttl":
+			if sel {
+				kind := map[string]WritetimeKind{"writetime": Writetime, "maxwritetime": MaxWritetime, "ttl": TTL}[t.lower]
+				p.next()
+				p.next()
+				col := p.ident()
+				p.expectPunct(")")
+				return &WritetimeOrTTL{Kind: kind, Column: col}
+			}
+		}
+	}
+	if open {
+		p.next()
+		return p.call(sel, QualifiedName{Name: nameOf(t)})
+	}
+	if isPunctTok(p.peekAt(1), ".") && isPunctTok(p.peekAt(3), "(") &&
+		(isNameTok(p.peekAt(2)) || isKeyword(p.peekAt(2), "token")) {
+		p.next()
+		p.next()
+		return p.call(sel, QualifiedName{Keyspace: nameOf(t), Name: nameOf(p.next())})
+	}
+	if sel && isNameTok(t) {
+		p.next()
+		return &ColumnRef{Name: nameOf(t)}
+	}
+	p.noViable(t)
+	return nil
+}
+
+// call parses the argument list of a function call.
+func (p *parser) call(sel bool, name QualifiedName) Expr {
+	p.expectPunct("(")
+	args := p.exprsUntil(sel, ")")
+	return &FunctionCall{Name: name, Args: args}
+}
