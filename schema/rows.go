@@ -1,0 +1,165 @@
+package schema
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/sibyldb/sibyl/mutation"
+)
+
+// InsertMutation builds what an INSERT of one row writes: a row marker and
+// a cell per column given. A nil value writes a deletion (a tombstone, or
+// for a multi-cell column a column deletion); a multi-cell value replaces
+// what the column held. Static columns go to the partition's static row.
+// All key columns must have values.
+func (t *Table) InsertMutation(values map[string][]byte, w *CellWriter) (*mutation.Mutation, error) {
+	m, row, static, err := t.newRowMutation(values)
+	if err != nil {
+		return nil, err
+	}
+	marker := mutation.LivenessInfo{Timestamp: w.Timestamp, ExpiresAt: mutation.NoDeletionTime}
+	if w.TTL > 0 {
+		marker.TTL, marker.ExpiresAt = w.TTL, w.Now+int64(w.TTL)
+	}
+	row.Liveness = marker
+	names := make([]string, 0, len(values))
+	for name := range values {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		c := t.byName[name]
+		if c == nil {
+			return nil, fmt.Errorf("Undefined column name %s in table %s.%s", name, t.Keyspace, t.Name)
+		}
+		if c.IsPrimaryKey() {
+			continue
+		}
+		target := row
+		if c.Kind == Static {
+			target = static
+		}
+		if err := w.put(target, c, values[name]); err != nil {
+			return nil, err
+		}
+	}
+	if !static.IsEmpty() {
+		m.Static = static
+	}
+	return m, nil
+}
+
+// put writes one column's value (nil: its deletion) into a row.
+func (w *CellWriter) put(r *mutation.Row, c *Column, value []byte) error {
+	if c.Type.IsMultiCell() {
+		del := w.OverwriteDeletion(c)
+		if value == nil {
+			del.Deletion.MarkedForDeleteAt = w.Timestamp
+		}
+		r.Columns = insertColumnDeletion(r.Columns, del)
+		if value == nil {
+			return nil
+		}
+	}
+	if value == nil {
+		r.Cells = insertCells(r.Cells, w.Tombstone(c, nil))
+		return nil
+	}
+	cells, err := w.AppendCells(nil, c, value)
+	if err != nil {
+		return err
+	}
+	r.Cells = insertCells(r.Cells, cells...)
+	return nil
+}
+
+// newRowMutation starts a mutation for the row the key columns of values
+// name, returning the clustering row and the static row to fill.
+func (t *Table) newRowMutation(values map[string][]byte) (*mutation.Mutation, *mutation.Row, *mutation.Row, error) {
+	pk := make([][]byte, len(t.PartitionKey))
+	var missing []string
+	for i, c := range t.PartitionKey {
+		if pk[i] = values[c.Name]; pk[i] == nil {
+			missing = append(missing, c.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, nil, nil, fmt.Errorf("Some partition key parts are missing: %s", strings.Join(missing, ", "))
+	}
+	key, err := t.PartitionKeyBytes(pk)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ck := make([][]byte, len(t.Clustering))
+	for i, c := range t.Clustering {
+		if ck[i] = values[c.Name]; ck[i] == nil {
+			missing = append(missing, c.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, nil, nil, fmt.Errorf("Some clustering keys are missing: %s", strings.Join(missing, ", "))
+	}
+	clustering, err := t.layout.Encode(nil, ck)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	m := mutation.NewMutation(t.ID, key)
+	row := mutation.NewRow()
+	m.Rows = []mutation.RowUpdate{{Clustering: clustering, Row: row}}
+	return m, row, mutation.NewRow(), nil
+}
+
+// RowCells returns every column of one row as a read sees it at now: the
+// key columns from the partition key and clustering, the others from the
+// row's live cells (static columns from static, which may be nil).
+func (t *Table) RowCells(partitionKey, clustering []byte, row, static *mutation.Row, now int64) (map[string]Cell, error) {
+	out := map[string]Cell{}
+	pk, err := t.SplitPartitionKey(partitionKey)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range t.PartitionKey {
+		out[c.Name] = Cell{Value: pk[i]}
+	}
+	ck, err := t.layout.Decode(clustering)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range ck {
+		out[t.Clustering[i].Name] = Cell{Value: v}
+	}
+	for _, r := range []*mutation.Row{static, row} {
+		if r == nil {
+			continue
+		}
+		vals, err := t.RowValues(r, now)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range vals {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// insertCells adds cells keeping the row's order by (column, path).
+func insertCells(cells []mutation.Cell, add ...mutation.Cell) []mutation.Cell {
+	cells = append(cells, add...)
+	sort.SliceStable(cells, func(i, j int) bool {
+		if cells[i].Column != cells[j].Column {
+			return cells[i].Column < cells[j].Column
+		}
+		return bytes.Compare(cells[i].Path, cells[j].Path) < 0
+	})
+	return cells
+}
+
+// insertColumnDeletion adds a column deletion keeping the order by column.
+func insertColumnDeletion(dels []mutation.ColumnDeletion, d mutation.ColumnDeletion) []mutation.ColumnDeletion {
+	dels = append(dels, d)
+	sort.SliceStable(dels, func(i, j int) bool { return dels[i].Column < dels[j].Column })
+	return dels
+}

@@ -1,0 +1,153 @@
+package schema
+
+import (
+	"crypto/md5"
+	"fmt"
+	"strings"
+
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/internal/invariants"
+	"github.com/sibyldb/sibyl/mutation"
+)
+
+// Keyspace names the node keeps for itself.
+const (
+	SystemKeyspace       = "system"
+	SystemSchemaKeyspace = "system_schema"
+)
+
+// SystemTableID is the id Cassandra gives a system table: a name-based
+// (version 3, MD5) UUID of the keyspace and table names concatenated, so
+// every node agrees on it without a schema.
+func SystemTableID(keyspace, table string) mutation.TableID {
+	return mutation.TableID(nameUUID([]byte(keyspace + table)))
+}
+
+// nameUUID is Java's UUID.nameUUIDFromBytes: MD5, version 3, IETF variant.
+func nameUUID(b []byte) [16]byte {
+	sum := md5.Sum(b)
+	sum[6] = sum[6]&0x0f | 0x30
+	sum[8] = sum[8]&0x3f | 0x80
+	return sum
+}
+
+// systemTable builds a system table's definition from "name type" column
+// specs; the key columns are named in order. A bad definition is a bug here,
+// not input.
+func systemTable(keyspace, name string, partitionKey, clustering []string, specs ...string) *Table {
+	kinds := map[string]ColumnKind{}
+	positions := map[string]int{}
+	for i, n := range partitionKey {
+		kinds[n], positions[n] = PartitionKey, i
+	}
+	for i, n := range clustering {
+		kinds[n], positions[n] = Clustering, i
+	}
+	var cols []*Column
+	for _, spec := range specs {
+		name, typ, _ := strings.Cut(spec, " ")
+		t, err := cqltype.Parse(typ, keyspace, nil)
+		if err != nil {
+			panic(invariants.Failf("schema: system table %s.%s column %s: %v", keyspace, name, spec, err))
+		}
+		kind, ok := kinds[name]
+		pos := positions[name]
+		if !ok {
+			kind, pos = Regular, -1
+		}
+		cols = append(cols, &Column{Name: name, Type: t, Kind: kind, Position: pos})
+	}
+	opts := TableOptions{Comment: name}
+	opts.EnsureDefaults()
+	t, err := NewTable(keyspace, name, SystemTableID(keyspace, name), cols, opts)
+	if err != nil {
+		panic(invariants.Failf("schema: system table %s.%s: %v", keyspace, name, err))
+	}
+	return t
+}
+
+// tableOptionColumns are the option columns system_schema.tables and
+// .views share.
+var tableOptionColumns = []string{
+	"additional_write_policy text", "bloom_filter_fp_chance double", "caching frozen<map<text, text>>",
+	"cdc boolean", "comment text", "compaction frozen<map<text, text>>", "compression frozen<map<text, text>>",
+	"crc_check_chance double", "dclocal_read_repair_chance double", "default_time_to_live int",
+	"extensions frozen<map<text, blob>>", "gc_grace_seconds int", "id uuid", "max_index_interval int",
+	"memtable text", "memtable_flush_period_in_ms int", "min_index_interval int", "read_repair text",
+	"read_repair_chance double", "speculative_retry text",
+}
+
+func withOptions(specs ...string) []string { return append(specs, tableOptionColumns...) }
+
+// The system_schema tables, as Cassandra 4.1 defines them (drivers check
+// the column types).
+var (
+	KeyspacesTable = systemTable(SystemSchemaKeyspace, "keyspaces", []string{"keyspace_name"}, nil,
+		"keyspace_name text", "durable_writes boolean", "replication frozen<map<text, text>>")
+	TablesTable = systemTable(SystemSchemaKeyspace, "tables", []string{"keyspace_name"}, []string{"table_name"},
+		withOptions("keyspace_name text", "table_name text", "flags frozen<set<text>>")...)
+	ColumnsTable = systemTable(SystemSchemaKeyspace, "columns", []string{"keyspace_name"}, []string{"table_name", "column_name"},
+		"keyspace_name text", "table_name text", "column_name text", "clustering_order text",
+		"column_name_bytes blob", "kind text", "position int", "type text")
+	TypesTable = systemTable(SystemSchemaKeyspace, "types", []string{"keyspace_name"}, []string{"type_name"},
+		"keyspace_name text", "type_name text", "field_names frozen<list<text>>", "field_types frozen<list<text>>")
+	FunctionsTable = systemTable(SystemSchemaKeyspace, "functions", []string{"keyspace_name"}, []string{"function_name", "argument_types"},
+		"keyspace_name text", "function_name text", "argument_types frozen<list<text>>", "argument_names frozen<list<text>>",
+		"body text", "called_on_null_input boolean", "language text", "return_type text")
+	AggregatesTable = systemTable(SystemSchemaKeyspace, "aggregates", []string{"keyspace_name"}, []string{"aggregate_name", "argument_types"},
+		"keyspace_name text", "aggregate_name text", "argument_types frozen<list<text>>", "final_func text",
+		"initcond text", "return_type text", "state_func text", "state_type text")
+	ViewsTable = systemTable(SystemSchemaKeyspace, "views", []string{"keyspace_name"}, []string{"view_name"},
+		withOptions("keyspace_name text", "view_name text", "base_table_id uuid", "base_table_name text",
+			"include_all_columns boolean", "where_clause text")...)
+	IndexesTable = systemTable(SystemSchemaKeyspace, "indexes", []string{"keyspace_name"}, []string{"table_name", "index_name"},
+		"keyspace_name text", "table_name text", "index_name text", "kind text", "options frozen<map<text, text>>")
+	TriggersTable = systemTable(SystemSchemaKeyspace, "triggers", []string{"keyspace_name"}, []string{"table_name", "trigger_name"},
+		"keyspace_name text", "table_name text", "trigger_name text", "options frozen<map<text, text>>")
+	DroppedColumnsTable = systemTable(SystemSchemaKeyspace, "dropped_columns", []string{"keyspace_name"}, []string{"table_name", "column_name"},
+		"keyspace_name text", "table_name text", "column_name text", "dropped_time timestamp", "kind text", "type text")
+)
+
+// The system tables drivers read (system.local and the peers tables).
+var (
+	LocalTable = systemTable(SystemKeyspace, "local", []string{"key"}, nil,
+		"key text", "bootstrapped text", "broadcast_address inet", "broadcast_port int", "cluster_name text",
+		"cql_version text", "data_center text", "gossip_generation int", "host_id uuid", "listen_address inet",
+		"listen_port int", "native_protocol_version text", "partitioner text", "rack text", "release_version text",
+		"rpc_address inet", "rpc_port int", "schema_version uuid", "tokens set<text>", "truncated_at map<uuid, blob>")
+	PeersTable = systemTable(SystemKeyspace, "peers", []string{"peer"}, nil,
+		"peer inet", "data_center text", "host_id uuid", "preferred_ip inet", "rack text", "release_version text",
+		"rpc_address inet", "schema_version uuid", "tokens set<text>")
+	PeersV2Table = systemTable(SystemKeyspace, "peers_v2", []string{"peer"}, []string{"peer_port"},
+		"peer inet", "peer_port int", "data_center text", "host_id uuid", "native_address inet", "native_port int",
+		"preferred_ip inet", "preferred_port int", "rack text", "release_version text", "schema_version uuid",
+		"tokens set<text>")
+)
+
+// schemaTables are the system_schema tables in the order a keyspace's
+// definition is written to them.
+var schemaTables = []*Table{KeyspacesTable, TablesTable, ColumnsTable, TypesTable, FunctionsTable,
+	AggregatesTable, ViewsTable, IndexesTable, TriggersTable, DroppedColumnsTable}
+
+// SystemKeyspaces returns the system and system_schema keyspaces, as the
+// schema lists them (drivers expect to find them in system_schema).
+func SystemKeyspaces() []*Keyspace {
+	local := map[string]string{"class": LocalStrategy}
+	sys := &Keyspace{Name: SystemKeyspace, Replication: local, DurableWrites: true, Tables: map[string]*Table{}, Types: map[string]*cqltype.Type{}}
+	for _, t := range []*Table{LocalTable, PeersTable, PeersV2Table} {
+		sys.Tables[t.Name] = t
+	}
+	ss := &Keyspace{Name: SystemSchemaKeyspace, Replication: local, DurableWrites: true, Tables: map[string]*Table{}, Types: map[string]*cqltype.Type{}}
+	for _, t := range schemaTables {
+		ss.Tables[t.Name] = t
+	}
+	return []*Keyspace{sys, ss}
+}
+
+// IsSystemKeyspace reports whether a keyspace is the node's own.
+func IsSystemKeyspace(name string) bool {
+	return name == SystemKeyspace || name == SystemSchemaKeyspace || name == "system_auth" ||
+		name == "system_distributed" || name == "system_traces" || name == "system_views" || name == "system_virtual_schema"
+}
+
+func (t *Table) String() string { return fmt.Sprintf("%s.%s", t.Keyspace, t.Name) }

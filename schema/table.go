@@ -1,0 +1,207 @@
+package schema
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/partitioner"
+)
+
+// ColumnKind is a column's role in its table, named as system_schema.columns
+// names it.
+type ColumnKind uint8
+
+// The column kinds.
+const (
+	PartitionKey ColumnKind = iota
+	Clustering
+	Regular
+	Static
+)
+
+var columnKindNames = [...]string{"partition_key", "clustering", "regular", "static"}
+
+func (k ColumnKind) String() string {
+	if int(k) < len(columnKindNames) {
+		return columnKindNames[k]
+	}
+	return fmt.Sprintf("ColumnKind(%d)", int(k))
+}
+
+func parseColumnKind(s string) (ColumnKind, error) {
+	for i, n := range columnKindNames {
+		if n == s {
+			return ColumnKind(i), nil
+		}
+	}
+	return 0, fmt.Errorf("schema: unknown column kind %q", s)
+}
+
+// Column is one column of a table.
+type Column struct {
+	Name string
+	Type *cqltype.Type
+	Kind ColumnKind
+	// Position is the column's index among the partition key or clustering
+	// columns; -1 for regular and static columns.
+	Position int
+	// Descending is the clustering order of a clustering column.
+	Descending bool
+}
+
+// IsPrimaryKey reports whether the column is part of the primary key.
+func (c *Column) IsPrimaryKey() bool { return c.Kind == PartitionKey || c.Kind == Clustering }
+
+// ClusteringOrder is system_schema.columns.clustering_order.
+func (c *Column) ClusteringOrder() string {
+	switch {
+	case c.Kind != Clustering:
+		return "none"
+	case c.Descending:
+		return "desc"
+	}
+	return "asc"
+}
+
+// Table is a table's definition.
+type Table struct {
+	Keyspace string
+	Name     string
+	ID       mutation.TableID
+	// Columns in Cassandra's order: partition key, clustering, then the
+	// others by name.
+	Columns      []*Column
+	PartitionKey []*Column
+	Clustering   []*Column
+	byName       map[string]*Column
+	Options      TableOptions
+	layout       mutation.ClusteringLayout
+}
+
+// NewTable builds a table from its columns, checking what Cassandra checks
+// of a definition: at least one partition key column, unique names, key
+// positions without gaps, no multi-cell (non-frozen) collection or user
+// type in the primary key, no static column without clustering columns,
+// and no counter column.
+func NewTable(keyspace, name string, id mutation.TableID, columns []*Column, opts TableOptions) (*Table, error) {
+	t := &Table{Keyspace: keyspace, Name: name, ID: id, Options: opts, byName: map[string]*Column{}}
+	var errs []error
+	var regular, static []*Column
+	for _, c := range columns {
+		if _, dup := t.byName[c.Name]; dup {
+			errs = append(errs, fmt.Errorf("Multiple definition of identifier %s", c.Name))
+			continue
+		}
+		t.byName[c.Name] = c
+		switch c.Kind {
+		case PartitionKey:
+			t.PartitionKey = append(t.PartitionKey, c)
+		case Clustering:
+			t.Clustering = append(t.Clustering, c)
+		case Static:
+			static = append(static, c)
+		default:
+			regular = append(regular, c)
+		}
+		if c.Type.Kind == cqltype.Counter {
+			errs = append(errs, errors.New("counter columns are not supported yet"))
+		}
+		if c.IsPrimaryKey() && c.Type.IsMultiCell() {
+			errs = append(errs, fmt.Errorf("Invalid non-frozen collection type for PRIMARY KEY component %s", c.Name))
+		}
+	}
+	if len(t.PartitionKey) == 0 {
+		errs = append(errs, errors.New("No PRIMARY KEY specifed (exactly one required)"))
+	}
+	if len(static) > 0 && len(t.Clustering) == 0 {
+		errs = append(errs, errors.New("Static columns are only useful (and thus allowed) if the table has at least one clustering column"))
+	}
+	for _, key := range [][]*Column{t.PartitionKey, t.Clustering} {
+		sortByPosition(key)
+		for i, c := range key {
+			if c.Position != i {
+				errs = append(errs, fmt.Errorf("schema: %s.%s: %s column %s has position %d, want %d", keyspace, name, c.Kind, c.Name, c.Position, i))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	sortByName(static)
+	sortByName(regular)
+	t.Columns = append(append(append(append([]*Column(nil), t.PartitionKey...), t.Clustering...), static...), regular...)
+	for _, c := range t.Clustering {
+		t.layout = append(t.layout, mutation.ClusteringColumn{Type: c.Type, Descending: c.Descending})
+	}
+	return t, nil
+}
+
+// Column returns the named column, or nil.
+func (t *Table) Column(name string) *Column { return t.byName[name] }
+
+// HasStatic reports whether the table has static columns.
+func (t *Table) HasStatic() bool {
+	for _, c := range t.Columns {
+		if c.Kind == Static {
+			return true
+		}
+	}
+	return false
+}
+
+// ClusteringLayout is the byte-comparable layout of the clustering columns.
+func (t *Table) ClusteringLayout() mutation.ClusteringLayout { return t.layout }
+
+// PartitionKeyBytes is the partition key as the partitioner hashes it and
+// drivers route by it: the value itself for one column, Cassandra's
+// composite encoding for several.
+func (t *Table) PartitionKeyBytes(values [][]byte) ([]byte, error) {
+	if len(values) != len(t.PartitionKey) {
+		return nil, fmt.Errorf("schema: %s.%s has %d partition key columns, got %d values", t.Keyspace, t.Name, len(t.PartitionKey), len(values))
+	}
+	for i, v := range values {
+		if v == nil {
+			return nil, fmt.Errorf("Invalid null value in condition for column %s", t.PartitionKey[i].Name)
+		}
+		if len(values) > 1 && len(v) > partitioner.MaxComponentLen {
+			return nil, fmt.Errorf("Key length of %d is longer than maximum of %d", len(v), partitioner.MaxComponentLen)
+		}
+	}
+	if len(values) == 1 {
+		return values[0], nil
+	}
+	return partitioner.CompositeKey(values...), nil
+}
+
+// SplitPartitionKey returns the partition key column values of key.
+func (t *Table) SplitPartitionKey(key []byte) ([][]byte, error) {
+	if len(t.PartitionKey) == 1 {
+		return [][]byte{key}, nil
+	}
+	parts, err := partitioner.SplitCompositeKey(key)
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) != len(t.PartitionKey) {
+		return nil, fmt.Errorf("schema: %s.%s: partition key has %d components, want %d", t.Keyspace, t.Name, len(parts), len(t.PartitionKey))
+	}
+	return parts, nil
+}
+
+func sortByPosition(cs []*Column) {
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j].Position < cs[j-1].Position; j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+}
+
+func sortByName(cs []*Column) {
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j].Name < cs[j-1].Name; j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+}
