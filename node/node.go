@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/rs/zerolog"
+	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
 )
 
@@ -51,14 +52,16 @@ func (c *Config) Validate() error {
 type Node struct {
 	cfg    Config
 	engine *storage.Engine
+	schema *schema.Schema
 	// Recovery is what commit log replay did at start-up.
 	Recovery storage.RecoveryStats
 }
 
-// Open starts a node: it opens the storage engine and replays the commit
-// log. The tables the schema knows must be opened between the two (replay
-// skips records of tables it does not know, and the segments then go);
-// until the schema arrives (issue 3) a node has no tables.
+// Open starts a node: the storage engine; the system tables; the schema,
+// read from the system_schema SSTables; every table it names; commit log
+// replay, which needs them all open (it skips the records of tables it
+// does not know, and the segments then go); and the schema once more, for
+// changes replay brought back.
 func Open(cfg Config) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -72,10 +75,31 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("node: %w", err)
 	}
 	n := &Node{cfg: cfg, engine: engine}
-	if n.Recovery, err = engine.Recover(); err != nil {
-		return nil, errors.Join(fmt.Errorf("node: %w", err), engine.Close())
+	if err := n.start(); err != nil {
+		return nil, errors.Join(err, engine.Close())
 	}
 	return n, nil
+}
+
+func (n *Node) start() error {
+	if err := n.openTables(schema.New(nil)); err != nil {
+		return err
+	}
+	s, err := n.loadSchema()
+	if err != nil {
+		return err
+	}
+	if err := n.openTables(s); err != nil {
+		return err
+	}
+	if n.Recovery, err = n.engine.Recover(); err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	if s, err = n.loadSchema(); err != nil {
+		return err
+	}
+	n.schema = s
+	return n.openTables(s)
 }
 
 // Close stops the node; unflushed writes stay in the commit log.

@@ -5,6 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/schema"
+	"github.com/sibyldb/sibyl/storage"
 )
 
 func TestOpenCreatesTheDataLayoutAndReopens(t *testing.T) {
@@ -29,5 +35,87 @@ func TestBadSettingIsRefusedByName(t *testing.T) {
 	_, err := Open(Config{DataDir: t.TempDir(), CommitLogSync: "sometimes"})
 	if err == nil || !strings.Contains(err.Error(), "commitlog_sync") {
 		t.Fatalf("Open = %v, want an error naming commitlog_sync", err)
+	}
+}
+
+// TestRestartKeepsSchemaAndRows creates a keyspace and a table, writes a
+// row, restarts the node, and finds all three: the schema from the
+// system_schema SSTables, the row replayed from the commit log into the
+// table opened before replay.
+func TestRestartKeepsSchemaAndRows(t *testing.T) {
+	dir := t.TempDir()
+	n, err := Open(Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := schema.NewKeyspace("shop", map[string]string{"class": "SimpleStrategy", "replication_factor": "1"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := schema.TableOptions{Compaction: map[string]string{"class": "LeveledCompactionStrategy", "sstable_size_in_mb": "10"}}
+	opts.EnsureDefaults()
+	kv, err := schema.NewTable("shop", "kv", mutation.TableID{0x4b, 0x56}, []*schema.Column{
+		{Name: "k", Type: cqltype.BigintType, Kind: schema.PartitionKey},
+		{Name: "v", Type: cqltype.TextType, Kind: schema.Regular, Position: -1},
+	}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &schema.CellWriter{Timestamp: 1, Now: time.Now().Unix()}
+	ksm, err := schema.KeyspaceMutation(ks, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tms, err := schema.TableMutations(kv, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.ApplySchema(append([]*mutation.Mutation{ksm}, tms...)); err != nil {
+		t.Fatal(err)
+	}
+	row, err := kv.InsertMutation(map[string][]byte{"k": cqltype.EncodeBigint(7), "v": []byte("seven")}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.engine.Apply(row); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	n, err = Open(Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	got, err := n.Schema().Table("shop", "kv")
+	if err != nil {
+		t.Fatalf("after restart: %v", err)
+	}
+	if got.Options.Compaction["class"] != schema.LeveledClass {
+		t.Fatalf("compaction after restart: %v", got.Options.Compaction)
+	}
+	rows, err := n.readRows(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || string(rows[0]["v"].Value) != "seven" {
+		t.Fatalf("rows after restart: %+v", rows)
+	}
+}
+
+func TestCompactionOptionsFromTheMap(t *testing.T) {
+	o, err := compactionOptions(map[string]string{"class": "TimeWindowCompactionStrategy", "compaction_window_unit": "HOURS", "compaction_window_size": "6"})
+	if err != nil || o.Strategy != storage.TimeWindow || o.Window != 6*time.Hour {
+		t.Fatalf("time window: %+v, %v", o, err)
+	}
+	if _, err := compactionOptions(map[string]string{"class": "SizeTieredCompactionStrategy", "min_threshold": "x"}); err == nil ||
+		!strings.Contains(err.Error(), "x is not a parsable int (base10) for min_threshold") {
+		t.Fatalf("bad min_threshold: %v", err)
+	}
+	if _, err := compactionOptions(map[string]string{"class": "Bogus"}); err == nil ||
+		!strings.Contains(err.Error(), "Unable to find compaction strategy class 'Bogus'") {
+		t.Fatalf("bad class: %v", err)
 	}
 }

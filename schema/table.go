@@ -80,14 +80,20 @@ type Table struct {
 	layout       mutation.ClusteringLayout
 }
 
-// NewTable builds a table from its columns, checking what Cassandra checks
-// of a definition: at least one partition key column, unique names, key
-// positions without gaps, no multi-cell (non-frozen) collection or user
-// type in the primary key, no static column without clustering columns,
-// and no counter column.
+// NewTable builds a table from its columns and options, checking what
+// Cassandra checks of a definition: valid options, at least one partition
+// key column, unique names, key positions without gaps, no multi-cell
+// (non-frozen) collection or user type in the primary key, no static column
+// without clustering columns, and no counter column.
 func NewTable(keyspace, name string, id mutation.TableID, columns []*Column, opts TableOptions) (*Table, error) {
-	t := &Table{Keyspace: keyspace, Name: name, ID: id, Options: opts, byName: map[string]*Column{}}
+	t := &Table{Keyspace: keyspace, Name: name, ID: id, Options: opts.clone(), byName: map[string]*Column{}}
 	var errs []error
+	if err := opts.Validate(); err != nil {
+		errs = append(errs, err)
+	} else if class, ok := opts.Compaction["class"]; ok {
+		// Stored, as Cassandra stores it, by the class's full name.
+		t.Options.Compaction["class"], _ = CompactionClass(class)
+	}
 	var regular, static []*Column
 	for _, c := range columns {
 		if _, dup := t.byName[c.Name]; dup {
