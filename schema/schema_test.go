@@ -9,85 +9,26 @@ import (
 	"testing"
 
 	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/mutation"
-	"github.com/sibyldb/sibyl/partitioner"
 )
 
-// store is a test's stand-in for the storage engine: entries merged under
-// their engine keys per table, read back with the partition deletions and
-// range tombstones applied.
-type store struct {
-	tables map[mutation.TableID]map[string]*mutation.Entry
-}
+type store struct{ *testutil.MemStore }
 
-func newStore() *store { return &store{tables: map[mutation.TableID]map[string]*mutation.Entry{}} }
+func newStore() *store { return &store{testutil.NewMemStore()} }
 
-func (s *store) apply(t *testing.T, ms ...*mutation.Mutation) {
-	t.Helper()
-	p := partitioner.Murmur3()
-	for _, m := range ms {
-		tbl := s.tables[m.Table]
-		if tbl == nil {
-			tbl = map[string]*mutation.Entry{}
-			s.tables[m.Table] = tbl
-		}
-		for _, e := range m.AppendEntries(nil, p.Token(m.Key)) {
-			e := e
-			if old := tbl[string(e.Key)]; old != nil {
-				tbl[string(e.Key)] = mutation.MergeEntries(old, &e)
-			} else {
-				tbl[string(e.Key)] = &e
-			}
-		}
-	}
-}
+func (s *store) apply(t *testing.T, ms ...*mutation.Mutation) { s.Apply(ms...) }
 
 // rows reads every live row of def at now.
 func (s *store) rows(def *Table, now int64) ([]map[string]Cell, error) {
-	entries := s.tables[def.ID]
-	keys := make([]string, 0, len(entries))
-	for k := range entries {
-		keys = append(keys, k)
+	parts, err := s.Partitions(def.ID, now)
+	if err != nil {
+		return nil, err
 	}
-	sort.Strings(keys)
 	var out []map[string]Cell
-	var partDel mutation.DeletionTime
-	var rts []mutation.RangeTombstone
-	var prefix []byte
-	var static *mutation.Row
-	for _, k := range keys {
-		e := entries[k]
-		parts, err := mutation.ParseKey(e.Key, 8)
-		if err != nil {
-			return nil, err
-		}
-		if !bytes.Equal(parts.Prefix, prefix) {
-			prefix, partDel, rts, static = parts.Prefix, mutation.Live, nil, nil
-		}
-		switch e.Kind {
-		case mutation.PartitionDeletionEntry:
-			partDel = e.Deletion
-		case mutation.RangeTombstoneEntry:
-			rts = append(rts, mutation.RangeTombstone{Start: parts.Clustering, End: parts.End, Deletion: e.Deletion})
-		case mutation.StaticRowEntry:
-			if r := e.Row.ShadowedBy(partDel); r != nil {
-				static = r.Live(now)
-			}
-		case mutation.RowEntry:
-			d := partDel
-			for i := range rts {
-				if rts[i].Covers(parts.Clustering) {
-					d = d.Max(rts[i].Deletion)
-				}
-			}
-			r := e.Row.ShadowedBy(d)
-			if r != nil {
-				r = r.Live(now)
-			}
-			if r == nil {
-				continue
-			}
-			cells, err := def.RowCells(parts.PartitionKey, parts.Clustering, r, static, now)
+	for _, p := range parts {
+		for _, r := range p.Rows {
+			cells, err := def.RowCells(p.Key, r.Clustering, r.Row, p.Static, now)
 			if err != nil {
 				return nil, err
 			}

@@ -1,8 +1,10 @@
 // Package testutil holds test helpers shared by several packages' tests:
 // the iterator conformance suite that every mutation.Iterator passes.
 //
-// Owns: CheckIterator (random moves checked against a sorted-slice model)
-// and RunAndKill (one SIGKILL cycle of a crash test's child process).
+// Owns: CheckIterator (random moves checked against a sorted-slice model),
+// RunAndKill (one SIGKILL cycle of a crash test's child process), and
+// MemStore (an in-memory stand-in for the storage engine, for packages that
+// may not import it).
 // Does not own: anything production code runs.
 // May import: mutation, partitioner, internal/invariants.
 // Must not import: memtable, sstable, commitlog, storage, anything above.
