@@ -254,17 +254,18 @@ func decodeType(ks *Keyspace, r map[string]Cell) (*cqltype.Type, error) {
 	}
 	types := make([]*cqltype.Type, len(typeNames))
 	for i, tn := range typeNames {
-		if types[i], err = cqltype.Parse(tn, ks.Name, ks.resolveType); err != nil {
+		if types[i], err = cqltype.Parse(tn, ks.Name, ks.ResolveType); err != nil {
 			return nil, fmt.Errorf("schema: type %s.%s field %s: %w", ks.Name, name, names[i], err)
 		}
 	}
 	return cqltype.UDTOf(ks.Name, name, names, types, false), nil
 }
 
-// resolveType finds a user type of the keyspace for cqltype.Parse.
-func (k *Keyspace) resolveType(keyspace, name string) (*cqltype.Type, error) {
+// ResolveType finds a user type of the keyspace, for cqltype.Parse: a
+// table or type may only use the types of its own keyspace.
+func (k *Keyspace) ResolveType(keyspace, name string) (*cqltype.Type, error) {
 	if keyspace != k.Name {
-		return nil, fmt.Errorf("Statement on keyspace %s cannot refer to a user type in keyspace %s", k.Name, keyspace)
+		return nil, fmt.Errorf("Statement on keyspace %s cannot refer to a user type in keyspace %s; user types can only be used in the keyspace they are defined in", k.Name, keyspace)
 	}
 	t, ok := k.Types[name]
 	if !ok {
@@ -326,7 +327,7 @@ func decodeColumn(ks *Keyspace, r map[string]Cell) (*Column, error) {
 	if err != nil {
 		return nil, fmt.Errorf("column %s: position: %w", name, err)
 	}
-	t, err := cqltype.Parse(string(r["type"].Value), ks.Name, ks.resolveType)
+	t, err := cqltype.Parse(string(r["type"].Value), ks.Name, ks.ResolveType)
 	if err != nil {
 		return nil, fmt.Errorf("column %s: %w", name, err)
 	}

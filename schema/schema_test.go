@@ -52,7 +52,7 @@ func writer(ts int64) *CellWriter {
 
 func mustType(t *testing.T, s string, ks *Keyspace) *cqltype.Type {
 	t.Helper()
-	typ, err := cqltype.Parse(s, ks.Name, ks.resolveType)
+	typ, err := cqltype.Parse(s, ks.Name, ks.ResolveType)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,311 @@
+package exec
+
+import (
+	"crypto/rand"
+	"fmt"
+
+	"github.com/sibyldb/sibyl/cql"
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+func keyspaceOptions(opts []cql.Option) (replication map[string]string, durable bool, err error) {
+	durable = true
+	if err := checkRepeats(opts); err != nil {
+		return nil, false, err
+	}
+	for _, o := range opts {
+		switch o.Name {
+		case "replication":
+			if replication, err = optionMap(o); err != nil {
+				return nil, false, err
+			}
+		case "durable_writes":
+			if durable, err = optionBool(o); err != nil {
+				return nil, false, err
+			}
+		default:
+			return nil, false, syntaxf("Unknown property '%s'", o.Name)
+		}
+	}
+	return replication, durable, nil
+}
+
+func (s *Session) createKeyspace(st *cql.CreateKeyspace) (*Result, error) {
+	if schema.IsSystemKeyspace(st.Name) {
+		return nil, unauthorizedf("%s keyspace is not user-modifiable.", st.Name)
+	}
+	repl, durable, err := keyspaceOptions(st.Options)
+	if err != nil {
+		return nil, err
+	}
+	if repl == nil {
+		return nil, configf("Missing mandatory option 'replication'")
+	}
+	if s.c.Schema().Keyspace(st.Name) != nil {
+		if st.IfNotExists {
+			return &Result{Kind: SchemaChangeResult}, nil
+		}
+		return nil, &Error{Code: AlreadyExists, Keyspace: st.Name, Message: fmt.Sprintf("Cannot add existing keyspace \"%s\"", st.Name)}
+	}
+	ks, err := schema.NewKeyspace(st.Name, repl, durable)
+	if err != nil {
+		return nil, asConfig(err)
+	}
+	m, err := schema.KeyspaceMutation(ks, s.writer())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.apply(m); err != nil {
+		return nil, err
+	}
+	return changed("CREATED", "KEYSPACE", st.Name, ""), nil
+}
+
+func (s *Session) alterKeyspace(st *cql.AlterKeyspace) (*Result, error) {
+	old := s.c.Schema().Keyspace(st.Name)
+	if old == nil {
+		if st.IfExists {
+			return &Result{Kind: SchemaChangeResult}, nil
+		}
+		return nil, invalidf("Keyspace '%s' doesn't exist", st.Name)
+	}
+	if _, err := s.userKeyspace(st.Name); err != nil {
+		return nil, err
+	}
+	repl, durable, err := keyspaceOptions(st.Options)
+	if err != nil {
+		return nil, err
+	}
+	if repl == nil {
+		repl = old.Replication
+	}
+	ks, err := schema.NewKeyspace(st.Name, repl, durable)
+	if err != nil {
+		return nil, asConfig(err)
+	}
+	m, err := schema.KeyspaceMutation(ks, s.writer())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.apply(m); err != nil {
+		return nil, err
+	}
+	return changed("UPDATED", "KEYSPACE", st.Name, ""), nil
+}
+
+func (s *Session) dropKeyspace(st *cql.DropKeyspace) (*Result, error) {
+	if s.c.Schema().Keyspace(st.Name) == nil {
+		if st.IfExists {
+			return &Result{Kind: SchemaChangeResult}, nil
+		}
+		return nil, configf("Keyspace '%s' doesn't exist", st.Name)
+	}
+	if _, err := s.userKeyspace(st.Name); err != nil {
+		return nil, err
+	}
+	if err := s.apply(schema.DropKeyspaceMutations(st.Name, s.writer())...); err != nil {
+		return nil, err
+	}
+	if s.keyspace == st.Name {
+		s.keyspace = ""
+	}
+	return changed("DROPPED", "KEYSPACE", st.Name, ""), nil
+}
+
+func (s *Session) createTable(st *cql.CreateTable) (*Result, error) {
+	ksName, err := s.keyspaceOf(st.Name)
+	if err != nil {
+		return nil, err
+	}
+	ks, err := s.userKeyspace(ksName)
+	if err != nil {
+		return nil, err
+	}
+	if ks.Tables[st.Name.Name] != nil {
+		if st.IfNotExists {
+			return &Result{Kind: SchemaChangeResult}, nil
+		}
+		return nil, &Error{Code: AlreadyExists, Keyspace: ksName, Table: st.Name.Name,
+			Message: fmt.Sprintf("Cannot add already existing table \"%s\" to keyspace \"%s\"", st.Name.Name, ksName)}
+	}
+	cols, err := tableColumns(ks, st)
+	if err != nil {
+		return nil, err
+	}
+	var base schema.TableOptions
+	base.EnsureDefaults()
+	opts, err := tableOptions(base, st.Options)
+	if err != nil {
+		return nil, err
+	}
+	t, err := schema.NewTable(ksName, st.Name.Name, newTableID(), cols, opts)
+	if err != nil {
+		return nil, asInvalid(err)
+	}
+	ms, err := schema.TableMutations(t, s.writer())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.apply(ms...); err != nil {
+		return nil, err
+	}
+	return changed("CREATED", "TABLE", ksName, t.Name), nil
+}
+
+// tableColumns turns CREATE TABLE's column list, primary key and
+// clustering order into columns, with Cassandra's checks and messages.
+func tableColumns(ks *schema.Keyspace, st *cql.CreateTable) ([]*schema.Column, error) {
+	byName := map[string]*schema.Column{}
+	var cols []*schema.Column
+	for _, d := range st.Columns {
+		if byName[d.Name] != nil {
+			return nil, invalidf("Multiple definition of identifier %s", d.Name)
+		}
+		t, err := d.Type.Resolve(ks.Name, typeResolver(ks))
+		if err != nil {
+			return nil, asInvalid(err)
+		}
+		if t.Kind == cqltype.Counter {
+			return nil, invalidf("counter columns are not supported yet")
+		}
+		c := &schema.Column{Name: d.Name, Type: t, Kind: schema.Regular, Position: -1}
+		if d.Static {
+			c.Kind = schema.Static
+		}
+		byName[d.Name] = c
+		cols = append(cols, c)
+	}
+	if len(st.PrimaryKey.PartitionKey) == 0 {
+		return nil, invalidf("No PRIMARY KEY specifed (exactly one required)")
+	}
+	key := func(name string, kind schema.ColumnKind, pos int) error {
+		c := byName[name]
+		if c == nil {
+			return invalidf("Unknown definition %s referenced in PRIMARY KEY", name)
+		}
+		if c.Kind == schema.Static {
+			return invalidf("Static column %s cannot be part of the PRIMARY KEY", name)
+		}
+		if c.Kind != schema.Regular {
+			return invalidf("Multiple definition of identifier %s", name)
+		}
+		if c.Type.Kind == cqltype.Duration {
+			return invalidf("duration type is not supported for PRIMARY KEY column '%s'", name)
+		}
+		c.Kind, c.Position = kind, pos
+		return nil
+	}
+	for i, n := range st.PrimaryKey.PartitionKey {
+		if err := key(n, schema.PartitionKey, i); err != nil {
+			return nil, err
+		}
+	}
+	for i, n := range st.PrimaryKey.Clustering {
+		if err := key(n, schema.Clustering, i); err != nil {
+			return nil, err
+		}
+	}
+	for i, o := range st.ClusteringOrder {
+		c := byName[o.Column]
+		if c == nil || c.Kind != schema.Clustering {
+			return nil, invalidf("Only clustering key columns can be defined in CLUSTERING ORDER directive")
+		}
+		if i >= len(st.PrimaryKey.Clustering) || st.PrimaryKey.Clustering[i] != o.Column {
+			return nil, invalidf("The order of columns in the CLUSTERING ORDER directive must match that of the clustering columns (%s must appear before %s)",
+				st.PrimaryKey.Clustering[min(i, len(st.PrimaryKey.Clustering)-1)], o.Column)
+		}
+		c.Descending = o.Descending
+	}
+	return cols, nil
+}
+
+func (s *Session) dropTable(st *cql.DropTable) (*Result, error) {
+	ksName, err := s.keyspaceOf(st.Name)
+	if err != nil {
+		return nil, err
+	}
+	ks := s.c.Schema().Keyspace(ksName)
+	if ks == nil || ks.Tables[st.Name.Name] == nil {
+		if st.IfExists {
+			return &Result{Kind: SchemaChangeResult}, nil
+		}
+		if ks == nil {
+			return nil, configf("Keyspace '%s' doesn't exist", ksName)
+		}
+		return nil, configf("Table '%s.%s' doesn't exist", ksName, st.Name.Name)
+	}
+	if _, err := s.userKeyspace(ksName); err != nil {
+		return nil, err
+	}
+	ms, err := schema.DropTableMutations(ks.Tables[st.Name.Name], s.writer())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.apply(ms...); err != nil {
+		return nil, err
+	}
+	return changed("DROPPED", "TABLE", ksName, st.Name.Name), nil
+}
+
+func (s *Session) createType(st *cql.CreateType) (*Result, error) {
+	ksName, err := s.keyspaceOf(st.Name)
+	if err != nil {
+		return nil, err
+	}
+	ks, err := s.userKeyspace(ksName)
+	if err != nil {
+		return nil, err
+	}
+	if ks.Types[st.Name.Name] != nil {
+		if st.IfNotExists {
+			return &Result{Kind: SchemaChangeResult}, nil
+		}
+		return nil, invalidf("A user type with name '%s' already exists", st.Name.Name)
+	}
+	names := make([]string, len(st.Fields))
+	types := make([]*cqltype.Type, len(st.Fields))
+	seen := map[string]bool{}
+	for i, f := range st.Fields {
+		if seen[f.Name] {
+			return nil, invalidf("Duplicate field name %s in type %s", f.Name, st.Name.Name)
+		}
+		seen[f.Name] = true
+		t, err := f.Type.Resolve(ksName, typeResolver(ks))
+		if err != nil {
+			return nil, asInvalid(err)
+		}
+		names[i], types[i] = f.Name, t
+	}
+	typ := cqltype.UDTOf(ksName, st.Name.Name, names, types, false)
+	m, err := schema.TypeMutation(typ, s.writer())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.apply(m); err != nil {
+		return nil, err
+	}
+	return changed("CREATED", "TYPE", ksName, st.Name.Name), nil
+}
+
+// typeResolver finds the user types of a keyspace; its errors are the
+// statement's, whatever wraps them on the way.
+func typeResolver(ks *schema.Keyspace) cqltype.UDTResolver {
+	return func(keyspace, name string) (*cqltype.Type, error) {
+		t, err := ks.ResolveType(keyspace, name)
+		if err != nil {
+			return nil, invalidf("%s", err)
+		}
+		return t, nil
+	}
+}
+
+// newTableID returns a random (version 4) table id.
+func newTableID() mutation.TableID {
+	var id mutation.TableID
+	_, _ = rand.Read(id[:])
+	id[6] = id[6]&0x0f | 0x40
+	id[8] = id[8]&0x3f | 0x80
+	return id
+}

@@ -1,0 +1,159 @@
+package exec
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/sibyldb/sibyl/cql"
+	"github.com/sibyldb/sibyl/internal/testutil"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+// memCoordinator runs statements against testutil.MemStore, keeping the
+// schema in its system_schema tables as a node does.
+type memCoordinator struct {
+	store  *testutil.MemStore
+	schema *schema.Schema
+}
+
+func newMemCoordinator() *memCoordinator {
+	return &memCoordinator{store: testutil.NewMemStore(), schema: schema.New(nil)}
+}
+
+func (c *memCoordinator) Schema() *schema.Schema { return c.schema }
+
+func (c *memCoordinator) ApplySchema(ms []*mutation.Mutation) error {
+	c.store.Apply(ms...)
+	user, err := schema.Load(func(def *schema.Table) ([]map[string]schema.Cell, error) {
+		parts, err := c.store.Partitions(def.ID, time.Now().Unix())
+		if err != nil {
+			return nil, err
+		}
+		var rows []map[string]schema.Cell
+		for _, p := range parts {
+			for _, r := range p.Rows {
+				cells, err := def.RowCells(p.Key, r.Clustering, r.Row, p.Static, time.Now().Unix())
+				if err != nil {
+					return nil, err
+				}
+				rows = append(rows, cells)
+			}
+		}
+		return rows, nil
+	})
+	if err != nil {
+		return err
+	}
+	c.schema = schema.New(user)
+	return nil
+}
+
+var codeNames = map[ErrorCode]string{ServerError: "ServerError", SyntaxError: "SyntaxError", Unauthorized: "Unauthorized",
+	Invalid: "Invalid", ConfigError: "ConfigurationException", AlreadyExists: "AlreadyExists"}
+
+// render prints a statement's outcome the way the testdata files expect.
+func render(r *Result, err error) string {
+	if err != nil {
+		if e, ok := err.(*Error); ok {
+			return fmt.Sprintf("error %s: %s", codeNames[e.Code], e.Message)
+		}
+		if e, ok := err.(*cql.SyntaxError); ok {
+			return fmt.Sprintf("error SyntaxError: %s", e.Error())
+		}
+		return "error (untyped): " + err.Error()
+	}
+	switch r.Kind {
+	case SetKeyspaceResult:
+		return "keyspace " + r.Keyspace
+	case SchemaChangeResult:
+		if r.Change == nil {
+			return "no change"
+		}
+		return strings.TrimSpace(fmt.Sprintf("%s %s %s %s", r.Change.Change, r.Change.Target, r.Change.Keyspace, r.Change.Name))
+	}
+	return "ok"
+}
+
+// describe prints a keyspace's definition as the schema holds it.
+func describe(ks *schema.Keyspace) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "keyspace %s durable_writes=%v replication=%v\n", ks.Name, ks.DurableWrites, sortedPairs(ks.Replication))
+	for _, n := range slices.Sorted(maps.Keys(ks.Types)) {
+		t := ks.Types[n]
+		fmt.Fprintf(&b, "type %s", n)
+		for i, f := range t.FieldNames {
+			fmt.Fprintf(&b, " %s:%s", f, t.Params[i].SchemaString())
+		}
+		b.WriteByte('\n')
+	}
+	for _, n := range slices.Sorted(maps.Keys(ks.Tables)) {
+		t := ks.Tables[n]
+		o := t.Options
+		fmt.Fprintf(&b, "table %s comment=%q gc_grace_seconds=%d default_time_to_live=%d compaction=%v\n",
+			n, o.Comment, o.GCGraceSeconds, o.DefaultTimeToLive, sortedPairs(o.Compaction))
+		for _, c := range t.Columns {
+			fmt.Fprintf(&b, "  %s %s %s", c.Name, c.Type.SchemaString(), c.Kind)
+			if c.Kind == schema.Clustering {
+				fmt.Fprintf(&b, " %s", c.ClusteringOrder())
+			}
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+func sortedPairs(m map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return "{" + strings.Join(parts, " ") + "}"
+}
+
+// TestDataDriven runs testdata/*: "exec" runs each statement of its input
+// and prints one outcome per statement; "describe <keyspace>" prints the
+// keyspace's definition; "restart" reloads the schema from the stored rows,
+// as a node's start-up does.
+func TestDataDriven(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		c := newMemCoordinator()
+		s := NewSession(c)
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			switch d.Cmd {
+			case "exec":
+				stmts, err := cql.ParseAll(d.Input)
+				if err != nil {
+					return render(nil, err) + "\n"
+				}
+				var out strings.Builder
+				for _, st := range stmts {
+					r, err := s.Execute(st)
+					out.WriteString(render(r, err) + "\n")
+				}
+				return out.String()
+			case "describe":
+				var name string
+				d.ScanArgs(t, "keyspace", &name)
+				ks := c.Schema().Keyspace(name)
+				if ks == nil {
+					return "no keyspace " + name + "\n"
+				}
+				return describe(ks)
+			case "restart":
+				if err := c.ApplySchema(nil); err != nil {
+					return "error " + err.Error() + "\n"
+				}
+				s = NewSession(c)
+				return "restarted\n"
+			}
+			t.Fatalf("unknown command %s", d.Cmd)
+			return ""
+		})
+	})
+}

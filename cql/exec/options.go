@@ -1,0 +1,145 @@
+package exec
+
+import (
+	"strconv"
+
+	"github.com/sibyldb/sibyl/cql"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+// Option values are constants or maps of constants; Cassandra reads them
+// as strings, whatever their literal kind.
+
+func optionString(o cql.Option) (string, error) {
+	c, ok := o.Value.(*cql.Constant)
+	if !ok {
+		return "", syntaxf("Invalid value for property '%s'. It should be a string", o.Name)
+	}
+	return c.Text, nil
+}
+
+func optionMap(o cql.Option) (map[string]string, error) {
+	out := map[string]string{}
+	switch v := o.Value.(type) {
+	case *cql.MapLiteral:
+		for _, e := range v.Entries {
+			k, kok := e.Key.(*cql.Constant)
+			val, vok := e.Value.(*cql.Constant)
+			if !kok || !vok {
+				return nil, syntaxf("Invalid value for property '%s'. It should be a map.", o.Name)
+			}
+			out[k.Text] = val.Text
+		}
+		return out, nil
+	case *cql.SetLiteral:
+		if len(v.Elements) == 0 { // {} reads as an empty set
+			return out, nil
+		}
+	}
+	return nil, syntaxf("Invalid value for property '%s'. It should be a map.", o.Name)
+}
+
+func optionInt(o cql.Option) (int32, error) {
+	s, err := optionString(o)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil {
+		return 0, syntaxf("Invalid integer value %s for '%s'", s, o.Name)
+	}
+	return int32(n), nil
+}
+
+func optionFloat(o cql.Option) (float64, error) {
+	s, err := optionString(o)
+	if err != nil {
+		return 0, err
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, syntaxf("Invalid double value %s for '%s'", s, o.Name)
+	}
+	return f, nil
+}
+
+func optionBool(o cql.Option) (bool, error) {
+	s, err := optionString(o)
+	if err != nil {
+		return false, err
+	}
+	switch s {
+	case "true", "TRUE", "True":
+		return true, nil
+	case "false", "FALSE", "False":
+		return false, nil
+	}
+	return false, syntaxf("Invalid boolean value %s for '%s'. Supported values are (true|false)", s, o.Name)
+}
+
+// checkRepeats refuses an option given twice.
+func checkRepeats(opts []cql.Option) error {
+	seen := map[string]bool{}
+	for _, o := range opts {
+		if seen[o.Name] {
+			return syntaxf("Multiple definition for property '%s'", o.Name)
+		}
+		seen[o.Name] = true
+	}
+	return nil
+}
+
+// tableOptions reads CREATE/ALTER TABLE's WITH options onto base.
+func tableOptions(base schema.TableOptions, opts []cql.Option) (schema.TableOptions, error) {
+	o := base
+	if err := checkRepeats(opts); err != nil {
+		return o, err
+	}
+	for _, opt := range opts {
+		var err error
+		switch opt.Name {
+		case "comment":
+			o.Comment, err = optionString(opt)
+		case "gc_grace_seconds":
+			o.GCGraceSeconds, err = optionInt(opt)
+			if err == nil && o.GCGraceSeconds == 0 {
+				o.GCGraceSeconds = schema.ExplicitZeroGCGrace
+			}
+		case "default_time_to_live":
+			o.DefaultTimeToLive, err = optionInt(opt)
+		case "bloom_filter_fp_chance":
+			o.BloomFilterFPChance, err = optionFloat(opt)
+		case "crc_check_chance":
+			o.CRCCheckChance, err = optionFloat(opt)
+		case "memtable_flush_period_in_ms":
+			o.MemtableFlushPeriodMs, err = optionInt(opt)
+		case "min_index_interval":
+			o.MinIndexInterval, err = optionInt(opt)
+		case "max_index_interval":
+			o.MaxIndexInterval, err = optionInt(opt)
+		case "speculative_retry":
+			o.SpeculativeRetry, err = optionString(opt)
+		case "additional_write_policy":
+			o.AdditionalWritePolicy, err = optionString(opt)
+		case "read_repair":
+			o.ReadRepair, err = optionString(opt)
+		case "caching":
+			o.Caching, err = optionMap(opt)
+		case "compaction":
+			o.Compaction, err = optionMap(opt)
+		case "compression":
+			o.Compression, err = optionMap(opt)
+		case "cdc", "memtable", "extensions", "dclocal_read_repair_chance", "read_repair_chance":
+			// Accepted and, for now, not kept.
+		default:
+			err = syntaxf("Unknown property '%s'", opt.Name)
+		}
+		if err != nil {
+			return o, err
+		}
+	}
+	if err := o.Validate(); err != nil {
+		return o, asConfig(err)
+	}
+	return o, nil
+}
