@@ -7,7 +7,11 @@
 // AppendComparable and DecodeComparable (the key encoding, described in
 // comparable.go), Format, the value codecs (Encode*/Decode*), and Cassandra's
 // variable-length integers (AppendUnsignedVint, AppendVint and their readers),
-// which mutation encoding and protocol v5 framing reuse.
+// which mutation encoding and protocol v5 framing reuse. Also the text and
+// literal forms of values (FromString, FromLiteral, ParseDuration, with
+// Cassandra's assignment rules and messages) and the native scalar functions
+// on single values (time, uuid and blob conversion functions: Functions,
+// ResolveFunction, Function.Call with a FunctionEnv).
 // Does not own: schema objects (tables, keyspaces, the UDT catalog: Parse asks
 // a UDTResolver), CQL statement parsing, native protocol framing, mutation
 // encoding. Those packages come here for anything about a single value.
