@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -54,6 +55,57 @@ func (c *memCoordinator) ApplySchema(ms []*mutation.Mutation) error {
 	return nil
 }
 
+func (c *memCoordinator) Apply(ms []*mutation.Mutation) error {
+	c.store.Apply(ms...)
+	return nil
+}
+
+func (c *memCoordinator) partitions(t *schema.Table, now int64) ([]*Partition, error) {
+	parts, err := c.store.Partitions(t.ID, now)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Partition, len(parts))
+	for i, p := range parts {
+		out[i] = &Partition{Key: p.Key, Static: p.Static}
+		for _, r := range p.Rows {
+			out[i].Rows = append(out[i].Rows, Row{Clustering: r.Clustering, Row: r.Row})
+		}
+	}
+	return out, nil
+}
+
+func (c *memCoordinator) ReadPartition(t *schema.Table, key []byte, q PartitionQuery) (*Partition, error) {
+	parts, err := c.partitions(t, q.Now)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range parts {
+		if !bytes.Equal(p.Key, key) {
+			continue
+		}
+		var rows []Row
+		for _, r := range p.Rows {
+			if (q.Start == nil || bytes.Compare(r.Clustering, q.Start) >= 0) && (q.End == nil || bytes.Compare(r.Clustering, q.End) < 0) {
+				rows = append(rows, r)
+			}
+		}
+		if q.Reverse {
+			slices.Reverse(rows)
+		}
+		if q.Limit > 0 && len(rows) > q.Limit {
+			rows = rows[:q.Limit]
+		}
+		p.Rows = rows
+		return p, nil
+	}
+	return nil, nil
+}
+
+func (c *memCoordinator) Scan(t *schema.Table, q ScanQuery) ([]*Partition, error) {
+	return c.partitions(t, q.Now)
+}
+
 var codeNames = map[ErrorCode]string{ServerError: "ServerError", SyntaxError: "SyntaxError", Unauthorized: "Unauthorized",
 	Invalid: "Invalid", ConfigError: "ConfigurationException", AlreadyExists: "AlreadyExists"}
 
@@ -76,6 +128,29 @@ func render(r *Result, err error) string {
 			return "no change"
 		}
 		return strings.TrimSpace(fmt.Sprintf("%s %s %s %s", r.Change.Change, r.Change.Target, r.Change.Keyspace, r.Change.Name))
+	case RowsResult:
+		var b strings.Builder
+		for i, c := range r.Columns {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			b.WriteString(c.Name)
+		}
+		for _, row := range r.Rows {
+			b.WriteString("\n")
+			for i, v := range row {
+				if i > 0 {
+					b.WriteString(" | ")
+				}
+				if v == nil {
+					b.WriteString("null")
+				} else {
+					b.WriteString(r.Columns[i].Type.Format(v))
+				}
+			}
+		}
+		fmt.Fprintf(&b, "\n(%d rows)", len(r.Rows))
+		return b.String()
 	}
 	return "ok"
 }

@@ -1,10 +1,12 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/sibyldb/sibyl/cql"
+	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/schema"
 )
@@ -16,6 +18,42 @@ type Coordinator interface {
 	// ApplySchema makes schema mutations durable and takes them into the
 	// schema before it returns.
 	ApplySchema(ms []*mutation.Mutation) error
+	// Apply makes mutations of tables durable and visible.
+	Apply(ms []*mutation.Mutation) error
+	// ReadPartition reads a slice of one partition (key: the partition key
+	// bytes).
+	ReadPartition(t *schema.Table, key []byte, q PartitionQuery) (*Partition, error)
+	// Scan reads a table's partitions in token order.
+	Scan(t *schema.Table, q ScanQuery) ([]*Partition, error)
+}
+
+// PartitionQuery shapes a partition read.
+type PartitionQuery struct {
+	// Start and End bound the clustering (mutation.StartBound/EndBound
+	// encodings); nil is open.
+	Start, End []byte
+	Reverse    bool
+	Limit      int   // live rows at most; 0: no limit
+	Now        int64 // seconds: TTLs expire against it
+}
+
+// ScanQuery shapes a scan.
+type ScanQuery struct {
+	Limit int // live rows at most over all partitions; 0: no limit
+	Now   int64
+}
+
+// Partition is what a read found of a partition: live data only.
+type Partition struct {
+	Key    []byte
+	Static *mutation.Row
+	Rows   []Row
+}
+
+// Row is a live clustering row.
+type Row struct {
+	Clustering []byte
+	Row        *mutation.Row
 }
 
 // ResultKind says what a statement returned.
@@ -42,6 +80,14 @@ type Result struct {
 	Kind     ResultKind
 	Keyspace string        // SetKeyspaceResult
 	Change   *SchemaChange // SchemaChangeResult; nil when IF [NOT] EXISTS made it a no-op
+	Columns  []ColumnSpec  // RowsResult
+	Rows     [][][]byte    // RowsResult: one serialized value (nil: null) per column
+}
+
+// ColumnSpec describes a result column.
+type ColumnSpec struct {
+	Keyspace, Table, Name string
+	Type                  *cqltype.Type
 }
 
 // Session runs statements for one client connection.
@@ -58,8 +104,32 @@ func NewSession(c Coordinator) *Session { return &Session{c: c, Now: time.Now} }
 // Keyspace is the session's current keyspace (USE), or "".
 func (s *Session) Keyspace() string { return s.keyspace }
 
-// Execute runs a parsed statement.
-func (s *Session) Execute(st cql.Statement) (*Result, error) {
+// Run parses text (one statement or several, separated by semicolons) and
+// executes each in turn, stopping at the first error; bound values go to
+// every statement.
+func (s *Session) Run(text string, bound ...[]byte) ([]*Result, error) {
+	stmts, err := cql.ParseAll(text)
+	if err != nil {
+		var se *cql.SyntaxError
+		if errors.As(err, &se) {
+			return nil, &Error{Code: SyntaxError, Message: se.Error()}
+		}
+		return nil, err
+	}
+	out := make([]*Result, 0, len(stmts))
+	for _, st := range stmts {
+		r, err := s.Execute(st, bound...)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Execute runs a parsed statement with its bound values (one per bind
+// marker, by Index; nil for null).
+func (s *Session) Execute(st cql.Statement, bound ...[]byte) (*Result, error) {
 	switch st := st.(type) {
 	case *cql.Use:
 		if s.c.Schema().Keyspace(st.Keyspace) == nil {
@@ -79,6 +149,10 @@ func (s *Session) Execute(st cql.Statement) (*Result, error) {
 		return s.dropTable(st)
 	case *cql.CreateType:
 		return s.createType(st)
+	case *cql.Insert:
+		return s.insert(st, bound)
+	case *cql.Select:
+		return s.selectRows(st, bound)
 	}
 	return nil, invalidf("%T statements are not supported yet", st)
 }

@@ -1,0 +1,105 @@
+package exec
+
+import (
+	"github.com/sibyldb/sibyl/cql"
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+// table resolves a statement's table.
+func (s *Session) table(n cql.QualifiedName) (*schema.Table, error) {
+	ks, err := s.keyspaceOf(n)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.c.Schema().Table(ks, n.Name)
+	return t, asInvalid(err)
+}
+
+func (s *Session) insert(st *cql.Insert, bound [][]byte) (*Result, error) {
+	t, err := s.table(st.Table)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case st.JSON != nil:
+		return nil, invalidf("INSERT JSON is not supported yet")
+	case st.IfNotExists:
+		return nil, invalidf("Conditional updates (IF NOT EXISTS) are not supported yet: lightweight transactions arrive with a later issue")
+	case len(st.Columns) != len(st.Values):
+		return nil, invalidf("Unmatched column names/values")
+	}
+	values := map[string][]byte{}
+	for i, name := range st.Columns {
+		c := t.Column(name)
+		if c == nil {
+			return nil, invalidf("Undefined column name %s in table %s.%s", name, t.Keyspace, t.Name)
+		}
+		if _, dup := values[name]; dup {
+			return nil, invalidf("Multiple definitions found for column %s", name)
+		}
+		v, err := term(st.Values[i], c.Type, name, bound)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil && c.IsPrimaryKey() {
+			return nil, invalidf("Invalid null value in condition for column %s", name)
+		}
+		values[name] = v
+	}
+	w, err := s.cellWriter(st.Using, t, bound)
+	if err != nil {
+		return nil, err
+	}
+	m, err := t.InsertMutation(values, w)
+	if err != nil {
+		return nil, asInvalid(err)
+	}
+	if err := s.c.Apply([]*mutation.Mutation{m}); err != nil {
+		return nil, &Error{Code: ServerError, Message: err.Error()}
+	}
+	return &Result{Kind: VoidResult}, nil
+}
+
+// cellWriter reads USING TTL and TIMESTAMP (the table's default TTL when
+// none is given; USING TTL 0 is no TTL).
+func (s *Session) cellWriter(u cql.Using, t *schema.Table, bound [][]byte) (*schema.CellWriter, error) {
+	now := s.Now()
+	w := &schema.CellWriter{Timestamp: now.UnixMicro(), Now: now.Unix(), TTL: t.Options.DefaultTimeToLive, NextListPath: nextTimeuuid}
+	if u.Timestamp != nil {
+		v, err := term(u.Timestamp, cqltype.BigintType, "[timestamp]", bound)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			return nil, invalidf("Invalid null value of timestamp")
+		}
+		w.Timestamp, _ = cqltype.DecodeBigint(v)
+	}
+	if u.TTL != nil {
+		v, err := term(u.TTL, cqltype.IntType, "[ttl]", bound)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			return nil, invalidf("Invalid null value of TTL")
+		}
+		ttl, _ := cqltype.DecodeInt(v)
+		switch {
+		case ttl < 0:
+			return nil, invalidf("A TTL must be greater or equal to 0, but was %d", ttl)
+		case ttl > schema.MaxTTL:
+			return nil, invalidf("ttl is too large. requested (%d) maximum (%d)", ttl, schema.MaxTTL)
+		}
+		w.TTL = ttl
+	}
+	return w, nil
+}
+
+// functionEnv is the clock and randomness of now(), uuid() and the
+// timeuuids that order list elements; one per process, so that its
+// timeuuids only grow.
+var functionEnv = &cqltype.FunctionEnv{}
+
+func nextTimeuuid() []byte { return functionEnv.NextTimeUUID() }

@@ -1,0 +1,279 @@
+package exec
+
+import (
+	"github.com/sibyldb/sibyl/cql"
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+// selection is one result column and how to get it from a row.
+type selection struct {
+	spec   ColumnSpec
+	column *schema.Column
+	kind   int // 0: the value; 1: writetime; 2: ttl
+}
+
+func (s *Session) selectRows(st *cql.Select, bound [][]byte) (*Result, error) {
+	t, err := s.table(st.Table)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case st.JSON:
+		return nil, invalidf("SELECT JSON is not supported yet")
+	case st.Distinct:
+		return nil, invalidf("SELECT DISTINCT is not supported yet")
+	case len(st.GroupBy) > 0:
+		return nil, invalidf("GROUP BY is not supported yet")
+	case len(st.OrderBy) > 0:
+		return nil, invalidf("ORDER BY is not supported yet")
+	case st.PerPartitionLimit != nil:
+		return nil, invalidf("PER PARTITION LIMIT is not supported yet")
+	}
+	sels, err := selections(t, st.Selectors)
+	if err != nil {
+		return nil, err
+	}
+	limit := 0
+	if st.Limit != nil {
+		v, err := term(st.Limit, cqltype.IntType, "[limit]", bound)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			return nil, invalidf("Invalid null value of limit")
+		}
+		n, _ := cqltype.DecodeInt(v)
+		if n <= 0 {
+			return nil, invalidf("LIMIT must be strictly positive")
+		}
+		limit = int(n)
+	}
+	key, q, err := restrictions(t, st.Where, bound)
+	if err != nil {
+		return nil, err
+	}
+	q.Limit, q.Now = limit, s.Now().Unix()
+	var parts []*Partition
+	if key != nil {
+		p, err := s.c.ReadPartition(t, key, q)
+		if err != nil {
+			return nil, &Error{Code: ServerError, Message: err.Error()}
+		}
+		if p != nil {
+			parts = []*Partition{p}
+		}
+	} else if parts, err = s.c.Scan(t, ScanQuery{Limit: limit, Now: q.Now}); err != nil {
+		return nil, &Error{Code: ServerError, Message: err.Error()}
+	}
+	res := &Result{Kind: RowsResult}
+	for _, sel := range sels {
+		res.Columns = append(res.Columns, sel.spec)
+	}
+	for _, p := range parts {
+		rows := p.Rows
+		if len(rows) == 0 && p.Static != nil && q.Start == nil && q.End == nil {
+			// A partition with only static data reads as one row whose
+			// clustering columns are null.
+			rows = []Row{{Row: mutation.NewRow()}}
+		}
+		for _, r := range rows {
+			if limit > 0 && len(res.Rows) >= limit {
+				return res, nil
+			}
+			cells, err := t.RowCells(p.Key, r.Clustering, r.Row, p.Static, q.Now)
+			if err != nil {
+				return nil, &Error{Code: ServerError, Message: err.Error()}
+			}
+			out := make([][]byte, len(sels))
+			for i, sel := range sels {
+				c, ok := cells[sel.column.Name]
+				switch {
+				case !ok:
+				case sel.kind == 1:
+					out[i] = cqltype.EncodeBigint(c.Timestamp)
+				case sel.kind == 2:
+					if c.TTL > 0 {
+						out[i] = cqltype.EncodeInt(int32(c.ExpiresAt - q.Now))
+					}
+				default:
+					out[i] = c.Value
+				}
+			}
+			res.Rows = append(res.Rows, out)
+		}
+	}
+	return res, nil
+}
+
+// selections resolves the selectors (none: every column, in the table's
+// order).
+func selections(t *schema.Table, sels []cql.Selector) ([]selection, error) {
+	var out []selection
+	spec := func(name string, typ *cqltype.Type) ColumnSpec {
+		return ColumnSpec{Keyspace: t.Keyspace, Table: t.Name, Name: name, Type: typ}
+	}
+	if len(sels) == 0 {
+		for _, c := range t.Columns {
+			out = append(out, selection{spec: spec(c.Name, c.Type), column: c})
+		}
+		return out, nil
+	}
+	for _, sel := range sels {
+		var s selection
+		switch e := sel.Expr.(type) {
+		case *cql.ColumnRef:
+			c := t.Column(e.Name)
+			if c == nil {
+				return nil, invalidf("Undefined column name %s in selection clause", e.Name)
+			}
+			s = selection{spec: spec(c.Name, c.Type), column: c}
+		case *cql.WritetimeOrTTL:
+			c := t.Column(e.Column)
+			if c == nil {
+				return nil, invalidf("Undefined column name %s in selection clause", e.Column)
+			}
+			fn, typ, kind := "writetime", cqltype.BigintType, 1
+			switch e.Kind {
+			case cql.TTL:
+				fn, typ, kind = "ttl", cqltype.IntType, 2
+			case cql.MaxWritetime:
+				return nil, invalidf("maxwritetime is not supported yet")
+			}
+			if c.IsPrimaryKey() {
+				return nil, invalidf("Cannot use selection function %s on PRIMARY KEY part %s", fn, c.Name)
+			}
+			if c.Type.IsMultiCell() {
+				return nil, invalidf("Cannot use selection function %s on non-frozen %s", fn, c.Type.SchemaString())
+			}
+			s = selection{spec: spec(fn+"("+c.Name+")", typ), column: c, kind: kind}
+		default:
+			return nil, invalidf("%s is not supported yet as a selector", sel.Expr)
+		}
+		if sel.Alias != "" {
+			s.spec.Name = sel.Alias
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// restrictions turns WHERE into a partition key and a clustering slice, or
+// no key (a scan of the table). Today: every partition key column by =,
+// then = on a prefix of the clustering columns and one range (or =) on
+// the next.
+func restrictions(t *schema.Table, where []cql.Relation, bound [][]byte) ([]byte, PartitionQuery, error) {
+	var q PartitionQuery
+	eq := map[string]cql.Expr{}
+	type rangeRel struct {
+		op  cql.Operator
+		val cql.Expr
+	}
+	ranges := map[string][]rangeRel{}
+	for _, r := range where {
+		if r.Kind != cql.ColumnRelation || len(r.Columns) != 1 {
+			return nil, q, invalidf("%s is not supported yet in WHERE", r)
+		}
+		name := r.Columns[0]
+		c := t.Column(name)
+		if c == nil {
+			return nil, q, invalidf("Undefined column name %s", name)
+		}
+		switch r.Op {
+		case cql.OpEq:
+			if _, dup := eq[name]; dup {
+				return nil, q, invalidf("%s cannot be restricted by more than one relation if it includes an Equal", name)
+			}
+			eq[name] = r.Value
+		case cql.OpLt, cql.OpLte, cql.OpGt, cql.OpGte:
+			ranges[name] = append(ranges[name], rangeRel{r.Op, r.Value})
+		default:
+			return nil, q, invalidf("%s is not supported yet in WHERE", r)
+		}
+		if !c.IsPrimaryKey() {
+			return nil, q, invalidf("Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING")
+		}
+	}
+	if len(where) == 0 {
+		return nil, q, nil
+	}
+	pk := make([][]byte, len(t.PartitionKey))
+	for i, c := range t.PartitionKey {
+		e, ok := eq[c.Name]
+		if !ok {
+			return nil, q, invalidf("Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING")
+		}
+		v, err := term(e, c.Type, c.Name, bound)
+		if err != nil {
+			return nil, q, err
+		}
+		if v == nil {
+			return nil, q, invalidf("Invalid null value in condition for column %s", c.Name)
+		}
+		pk[i] = v
+	}
+	key, err := t.PartitionKeyBytes(pk)
+	if err != nil {
+		return nil, q, asInvalid(err)
+	}
+	var prefix [][]byte
+	layout := t.ClusteringLayout()
+	i := 0
+	for ; i < len(t.Clustering); i++ {
+		c := t.Clustering[i]
+		e, ok := eq[c.Name]
+		if !ok {
+			break
+		}
+		v, err := term(e, c.Type, c.Name, bound)
+		if err != nil {
+			return nil, q, err
+		}
+		if v == nil {
+			return nil, q, invalidf("Invalid null value in condition for column %s", c.Name)
+		}
+		prefix = append(prefix, v)
+	}
+	for j := i; j < len(t.Clustering); j++ {
+		c := t.Clustering[j]
+		if _, ok := eq[c.Name]; ok || (j > i && len(ranges[c.Name]) > 0) {
+			return nil, q, invalidf("PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", c.Name, t.Clustering[j-1].Name)
+		}
+	}
+	enc, err := layout.Encode(nil, prefix)
+	if err != nil {
+		return nil, q, asInvalid(err)
+	}
+	if len(prefix) > 0 {
+		q.Start, q.End = mutation.StartBound(enc, true), mutation.EndBound(enc, true)
+	}
+	if i < len(t.Clustering) {
+		c := t.Clustering[i]
+		for _, r := range ranges[c.Name] {
+			v, err := term(r.val, c.Type, c.Name, bound)
+			if err != nil {
+				return nil, q, err
+			}
+			if v == nil {
+				return nil, q, invalidf("Invalid null value in condition for column %s", c.Name)
+			}
+			b, err := layout.Encode(append([]byte(nil), enc...), [][]byte{v})
+			if err != nil {
+				return nil, q, asInvalid(err)
+			}
+			// In byte order a descending column's ranges turn round.
+			lower := r.op == cql.OpGt || r.op == cql.OpGte
+			inclusive := r.op == cql.OpGte || r.op == cql.OpLte
+			if c.Descending {
+				lower = !lower
+			}
+			if lower {
+				q.Start = mutation.StartBound(b, inclusive)
+			} else {
+				q.End = mutation.EndBound(b, inclusive)
+			}
+		}
+	}
+	return key, q, nil
+}

@@ -1,0 +1,165 @@
+package exec
+
+import (
+	"sort"
+
+	"github.com/sibyldb/sibyl/cql"
+	"github.com/sibyldb/sibyl/cqltype"
+)
+
+var literalKinds = map[cql.ConstantKind]cqltype.LiteralKind{
+	cql.StringConstant: cqltype.StringLiteral, cql.IntegerConstant: cqltype.IntegerLiteral,
+	cql.FloatConstant: cqltype.FloatLiteral, cql.BooleanConstant: cqltype.BooleanLiteral,
+	cql.UUIDConstant: cqltype.UUIDLiteral, cql.HexConstant: cqltype.HexLiteral,
+	cql.DurationConstant: cqltype.DurationLiteral,
+}
+
+// term evaluates a term for a receiver of type t (receiver names it in
+// errors, as Cassandra does). A nil result is null.
+func term(e cql.Expr, t *cqltype.Type, receiver string, bound [][]byte) ([]byte, error) {
+	switch e := e.(type) {
+	case *cql.Null:
+		return nil, nil
+	case *cql.BindMarker:
+		if e.Index >= len(bound) {
+			return nil, invalidf("There were %d markers(?) in CQL but %d bound variables", e.Index+1, len(bound))
+		}
+		v := bound[e.Index]
+		if v != nil {
+			if err := t.Validate(v); err != nil {
+				return nil, invalidf("Exception while binding column %s: %v", receiver, err)
+			}
+		}
+		return v, nil
+	case *cql.Constant:
+		v, err := t.FromLiteral(literalKinds[e.Kind], e.Text)
+		if err != nil {
+			return nil, asInvalid(cqltype.WithReceiver(err, receiver))
+		}
+		return v, nil
+	case *cql.ListLiteral:
+		if t.Kind != cqltype.List {
+			return nil, invalidf("Invalid list literal for %s of type %s", receiver, t.SchemaString())
+		}
+		return elements(e.Elements, t.Params[0], receiver, bound, false)
+	case *cql.SetLiteral:
+		switch {
+		case t.Kind == cqltype.Map && len(e.Elements) == 0:
+			return cqltype.EncodeMap(nil, nil), nil
+		case t.Kind != cqltype.Set:
+			return nil, invalidf("Invalid set literal for %s of type %s", receiver, t.SchemaString())
+		}
+		return elements(e.Elements, t.Params[0], receiver, bound, true)
+	case *cql.MapLiteral:
+		if t.Kind != cqltype.Map {
+			return nil, invalidf("Invalid map literal for %s of type %s", receiver, t.SchemaString())
+		}
+		return mapLiteral(e, t, receiver, bound)
+	case *cql.TupleLiteral:
+		if t.Kind != cqltype.Tuple {
+			return nil, invalidf("Invalid tuple literal for %s of type %s", receiver, t.SchemaString())
+		}
+		if len(e.Elements) > len(t.Params) {
+			return nil, invalidf("Invalid tuple literal for %s: too many elements. Type %s expects %d but got %d",
+				receiver, t.SchemaString(), len(t.Params), len(e.Elements))
+		}
+		fields := make([][]byte, len(e.Elements))
+		for i, el := range e.Elements {
+			v, err := term(el, t.Params[i], receiver, bound)
+			if err != nil {
+				return nil, err
+			}
+			fields[i] = v
+		}
+		return cqltype.EncodeTuple(fields), nil
+	case *cql.UDTLiteral:
+		if t.Kind != cqltype.UDT {
+			return nil, invalidf("Invalid user type literal for %s of type %s", receiver, t.SchemaString())
+		}
+		fields := make([][]byte, len(t.Params))
+		for _, f := range e.Fields {
+			i := fieldIndex(t, f.Name)
+			if i < 0 {
+				return nil, invalidf("Unknown field '%s' in value of user defined type %s", f.Name, t.Name)
+			}
+			v, err := term(f.Value, t.Params[i], receiver+"."+f.Name, bound)
+			if err != nil {
+				return nil, err
+			}
+			fields[i] = v
+		}
+		return cqltype.EncodeTuple(fields), nil
+	}
+	return nil, invalidf("%s is not supported yet as a value for %s", e, receiver)
+}
+
+func fieldIndex(t *cqltype.Type, name string) int {
+	for i, f := range t.FieldNames {
+		if f == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// elements evaluates a list's or set's elements; a set's are sorted in
+// the type's order with duplicates dropped, as Cassandra stores them.
+func elements(es []cql.Expr, elem *cqltype.Type, receiver string, bound [][]byte, isSet bool) ([]byte, error) {
+	vals := make([][]byte, 0, len(es))
+	for _, e := range es {
+		v, err := term(e, elem, receiver, bound)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			return nil, invalidf("null is not supported inside collections")
+		}
+		vals = append(vals, v)
+	}
+	if isSet {
+		sort.SliceStable(vals, func(i, j int) bool { return elem.Compare(vals[i], vals[j]) < 0 })
+		vals = dedupe(vals, elem)
+	}
+	return cqltype.EncodeCollection(vals), nil
+}
+
+func dedupe(sorted [][]byte, t *cqltype.Type) [][]byte {
+	out := sorted[:0]
+	for i, v := range sorted {
+		if i > 0 && t.Compare(out[len(out)-1], v) == 0 {
+			out[len(out)-1] = v // the later one stands
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func mapLiteral(m *cql.MapLiteral, t *cqltype.Type, receiver string, bound [][]byte) ([]byte, error) {
+	type entry struct{ k, v []byte }
+	entries := make([]entry, 0, len(m.Entries))
+	for _, e := range m.Entries {
+		k, err := term(e.Key, t.Params[0], receiver, bound)
+		if err != nil {
+			return nil, err
+		}
+		v, err := term(e.Value, t.Params[1], receiver, bound)
+		if err != nil {
+			return nil, err
+		}
+		if k == nil || v == nil {
+			return nil, invalidf("null is not supported inside collections")
+		}
+		entries = append(entries, entry{k, v})
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return t.Params[0].Compare(entries[i].k, entries[j].k) < 0 })
+	var keys, vals [][]byte
+	for i, e := range entries {
+		if i > 0 && t.Params[0].Compare(keys[len(keys)-1], e.k) == 0 {
+			vals[len(vals)-1] = e.v
+			continue
+		}
+		keys, vals = append(keys, e.k), append(vals, e.v)
+	}
+	return cqltype.EncodeMap(keys, vals), nil
+}

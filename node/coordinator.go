@@ -1,0 +1,71 @@
+package node
+
+import (
+	"fmt"
+
+	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/schema"
+	"github.com/sibyldb/sibyl/storage"
+)
+
+// A single node is its own coordinator: statements run against the local
+// engine. The cluster issue puts replicas and consistency levels behind the
+// same interface.
+var _ exec.Coordinator = (*Node)(nil)
+
+// Apply writes mutations through the engine.
+func (n *Node) Apply(ms []*mutation.Mutation) error {
+	for _, m := range ms {
+		if err := n.engine.Apply(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (n *Node) storageTable(t *schema.Table) (*storage.Table, error) {
+	st, err := n.engine.Table(t.ID)
+	if err != nil {
+		return nil, fmt.Errorf("node: %s: %w", t, err)
+	}
+	return st, nil
+}
+
+// ReadPartition reads a slice of one partition.
+func (n *Node) ReadPartition(t *schema.Table, key []byte, q exec.PartitionQuery) (*exec.Partition, error) {
+	st, err := n.storageTable(t)
+	if err != nil {
+		return nil, err
+	}
+	p, err := st.ReadPartition(key, storage.ReadQuery{Start: q.Start, End: q.End, Reverse: q.Reverse, Limit: q.Limit, Now: q.Now})
+	if err != nil || p.IsEmpty() {
+		return nil, err
+	}
+	return execPartition(p), nil
+}
+
+// Scan reads a table's partitions in token order.
+func (n *Node) Scan(t *schema.Table, q exec.ScanQuery) ([]*exec.Partition, error) {
+	st, err := n.storageTable(t)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := st.Scan(storage.ScanQuery{Limit: q.Limit, Now: q.Now})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*exec.Partition, len(parts))
+	for i, p := range parts {
+		out[i] = execPartition(p)
+	}
+	return out, nil
+}
+
+func execPartition(p *storage.Partition) *exec.Partition {
+	out := &exec.Partition{Key: p.Key, Static: p.Static, Rows: make([]exec.Row, len(p.Rows))}
+	for i, r := range p.Rows {
+		out.Rows[i] = exec.Row{Clustering: r.Clustering, Row: r.Row}
+	}
+	return out
+}
