@@ -31,6 +31,10 @@ type CellWriter struct {
 	NextListPath func() []byte
 }
 
+// Cell is a live cell of column c (path set for an element) written with
+// the writer's timestamp and TTL.
+func (w *CellWriter) Cell(c *Column, path, value []byte) mutation.Cell { return w.cell(c.Name, path, value) }
+
 func (w *CellWriter) cell(column string, path, value []byte) mutation.Cell {
 	if w.TTL > 0 {
 		return mutation.ExpiringCell(column, path, w.Timestamp, w.TTL, w.Now, value)

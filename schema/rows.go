@@ -41,7 +41,7 @@ func (t *Table) InsertMutation(values map[string][]byte, w *CellWriter) (*mutati
 		if c.Kind == Static {
 			target = static
 		}
-		if err := w.put(target, c, values[name]); err != nil {
+		if err := w.Put(target, c, values[name]); err != nil {
 			return nil, err
 		}
 	}
@@ -51,8 +51,9 @@ func (t *Table) InsertMutation(values map[string][]byte, w *CellWriter) (*mutati
 	return m, nil
 }
 
-// put writes one column's value (nil: its deletion) into a row.
-func (w *CellWriter) put(r *mutation.Row, c *Column, value []byte) error {
+// Put writes one column's whole value (nil: its deletion) into a row, as
+// INSERT and UPDATE's SET c = v do.
+func (w *CellWriter) Put(r *mutation.Row, c *Column, value []byte) error {
 	if c.Type.IsMultiCell() {
 		del := w.OverwriteDeletion(c)
 		if value == nil {
@@ -147,7 +148,12 @@ func (t *Table) RowCells(partitionKey, clustering []byte, row, static *mutation.
 
 // insertCells adds cells keeping the row's order by (column, path).
 func insertCells(cells []mutation.Cell, add ...mutation.Cell) []mutation.Cell {
-	cells = append(cells, add...)
+	return SortCells(append(cells, add...))
+}
+
+// SortCells puts a row's cells in the order rows keep them, by column and
+// path (INVARIANT M1 of package mutation).
+func SortCells(cells []mutation.Cell) []mutation.Cell {
 	sort.SliceStable(cells, func(i, j int) bool {
 		if cells[i].Column != cells[j].Column {
 			return cells[i].Column < cells[j].Column

@@ -18,6 +18,16 @@ func (s *Session) table(n cql.QualifiedName) (*schema.Table, error) {
 }
 
 func (s *Session) insert(st *cql.Insert, bound [][]byte) (*Result, error) {
+	m, err := s.insertMutation(st, bound, nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.applyWrites(m)
+}
+
+// insertMutation builds what an INSERT writes; batchTS is the batch's
+// timestamp, if it set one.
+func (s *Session) insertMutation(st *cql.Insert, bound [][]byte, batchTS *int64) (*mutation.Mutation, error) {
 	t, err := s.table(st.Table)
 	if err != nil {
 		return nil, err
@@ -26,7 +36,7 @@ func (s *Session) insert(st *cql.Insert, bound [][]byte) (*Result, error) {
 	case st.JSON != nil:
 		return nil, invalidf("INSERT JSON is not supported yet")
 	case st.IfNotExists:
-		return nil, invalidf("Conditional updates (IF NOT EXISTS) are not supported yet: lightweight transactions arrive with a later issue")
+		return nil, lwtRefused()
 	case len(st.Columns) != len(st.Values):
 		return nil, invalidf("Unmatched column names/values")
 	}
@@ -48,25 +58,40 @@ func (s *Session) insert(st *cql.Insert, bound [][]byte) (*Result, error) {
 		}
 		values[name] = v
 	}
-	w, err := s.cellWriter(st.Using, t, bound)
+	w, err := s.cellWriter(st.Using, t, bound, batchTS)
 	if err != nil {
 		return nil, err
 	}
 	m, err := t.InsertMutation(values, w)
-	if err != nil {
-		return nil, asInvalid(err)
-	}
-	if err := s.c.Apply([]*mutation.Mutation{m}); err != nil {
+	return m, asInvalid(err)
+}
+
+// applyWrites applies a statement's mutations.
+func (s *Session) applyWrites(ms ...*mutation.Mutation) (*Result, error) {
+	if err := s.c.Apply(ms); err != nil {
 		return nil, &Error{Code: ServerError, Message: err.Error()}
 	}
 	return &Result{Kind: VoidResult}, nil
 }
 
+// lwtRefused is the answer to IF conditions until lightweight transactions
+// arrive.
+func lwtRefused() error {
+	return invalidf("Conditional updates (IF ...) are not supported yet: lightweight transactions arrive with a later issue")
+}
+
 // cellWriter reads USING TTL and TIMESTAMP (the table's default TTL when
-// none is given; USING TTL 0 is no TTL).
-func (s *Session) cellWriter(u cql.Using, t *schema.Table, bound [][]byte) (*schema.CellWriter, error) {
+// none is given; USING TTL 0 is no TTL); a batch's timestamp stands when
+// the statement sets none.
+func (s *Session) cellWriter(u cql.Using, t *schema.Table, bound [][]byte, batchTS *int64) (*schema.CellWriter, error) {
 	now := s.Now()
 	w := &schema.CellWriter{Timestamp: now.UnixMicro(), Now: now.Unix(), TTL: t.Options.DefaultTimeToLive, NextListPath: nextTimeuuid}
+	if batchTS != nil {
+		if u.Timestamp != nil {
+			return nil, invalidf("Timestamp must be set either on BATCH or individual statements")
+		}
+		w.Timestamp = *batchTS
+	}
 	if u.Timestamp != nil {
 		v, err := term(u.Timestamp, cqltype.BigintType, "[timestamp]", bound)
 		if err != nil {

@@ -151,6 +151,12 @@ func (s *Session) Execute(st cql.Statement, bound ...[]byte) (*Result, error) {
 		return s.createType(st)
 	case *cql.Insert:
 		return s.insert(st, bound)
+	case *cql.Update:
+		return s.update(st, bound)
+	case *cql.Delete:
+		return s.deleteRows(st, bound)
+	case *cql.Batch:
+		return s.batch(st, bound)
 	case *cql.Select:
 		return s.selectRows(st, bound)
 	}

@@ -1,0 +1,169 @@
+package exec
+
+import (
+	"github.com/sibyldb/sibyl/cql"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+// keyRestrictions is what a WHERE clause of a write says: the partition
+// key, the clustering columns restricted by = (a prefix, in key order), and
+// at most one range on the column after them.
+type keyRestrictions struct {
+	key    []byte
+	prefix [][]byte
+	// lower and upper bound the range column, when there is one.
+	rangeColumn  *schema.Column
+	lower, upper []byte
+	lowerIncl    bool
+	upperIncl    bool
+}
+
+var filteringMessage = "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. " +
+	"If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING"
+
+// writeRestrictions reads the WHERE clause of an UPDATE or DELETE: only
+// primary key columns, by = or (allowRange) one range after the =
+// prefix.
+func writeRestrictions(t *schema.Table, where []cql.Relation, bound [][]byte, allowRange bool) (*keyRestrictions, error) {
+	eq := map[string]cql.Expr{}
+	ranges := map[string][]cql.Relation{}
+	for _, r := range where {
+		if r.Kind != cql.ColumnRelation || len(r.Columns) != 1 {
+			return nil, invalidf("%s is not supported yet in WHERE", r)
+		}
+		c := t.Column(r.Columns[0])
+		if c == nil {
+			return nil, invalidf("Undefined column name %s", r.Columns[0])
+		}
+		if !c.IsPrimaryKey() {
+			return nil, invalidf("Non PRIMARY KEY columns found in where clause: %s ", c.Name)
+		}
+		switch r.Op {
+		case cql.OpEq:
+			if _, dup := eq[c.Name]; dup {
+				return nil, invalidf("%s cannot be restricted by more than one relation if it includes an Equal", c.Name)
+			}
+			eq[c.Name] = r.Value
+		case cql.OpLt, cql.OpLte, cql.OpGt, cql.OpGte:
+			if !allowRange || c.Kind != schema.Clustering {
+				return nil, invalidf("Invalid operator %s for PRIMARY KEY part %s", r.Op, c.Name)
+			}
+			ranges[c.Name] = append(ranges[c.Name], r)
+		default:
+			return nil, invalidf("%s is not supported yet in WHERE", r)
+		}
+	}
+	kr := &keyRestrictions{}
+	pk := make([][]byte, len(t.PartitionKey))
+	for i, c := range t.PartitionKey {
+		e, ok := eq[c.Name]
+		if !ok {
+			return nil, invalidf("Some partition key parts are missing: %s", c.Name)
+		}
+		v, err := keyValue(e, c, bound)
+		if err != nil {
+			return nil, err
+		}
+		pk[i] = v
+	}
+	key, err := t.PartitionKeyBytes(pk)
+	if err != nil {
+		return nil, asInvalid(err)
+	}
+	kr.key = key
+	i := 0
+	for ; i < len(t.Clustering); i++ {
+		e, ok := eq[t.Clustering[i].Name]
+		if !ok {
+			break
+		}
+		v, err := keyValue(e, t.Clustering[i], bound)
+		if err != nil {
+			return nil, err
+		}
+		kr.prefix = append(kr.prefix, v)
+	}
+	for j := i; j < len(t.Clustering); j++ {
+		c := t.Clustering[j]
+		if _, ok := eq[c.Name]; ok || (j > i && len(ranges[c.Name]) > 0) {
+			return nil, invalidf("PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", c.Name, t.Clustering[j-1].Name)
+		}
+	}
+	if i < len(t.Clustering) && len(ranges[t.Clustering[i].Name]) > 0 {
+		c := t.Clustering[i]
+		kr.rangeColumn = c
+		for _, r := range ranges[c.Name] {
+			v, err := keyValue(r.Value, c, bound)
+			if err != nil {
+				return nil, err
+			}
+			if r.Op == cql.OpGt || r.Op == cql.OpGte {
+				kr.lower, kr.lowerIncl = v, r.Op == cql.OpGte
+			} else {
+				kr.upper, kr.upperIncl = v, r.Op == cql.OpLte
+			}
+		}
+	}
+	return kr, nil
+}
+
+func keyValue(e cql.Expr, c *schema.Column, bound [][]byte) ([]byte, error) {
+	v, err := term(e, c.Type, c.Name, bound)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, invalidf("Invalid null value in condition for column %s", c.Name)
+	}
+	return v, nil
+}
+
+// fullRow reports whether every clustering column is restricted by =.
+func (kr *keyRestrictions) fullRow(t *schema.Table) bool {
+	return len(kr.prefix) == len(t.Clustering) && kr.rangeColumn == nil
+}
+
+// clustering is the encoded clustering of the = prefix.
+func (kr *keyRestrictions) clustering(t *schema.Table) ([]byte, error) {
+	enc, err := t.ClusteringLayout().Encode(nil, kr.prefix)
+	return enc, asInvalid(err)
+}
+
+// rangeTombstone is the deletion of what the restrictions select below
+// the partition: the = prefix, narrowed by the range if any. In byte order
+// a descending column's bounds turn round.
+func (kr *keyRestrictions) rangeTombstone(t *schema.Table, d mutation.DeletionTime) (mutation.RangeTombstone, error) {
+	enc, err := kr.clustering(t)
+	if err != nil {
+		return mutation.RangeTombstone{}, err
+	}
+	rt := mutation.RangeTombstone{Start: mutation.StartBound(enc, true), End: mutation.EndBound(enc, true), Deletion: d}
+	if kr.rangeColumn == nil {
+		return rt, nil
+	}
+	layout := t.ClusteringLayout()
+	bound := func(v []byte) ([]byte, error) {
+		b, err := layout.Encode(append([]byte(nil), enc...), [][]byte{v})
+		return b, asInvalid(err)
+	}
+	lower, lowerIncl, upper, upperIncl := kr.lower, kr.lowerIncl, kr.upper, kr.upperIncl
+	if kr.rangeColumn.Descending {
+		lower, lowerIncl, upper, upperIncl = upper, upperIncl, lower, lowerIncl
+	}
+	if lower != nil {
+		b, err := bound(lower)
+		if err != nil {
+			return rt, err
+		}
+		rt.Start = mutation.StartBound(b, lowerIncl)
+	}
+	if upper != nil {
+		b, err := bound(upper)
+		if err != nil {
+			return rt, err
+		}
+		rt.End = mutation.EndBound(b, upperIncl)
+	}
+	return rt, nil
+}
