@@ -33,7 +33,9 @@ type CellWriter struct {
 
 // Cell is a live cell of column c (path set for an element) written with
 // the writer's timestamp and TTL.
-func (w *CellWriter) Cell(c *Column, path, value []byte) mutation.Cell { return w.cell(c.Name, path, value) }
+func (w *CellWriter) Cell(c *Column, path, value []byte) mutation.Cell {
+	return w.cell(c.Name, path, value)
+}
 
 func (w *CellWriter) cell(column string, path, value []byte) mutation.Cell {
 	if w.TTL > 0 {
