@@ -69,3 +69,12 @@ func execPartition(p *storage.Partition) *exec.Partition {
 	}
 	return out
 }
+
+// Truncate removes every row of a table.
+func (n *Node) Truncate(t *schema.Table) error {
+	st, err := n.storageTable(t)
+	if err != nil {
+		return err
+	}
+	return st.Truncate()
+}

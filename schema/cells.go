@@ -163,9 +163,10 @@ func (t *Table) RowValues(r *mutation.Row, now int64) (map[string]Cell, error) {
 }
 
 func (t *Table) putColumn(out map[string]Cell, c *Column, cells []mutation.Cell, now int64) error {
+	droppedAt, wasDropped := t.Dropped[c.Name]
 	var live []*mutation.Cell
 	for k := range cells {
-		if cells[k].IsLive(now) {
+		if cells[k].IsLive(now) && !(wasDropped && cells[k].Timestamp <= droppedAt) {
 			live = append(live, &cells[k])
 		}
 	}

@@ -138,6 +138,33 @@ func TypeMutation(t *cqltype.Type, w *CellWriter) (*mutation.Mutation, error) {
 	}, w)
 }
 
+// DropColumnMutations remove a column's row from system_schema.columns and
+// record the drop in system_schema.dropped_columns.
+func DropColumnMutations(t *Table, c *Column, w *CellWriter) ([]*mutation.Mutation, error) {
+	clustering, err := ColumnsTable.layout.Encode(nil, [][]byte{text(t.Name), text(c.Name)})
+	if err != nil {
+		return nil, err
+	}
+	del := mutation.NewMutation(ColumnsTable.ID, text(t.Keyspace))
+	row := mutation.NewRow()
+	row.Deletion = mutation.DeletionTime{MarkedForDeleteAt: w.Timestamp, LocalDeletionTime: w.Now}
+	del.Rows = []mutation.RowUpdate{{Clustering: clustering, Row: row}}
+	rec, err := DroppedColumnsTable.InsertMutation(map[string][]byte{
+		"keyspace_name": text(t.Keyspace),
+		"table_name":    text(t.Name),
+		"column_name":   text(c.Name),
+		// Rounded up to the millisecond the column stores: a write in the
+		// drop's own millisecond, just before it, must stay hidden.
+		"dropped_time": cqltype.EncodeTimestamp((w.Timestamp + 999) / 1000),
+		"kind":         text(c.Kind.String()),
+		"type":         text(c.Type.SchemaString()),
+	}, w)
+	if err != nil {
+		return nil, err
+	}
+	return []*mutation.Mutation{del, rec}, nil
+}
+
 // DropKeyspaceMutations delete a keyspace's rows from every system_schema
 // table: a partition deletion each, the keyspace name being their
 // partition key.
@@ -313,6 +340,25 @@ func loadTables(read RowReader, keyspaces map[string]*Keyspace) error {
 			return fmt.Errorf("schema: %s.%s: %w", ksName, name, err)
 		}
 		ks.Tables[name] = t
+	}
+	dropped, err := read(DroppedColumnsTable)
+	if err != nil {
+		return err
+	}
+	for _, r := range dropped {
+		ks := keyspaces[string(r["keyspace_name"].Value)]
+		if ks == nil {
+			continue
+		}
+		t := ks.Tables[string(r["table_name"].Value)]
+		if t == nil {
+			continue
+		}
+		ms, err := cqltype.DecodeTimestamp(r["dropped_time"].Value)
+		if err != nil {
+			return fmt.Errorf("schema: %s: dropped column %s: %w", t, r["column_name"].Value, err)
+		}
+		t.Dropped[string(r["column_name"].Value)] = ms * 1000
 	}
 	return nil
 }

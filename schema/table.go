@@ -77,7 +77,11 @@ type Table struct {
 	Clustering   []*Column
 	byName       map[string]*Column
 	Options      TableOptions
-	layout       mutation.ClusteringLayout
+	// Dropped maps each dropped column's name to when it was dropped
+	// (microseconds): its cells written until then stay invisible even if
+	// a column of that name comes back.
+	Dropped map[string]int64
+	layout  mutation.ClusteringLayout
 }
 
 // NewTable builds a table from its columns and options, checking what
@@ -86,7 +90,7 @@ type Table struct {
 // (non-frozen) collection or user type in the primary key, no static column
 // without clustering columns, and no counter column.
 func NewTable(keyspace, name string, id mutation.TableID, columns []*Column, opts TableOptions) (*Table, error) {
-	t := &Table{Keyspace: keyspace, Name: name, ID: id, Options: opts.clone(), byName: map[string]*Column{}}
+	t := &Table{Keyspace: keyspace, Name: name, ID: id, Options: opts.clone(), byName: map[string]*Column{}, Dropped: map[string]int64{}}
 	var errs []error
 	if err := opts.Validate(); err != nil {
 		errs = append(errs, err)

@@ -102,6 +102,11 @@ func (c *memCoordinator) ReadPartition(t *schema.Table, key []byte, q PartitionQ
 	return nil, nil
 }
 
+func (c *memCoordinator) Truncate(t *schema.Table) error {
+	c.store.Truncate(t.ID)
+	return nil
+}
+
 func (c *memCoordinator) Scan(t *schema.Table, q ScanQuery) ([]*Partition, error) {
 	return c.partitions(t, q.Now)
 }
@@ -198,7 +203,16 @@ func sortedPairs(m map[string]string) string {
 func TestDataDriven(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		c := newMemCoordinator()
+		// A clock that moves a millisecond per reading: runs are repeatable,
+		// and statements never share a millisecond (schema times such as a
+		// column's drop are kept to the millisecond, as Cassandra keeps them).
+		at := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+		clock := func() time.Time {
+			at = at.Add(time.Millisecond)
+			return at
+		}
 		s := NewSession(c)
+		s.Now = clock
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			switch d.Cmd {
 			case "exec":
@@ -225,6 +239,7 @@ func TestDataDriven(t *testing.T) {
 					return "error " + err.Error() + "\n"
 				}
 				s = NewSession(c)
+				s.Now = clock
 				return "restarted\n"
 			}
 			t.Fatalf("unknown command %s", d.Cmd)

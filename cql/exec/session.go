@@ -25,6 +25,8 @@ type Coordinator interface {
 	ReadPartition(t *schema.Table, key []byte, q PartitionQuery) (*Partition, error)
 	// Scan reads a table's partitions in token order.
 	Scan(t *schema.Table, q ScanQuery) ([]*Partition, error)
+	// Truncate removes every row of a table.
+	Truncate(t *schema.Table) error
 }
 
 // PartitionQuery shapes a partition read.
@@ -149,6 +151,12 @@ func (s *Session) Execute(st cql.Statement, bound ...[]byte) (*Result, error) {
 		return s.dropTable(st)
 	case *cql.CreateType:
 		return s.createType(st)
+	case *cql.AlterTable:
+		return s.alterTable(st)
+	case *cql.DropType:
+		return s.dropType(st)
+	case *cql.Truncate:
+		return s.truncate(st)
 	case *cql.Insert:
 		return s.insert(st, bound)
 	case *cql.Update:

@@ -1,0 +1,218 @@
+package exec
+
+import (
+	"maps"
+
+	"github.com/sibyldb/sibyl/cql"
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+func (s *Session) alterTable(st *cql.AlterTable) (*Result, error) {
+	ksName, err := s.keyspaceOf(st.Name)
+	if err != nil {
+		return nil, err
+	}
+	ks := s.c.Schema().Keyspace(ksName)
+	if ks == nil || ks.Tables[st.Name.Name] == nil {
+		if st.IfExists {
+			return &Result{Kind: SchemaChangeResult}, nil
+		}
+		if ks == nil {
+			return nil, invalidf("Keyspace '%s' doesn't exist", ksName)
+		}
+		return nil, invalidf("Table '%s.%s' doesn't exist", ksName, st.Name.Name)
+	}
+	if _, err := s.userKeyspace(ksName); err != nil {
+		return nil, err
+	}
+	old := ks.Tables[st.Name.Name]
+	w := s.writer()
+	cols := cloneColumns(old.Columns)
+	opts := old.Options
+	var extra []*mutation.Mutation
+	dropped := maps.Clone(old.Dropped)
+	skipped := 0 // columns IF [NOT] EXISTS passed over
+	switch st.Action {
+	case cql.AddColumns:
+		for _, d := range st.Add {
+			if old.Column(d.Name) != nil {
+				if st.IfColumnNotExists {
+					skipped++
+					continue
+				}
+				return nil, invalidf("Invalid column name %s because it conflicts with an existing column", d.Name)
+			}
+			t, err := d.Type.Resolve(ksName, typeResolver(ks))
+			if err != nil {
+				return nil, asInvalid(err)
+			}
+			if t.Kind == cqltype.Counter {
+				return nil, invalidf("counter columns are not supported yet")
+			}
+			c := &schema.Column{Name: d.Name, Type: t, Kind: schema.Regular, Position: -1}
+			if d.Static {
+				if len(old.Clustering) == 0 {
+					return nil, invalidf("Static columns are not allowed in COMPACT STORAGE tables or tables without clustering columns")
+				}
+				c.Kind = schema.Static
+			}
+			cols = append(cols, c)
+		}
+	case cql.DropColumns:
+		for _, name := range st.Drop {
+			c := old.Column(name)
+			if c == nil {
+				if st.IfColumnExists {
+					skipped++
+					continue
+				}
+				return nil, invalidf("Column %s was not found in table %s", name, old.Name)
+			}
+			if c.IsPrimaryKey() {
+				return nil, invalidf("Cannot drop PRIMARY KEY part %s", name)
+			}
+			cols = withoutColumn(cols, name)
+			ms, err := schema.DropColumnMutations(old, c, w)
+			if err != nil {
+				return nil, err
+			}
+			extra = append(extra, ms...)
+			dropped[name] = w.Timestamp
+		}
+	case cql.RenameColumns:
+		for _, r := range st.Rename {
+			c := findColumn(cols, r.From)
+			if c == nil {
+				if st.IfColumnExists {
+					skipped++
+					continue
+				}
+				return nil, invalidf("Column %s was not found in table %s", r.From, old.Name)
+			}
+			if !c.IsPrimaryKey() {
+				return nil, invalidf("Cannot rename non PRIMARY KEY column %s", r.From)
+			}
+			if findColumn(cols, r.To) != nil {
+				return nil, invalidf("Cannot rename column %s to %s in table %s; another column with that name already exists", r.From, r.To, old.Name)
+			}
+			// The old name's row goes; the new one is written with the rest.
+			ms, err := schema.DropColumnMutations(old, old.Column(r.From), w)
+			if err != nil {
+				return nil, err
+			}
+			extra = append(extra, ms[0])
+			c.Name = r.To
+		}
+	case cql.SetOptions:
+		if opts, err = tableOptions(opts, st.Options); err != nil {
+			return nil, err
+		}
+	}
+	if skipped > 0 && skipped == len(st.Add)+len(st.Drop)+len(st.Rename) {
+		return &Result{Kind: SchemaChangeResult}, nil // nothing left to change
+	}
+	t, err := schema.NewTable(ksName, old.Name, old.ID, cols, opts)
+	if err != nil {
+		return nil, asInvalid(err)
+	}
+	t.Dropped = dropped
+	ms, err := schema.TableMutations(t, w)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.apply(append(extra, ms...)...); err != nil {
+		return nil, err
+	}
+	return changed("UPDATED", "TABLE", ksName, t.Name), nil
+}
+
+func cloneColumns(cols []*schema.Column) []*schema.Column {
+	out := make([]*schema.Column, len(cols))
+	for i, c := range cols {
+		cc := *c
+		out[i] = &cc
+	}
+	return out
+}
+
+func findColumn(cols []*schema.Column, name string) *schema.Column {
+	for _, c := range cols {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func withoutColumn(cols []*schema.Column, name string) []*schema.Column {
+	out := cols[:0]
+	for _, c := range cols {
+		if c.Name != name {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (s *Session) dropType(st *cql.DropType) (*Result, error) {
+	ksName, err := s.keyspaceOf(st.Name)
+	if err != nil {
+		return nil, err
+	}
+	ks := s.c.Schema().Keyspace(ksName)
+	if ks == nil || ks.Types[st.Name.Name] == nil {
+		if st.IfExists {
+			return &Result{Kind: SchemaChangeResult}, nil
+		}
+		return nil, invalidf("Type '%s.%s' doesn't exist", ksName, st.Name.Name)
+	}
+	for _, t := range ks.Tables {
+		for _, c := range t.Columns {
+			if usesType(c.Type, ksName, st.Name.Name) {
+				return nil, invalidf("Cannot drop user type %s.%s as it is still used by table %s", ksName, st.Name.Name, t.Name)
+			}
+		}
+	}
+	for _, other := range ks.Types {
+		if other.Name != st.Name.Name && usesType(other, ksName, st.Name.Name) {
+			return nil, invalidf("Cannot drop user type %s.%s as it is still used by user type %s", ksName, st.Name.Name, other.Name)
+		}
+	}
+	m, err := schema.DropTypeMutation(ksName, st.Name.Name, s.writer())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.apply(m); err != nil {
+		return nil, err
+	}
+	return changed("DROPPED", "TYPE", ksName, st.Name.Name), nil
+}
+
+// usesType reports whether t is, or contains, the named user type.
+func usesType(t *cqltype.Type, keyspace, name string) bool {
+	if t.Kind == cqltype.UDT && t.Keyspace == keyspace && t.Name == name {
+		return true
+	}
+	for _, p := range t.Params {
+		if usesType(p, keyspace, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Session) truncate(st *cql.Truncate) (*Result, error) {
+	t, err := s.table(st.Table)
+	if err != nil {
+		return nil, err
+	}
+	if schema.IsSystemKeyspace(t.Keyspace) {
+		return nil, unauthorizedf("%s keyspace is not user-modifiable.", t.Keyspace)
+	}
+	if err := s.c.Truncate(t); err != nil {
+		return nil, &Error{Code: ServerError, Message: err.Error()}
+	}
+	return &Result{Kind: VoidResult}, nil
+}
