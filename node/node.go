@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 
 	"github.com/rs/zerolog"
@@ -18,6 +19,15 @@ type Config struct {
 	DataDir string
 	// CommitLogSync is commitlog_sync: periodic (default), group or batch.
 	CommitLogSync string
+	// ClusterName is cluster_name; default "Test Cluster", as Cassandra's.
+	ClusterName string
+	// ListenAddress is listen_address, the node's address; default
+	// 127.0.0.1.
+	ListenAddress string
+	// NativePort is native_transport_port; default 9042.
+	NativePort int
+	// DataCenter and Rack place the node; default datacenter1 and rack1.
+	DataCenter, Rack string
 	// Logger receives the node's events; default none.
 	Logger *zerolog.Logger
 }
@@ -29,6 +39,21 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.CommitLogSync == "" {
 		c.CommitLogSync = "periodic"
+	}
+	if c.ClusterName == "" {
+		c.ClusterName = "Test Cluster"
+	}
+	if c.ListenAddress == "" {
+		c.ListenAddress = "127.0.0.1"
+	}
+	if c.NativePort == 0 {
+		c.NativePort = 9042
+	}
+	if c.DataCenter == "" {
+		c.DataCenter = "datacenter1"
+	}
+	if c.Rack == "" {
+		c.Rack = "rack1"
 	}
 	if c.Logger == nil {
 		nop := zerolog.Nop()
@@ -44,6 +69,12 @@ func (c *Config) Validate() error {
 		if _, err := storage.ParseCommitLogSync(c.CommitLogSync); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if c.ListenAddress != "" && net.ParseIP(c.ListenAddress) == nil {
+		errs = append(errs, fmt.Errorf("listen_address: %q is not an IP address", c.ListenAddress))
+	}
+	if c.NativePort < 0 || c.NativePort > 65535 {
+		errs = append(errs, fmt.Errorf("native_transport_port: %d is not a port", c.NativePort))
 	}
 	return errors.Join(errs...)
 }
@@ -99,7 +130,10 @@ func (n *Node) start() error {
 		return err
 	}
 	n.schema = s
-	return n.openTables(s)
+	if err := n.openTables(s); err != nil {
+		return err
+	}
+	return n.writeLocal()
 }
 
 // Close stops the node; unflushed writes stay in the commit log.

@@ -159,3 +159,61 @@ func TestCQLSurvivesRestart(t *testing.T) {
 		t.Fatalf("after restart the table has %d rows, want 2", len(res[1].Rows))
 	}
 }
+
+// TestSystemLocal reads system.local as drivers do: the row is there with
+// the fields they need, its schema_version follows schema changes, and the
+// host id and tokens survive a restart.
+func TestSystemLocal(t *testing.T) {
+	dir := t.TempDir()
+	local := func(n *Node) map[string][]byte {
+		t.Helper()
+		res, err := exec.NewSession(n).Run(`SELECT * FROM system.local WHERE key = 'local'`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res[0].Rows) != 1 {
+			t.Fatalf("system.local has %d rows", len(res[0].Rows))
+		}
+		out := map[string][]byte{}
+		for i, c := range res[0].Columns {
+			out[c.Name] = res[0].Rows[0][i]
+		}
+		return out
+	}
+	n, err := Open(Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := local(n)
+	for col, want := range map[string]string{"release_version": ReleaseVersion, "cql_version": CQLVersion,
+		"partitioner": murmur3Class, "cluster_name": "Test Cluster", "data_center": "datacenter1", "rack": "rack1",
+		"bootstrapped": "COMPLETED", "native_protocol_version": NativeProtocolVersion} {
+		if got := string(first[col]); got != want {
+			t.Errorf("%s = %q, want %q", col, got, want)
+		}
+	}
+	if v := n.Schema().Version(); string(first["schema_version"]) != string(v[:]) {
+		t.Errorf("schema_version %x, the schema's is %x", first["schema_version"], v)
+	}
+	if _, err := exec.NewSession(n).Run(`CREATE KEYSPACE k WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`); err != nil {
+		t.Fatal(err)
+	}
+	after := local(n)
+	if v := n.Schema().Version(); string(after["schema_version"]) != string(v[:]) || string(after["schema_version"]) == string(first["schema_version"]) {
+		t.Errorf("schema_version did not follow the change: %x then %x", first["schema_version"], after["schema_version"])
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n, err = Open(Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	again := local(n)
+	for _, col := range []string{"host_id", "tokens", "schema_version"} {
+		if string(again[col]) != string(after[col]) {
+			t.Errorf("%s changed across a restart: %x then %x", col, after[col], again[col])
+		}
+	}
+}

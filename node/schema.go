@@ -95,7 +95,7 @@ func (n *Node) ApplySchema(ms []*mutation.Mutation) error {
 		return err
 	}
 	n.schema = s
-	return nil
+	return n.writeLocal() // its schema_version follows the schema
 }
 
 // Schema is the node's current schema.
