@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/sibyldb/sibyl/cql"
+	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/schema"
@@ -202,6 +204,16 @@ func sortedPairs(m map[string]string) string {
 // as a node's start-up does.
 func TestDataDriven(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		// A fixed clock, randomness and timeuuid node, fresh for each
+		// file, make now(), uuid() and the current*() functions print
+		// the same on every run whatever the other files do.
+		saved := functionEnv
+		functionEnv = &cqltype.FunctionEnv{
+			Now:             func() time.Time { return time.Date(2024, 5, 6, 7, 8, 9, 123_000_000, time.UTC) },
+			Rand:            rand.New(rand.NewPCG(1, 2)),
+			ClockSeqAndNode: 0x8000_0000_0000_0001,
+		}
+		defer func() { functionEnv = saved }()
 		c := newMemCoordinator()
 		// A clock that moves a millisecond per reading: runs are repeatable,
 		// and statements never share a millisecond (schema times such as a

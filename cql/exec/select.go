@@ -7,13 +7,6 @@ import (
 	"github.com/sibyldb/sibyl/schema"
 )
 
-// selection is one result column and how to get it from a row.
-type selection struct {
-	spec   ColumnSpec
-	column *schema.Column
-	kind   int // 0: the value; 1: writetime; 2: ttl
-}
-
 func (s *Session) selectRows(st *cql.Select, bound [][]byte) (*Result, error) {
 	t, err := s.table(st.Table)
 	if err != nil {
@@ -31,9 +24,16 @@ func (s *Session) selectRows(st *cql.Select, bound [][]byte) (*Result, error) {
 	case st.PerPartitionLimit != nil:
 		return nil, invalidf("PER PARTITION LIMIT is not supported yet")
 	}
-	sels, err := selections(t, st.Selectors)
+	sels, err := selections(t, s.partitioner(), st.Selectors, bound)
 	if err != nil {
 		return nil, err
+	}
+	var agg *aggregation
+	for _, sel := range sels {
+		if sel.aggregates() {
+			agg = newAggregation(sels)
+			break
+		}
 	}
 	limit := 0
 	if st.Limit != nil {
@@ -54,7 +54,13 @@ func (s *Session) selectRows(st *cql.Select, bound [][]byte) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	q.Limit, q.Now = limit, s.Now().Unix()
+	// An aggregation reads every row: LIMIT counts result rows, and it
+	// has one.
+	readLimit := limit
+	if agg != nil {
+		readLimit = 0
+	}
+	q.Limit, q.Now = readLimit, s.Now().Unix()
 	var parts []*Partition
 	if key != nil {
 		p, err := s.c.ReadPartition(t, key, q)
@@ -64,12 +70,12 @@ func (s *Session) selectRows(st *cql.Select, bound [][]byte) (*Result, error) {
 		if p != nil {
 			parts = []*Partition{p}
 		}
-	} else if parts, err = s.c.Scan(t, ScanQuery{Limit: limit, Now: q.Now}); err != nil {
+	} else if parts, err = s.c.Scan(t, ScanQuery{Limit: readLimit, Now: q.Now}); err != nil {
 		return nil, &Error{Code: ServerError, Message: err.Error()}
 	}
 	res := &Result{Kind: RowsResult}
 	for _, sel := range sels {
-		res.Columns = append(res.Columns, sel.spec)
+		res.Columns = append(res.Columns, ColumnSpec{Keyspace: t.Keyspace, Table: t.Name, Name: sel.name, Type: sel.typ})
 	}
 	for _, p := range parts {
 		rows := p.Rows
@@ -79,84 +85,38 @@ func (s *Session) selectRows(st *cql.Select, bound [][]byte) (*Result, error) {
 			rows = []Row{{Row: mutation.NewRow()}}
 		}
 		for _, r := range rows {
-			if limit > 0 && len(res.Rows) >= limit {
+			if agg == nil && limit > 0 && len(res.Rows) >= limit {
 				return res, nil
 			}
 			cells, err := t.RowCells(p.Key, r.Clustering, r.Row, p.Static, q.Now)
 			if err != nil {
 				return nil, &Error{Code: ServerError, Message: err.Error()}
 			}
+			in := &rowInput{cells: cells, now: q.Now}
+			if agg != nil {
+				if err := agg.add(in); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			out := make([][]byte, len(sels))
 			for i, sel := range sels {
-				c, ok := cells[sel.column.Name]
-				switch {
-				case !ok:
-				case sel.kind == 1:
-					out[i] = cqltype.EncodeBigint(c.Timestamp)
-				case sel.kind == 2:
-					if c.TTL > 0 {
-						out[i] = cqltype.EncodeInt(int32(c.ExpiresAt - q.Now))
-					}
-				default:
-					out[i] = c.Value
+				if out[i], err = sel.eval(in); err != nil {
+					return nil, err
 				}
 			}
 			res.Rows = append(res.Rows, out)
 		}
 	}
+	if agg != nil {
+		// Aggregates answer one row even over no rows (count 0).
+		row, err := agg.row()
+		if err != nil {
+			return nil, err
+		}
+		res.Rows = append(res.Rows, row)
+	}
 	return res, nil
-}
-
-// selections resolves the selectors (none: every column, in the table's
-// order).
-func selections(t *schema.Table, sels []cql.Selector) ([]selection, error) {
-	var out []selection
-	spec := func(name string, typ *cqltype.Type) ColumnSpec {
-		return ColumnSpec{Keyspace: t.Keyspace, Table: t.Name, Name: name, Type: typ}
-	}
-	if len(sels) == 0 {
-		for _, c := range t.Columns {
-			out = append(out, selection{spec: spec(c.Name, c.Type), column: c})
-		}
-		return out, nil
-	}
-	for _, sel := range sels {
-		var s selection
-		switch e := sel.Expr.(type) {
-		case *cql.ColumnRef:
-			c := t.Column(e.Name)
-			if c == nil {
-				return nil, invalidf("Undefined column name %s in selection clause", e.Name)
-			}
-			s = selection{spec: spec(c.Name, c.Type), column: c}
-		case *cql.WritetimeOrTTL:
-			c := t.Column(e.Column)
-			if c == nil {
-				return nil, invalidf("Undefined column name %s in selection clause", e.Column)
-			}
-			fn, typ, kind := "writetime", cqltype.BigintType, 1
-			switch e.Kind {
-			case cql.TTL:
-				fn, typ, kind = "ttl", cqltype.IntType, 2
-			case cql.MaxWritetime:
-				return nil, invalidf("maxwritetime is not supported yet")
-			}
-			if c.IsPrimaryKey() {
-				return nil, invalidf("Cannot use selection function %s on PRIMARY KEY part %s", fn, c.Name)
-			}
-			if c.Type.IsMultiCell() {
-				return nil, invalidf("Cannot use selection function %s on non-frozen %s", fn, c.Type.SchemaString())
-			}
-			s = selection{spec: spec(fn+"("+c.Name+")", typ), column: c, kind: kind}
-		default:
-			return nil, invalidf("%s is not supported yet as a selector", sel.Expr)
-		}
-		if sel.Alias != "" {
-			s.spec.Name = sel.Alias
-		}
-		out = append(out, s)
-	}
-	return out, nil
 }
 
 // restrictions turns WHERE into a partition key and a clustering slice, or

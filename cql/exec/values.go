@@ -89,6 +89,14 @@ func term(e cql.Expr, t *cqltype.Type, receiver string, bound [][]byte) ([]byte,
 			fields[i] = v
 		}
 		return cqltype.EncodeTuple(fields), nil
+	case *cql.FunctionCall:
+		return callTerm(e.Name.Keyspace, e.Name.Name, e.Args, t, receiver, bound)
+	case *cql.Cast:
+		// Cassandra reads CAST(x AS type) in a term as a call of the
+		// castAsType function (FunctionCall.Raw.newCast).
+		return callTerm("system", castName(e.To), []cql.Expr{e.Value}, t, receiver, bound)
+	case *cql.TypeHint:
+		return hintTerm(e, t, receiver, bound)
 	}
 	return nil, invalidf("%s is not supported yet as a value for %s", e, receiver)
 }
