@@ -7,7 +7,8 @@ import (
 	"github.com/sibyldb/sibyl/schema"
 )
 
-func (s *Session) selectRows(st *cql.Select, bound [][]byte) (*Result, error) {
+func (s *Session) selectRows(st *cql.Select, opts QueryOptions) (*Result, error) {
+	bound := opts.Values
 	t, err := s.table(st.Table)
 	if err != nil {
 		return nil, err
@@ -55,9 +56,18 @@ func (s *Session) selectRows(st *cql.Select, bound [][]byte) (*Result, error) {
 		return nil, err
 	}
 	// An aggregation reads every row: LIMIT counts result rows, and it
-	// has one.
+	// has one; it is not paged.
 	readLimit := limit
 	if agg != nil {
+		readLimit = 0
+		opts.PageSize, opts.PagingState = 0, nil
+	}
+	pg, err := newPager(opts, limit)
+	if err != nil {
+		return nil, err
+	}
+	if opts.PageSize > 0 || opts.PagingState != nil {
+		// Paging reads past the page, to find where the next one starts.
 		readLimit = 0
 	}
 	q.Limit, q.Now = readLimit, s.Now().Unix()
@@ -85,8 +95,15 @@ func (s *Session) selectRows(st *cql.Select, bound [][]byte) (*Result, error) {
 			rows = []Row{{Row: mutation.NewRow()}}
 		}
 		for _, r := range rows {
-			if agg == nil && limit > 0 && len(res.Rows) >= limit {
-				return res, nil
+			if agg == nil {
+				take, done := pg.take(p.Key, r.Clustering)
+				if done {
+					res.PagingState = pg.state()
+					return res, nil
+				}
+				if !take {
+					continue
+				}
 			}
 			cells, err := t.RowCells(p.Key, r.Clustering, r.Row, p.Static, q.Now)
 			if err != nil {

@@ -84,6 +84,9 @@ type Result struct {
 	Change   *SchemaChange // SchemaChangeResult; nil when IF [NOT] EXISTS made it a no-op
 	Columns  []ColumnSpec  // RowsResult
 	Rows     [][][]byte    // RowsResult: one serialized value (nil: null) per column
+	// PagingState, when set, resumes the query after this page's last row
+	// (QueryOptions.PagingState): more rows remain.
+	PagingState []byte
 }
 
 // ColumnSpec describes a result column.
@@ -132,6 +135,12 @@ func (s *Session) Run(text string, bound ...[]byte) ([]*Result, error) {
 // Execute runs a parsed statement with its bound values (one per bind
 // marker, by Index; nil for null).
 func (s *Session) Execute(st cql.Statement, bound ...[]byte) (*Result, error) {
+	return s.Query(st, QueryOptions{Values: bound})
+}
+
+// Query runs a parsed statement with its options (bound values, paging).
+func (s *Session) Query(st cql.Statement, opts QueryOptions) (*Result, error) {
+	bound := opts.Values
 	switch st := st.(type) {
 	case *cql.Use:
 		if s.c.Schema().Keyspace(st.Keyspace) == nil {
@@ -166,7 +175,7 @@ func (s *Session) Execute(st cql.Statement, bound ...[]byte) (*Result, error) {
 	case *cql.Batch:
 		return s.batch(st, bound)
 	case *cql.Select:
-		return s.selectRows(st, bound)
+		return s.selectRows(st, opts)
 	}
 	return nil, invalidf("%T statements are not supported yet", st)
 }

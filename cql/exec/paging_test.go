@@ -1,0 +1,114 @@
+package exec
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sibyldb/sibyl/cql"
+)
+
+func pagingSession(t *testing.T) *Session {
+	t.Helper()
+	s := NewSession(newMemCoordinator())
+	script := `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+		USE ks;
+		CREATE TABLE t (k int, c int, s text static, v text, PRIMARY KEY (k, c));
+		UPDATE t SET s = 'lonely' WHERE k = 99;`
+	for k := 0; k < 4; k++ {
+		for c := 0; c < 3; c++ {
+			script += fmt.Sprintf("INSERT INTO t (k, c, v) VALUES (%d, %d, 'v%d%d');", k, c, k, c)
+		}
+	}
+	if _, err := s.Run(script); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// pages runs a SELECT page by page and returns its rows, rendered, and the
+// page sizes seen.
+func pages(t *testing.T, s *Session, query string, size int) ([]string, []int) {
+	t.Helper()
+	st, err := cql.Parse(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	var sizes []int
+	var state []byte
+	for i := 0; ; i++ {
+		if i > 100 {
+			t.Fatalf("%s: paging does not end", query)
+		}
+		r, err := s.Query(st, QueryOptions{PageSize: size, PagingState: state})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, len(r.Rows))
+		for _, row := range r.Rows {
+			rows = append(rows, fmt.Sprintf("%x", row))
+		}
+		if r.PagingState == nil {
+			return rows, sizes
+		}
+		if len(r.Rows) == 0 {
+			t.Fatalf("%s: an empty page with a paging state", query)
+		}
+		state = r.PagingState
+	}
+}
+
+// TestPagingResumesAfterTheLastRow pages every query at every page size and
+// checks the pages put together are the unpaged result, and that a page
+// comes with a state exactly when rows remain.
+func TestPagingResumesAfterTheLastRow(t *testing.T) {
+	s := pagingSession(t)
+	for _, q := range []string{
+		"SELECT * FROM t",
+		"SELECT k, c, v FROM t WHERE k = 2",
+		"SELECT v FROM t WHERE k = 1 AND c >= 1",
+		"SELECT * FROM t LIMIT 5",
+		"SELECT * FROM t WHERE k = 99",
+	} {
+		whole, _ := pages(t, s, q, 0)
+		if len(whole) == 0 {
+			t.Fatalf("%s: no rows", q)
+		}
+		for size := 1; size <= len(whole)+1; size++ {
+			got, sizes := pages(t, s, q, size)
+			if fmt.Sprint(got) != fmt.Sprint(whole) {
+				t.Fatalf("%s in pages of %d: %v, want %v", q, size, got, whole)
+			}
+			for i, n := range sizes[:len(sizes)-1] {
+				if n != size {
+					t.Fatalf("%s in pages of %d: page %d has %d rows", q, size, i, n)
+				}
+			}
+		}
+	}
+	if whole, _ := pages(t, s, "SELECT * FROM t LIMIT 5", 0); len(whole) != 5 {
+		t.Fatalf("LIMIT 5 gave %d rows", len(whole))
+	}
+	if whole, _ := pages(t, s, "SELECT * FROM t", 0); len(whole) != 13 {
+		t.Fatalf("the table reads %d rows, want 12 and the static-only partition's", len(whole))
+	}
+}
+
+func TestBadPagingStateIsRefused(t *testing.T) {
+	s := pagingSession(t)
+	st, err := cql.Parse("SELECT * FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, state := range [][]byte{{0x09}, {1, 200}, {1, 1, 'x', 5}} {
+		_, err := s.Query(st, QueryOptions{PageSize: 2, PagingState: state})
+		if e, ok := err.(*Error); !ok || e.Code != Invalid || e.Message != "Invalid value for the paging state" {
+			t.Errorf("state %x: %v", state, err)
+		}
+	}
+	// An aggregate answers in one page whatever the page size.
+	r, err := s.Run("SELECT count(*) FROM t")
+	if err != nil || len(r[0].Rows) != 1 || r[0].PagingState != nil {
+		t.Fatalf("count: %+v, %v", r, err)
+	}
+}
