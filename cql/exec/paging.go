@@ -5,8 +5,9 @@ import (
 	"encoding/binary"
 )
 
-// QueryOptions are what a client sends with a statement besides its text.
-type QueryOptions struct {
+// QueryParams are what a client sends with a statement besides its text
+// (per call, so not an Options type).
+type QueryParams struct {
 	Values [][]byte // bound values, by marker index
 	// PageSize is the most rows a SELECT returns at once; 0 or less: all.
 	PageSize int
@@ -80,7 +81,7 @@ type pager struct {
 	full     bool
 }
 
-func newPager(o QueryOptions, limit int) (*pager, error) {
+func newPager(o QueryParams, limit int) (*pager, error) {
 	p := &pager{size: o.PageSize, limit: limit}
 	if p.size < 0 {
 		p.size = 0

@@ -40,7 +40,7 @@ func pages(t *testing.T, s *Session, query string, size int) ([]string, []int) {
 		if i > 100 {
 			t.Fatalf("%s: paging does not end", query)
 		}
-		r, err := s.Query(st, QueryOptions{PageSize: size, PagingState: state})
+		r, err := s.Query(st, QueryParams{PageSize: size, PagingState: state})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestBadPagingStateIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, state := range [][]byte{{0x09}, {1, 200}, {1, 1, 'x', 5}} {
-		_, err := s.Query(st, QueryOptions{PageSize: 2, PagingState: state})
+		_, err := s.Query(st, QueryParams{PageSize: 2, PagingState: state})
 		if e, ok := err.(*Error); !ok || e.Code != Invalid || e.Message != "Invalid value for the paging state" {
 			t.Errorf("state %x: %v", state, err)
 		}

@@ -7,7 +7,7 @@ import (
 	"github.com/sibyldb/sibyl/schema"
 )
 
-func (s *Session) selectRows(st *cql.Select, opts QueryOptions) (*Result, error) {
+func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) {
 	bound := opts.Values
 	t, err := s.table(st.Table)
 	if err != nil {

@@ -85,7 +85,7 @@ type Result struct {
 	Columns  []ColumnSpec  // RowsResult
 	Rows     [][][]byte    // RowsResult: one serialized value (nil: null) per column
 	// PagingState, when set, resumes the query after this page's last row
-	// (QueryOptions.PagingState): more rows remain.
+	// (QueryParams.PagingState): more rows remain.
 	PagingState []byte
 }
 
@@ -135,11 +135,11 @@ func (s *Session) Run(text string, bound ...[]byte) ([]*Result, error) {
 // Execute runs a parsed statement with its bound values (one per bind
 // marker, by Index; nil for null).
 func (s *Session) Execute(st cql.Statement, bound ...[]byte) (*Result, error) {
-	return s.Query(st, QueryOptions{Values: bound})
+	return s.Query(st, QueryParams{Values: bound})
 }
 
 // Query runs a parsed statement with its options (bound values, paging).
-func (s *Session) Query(st cql.Statement, opts QueryOptions) (*Result, error) {
+func (s *Session) Query(st cql.Statement, opts QueryParams) (*Result, error) {
 	bound := opts.Values
 	switch st := st.(type) {
 	case *cql.Use:
