@@ -106,13 +106,9 @@ func (t *Table) ReadPartition(key []byte, opts ReadQuery) (*Partition, error) {
 func (t *Table) partitionIter(v *view, prefix []byte) (*mergingIter, error) {
 	upper := mutation.PartitionUpperBound(prefix)
 	deletion := mutation.Live
-	delKey := mutation.AppendEntryKey(nil, prefix, mutation.PartitionDeletionEntry, nil)
 	var its []mutation.Iterator
 	for _, m := range v.memtables {
 		its = append(its, m.NewIter(prefix, upper))
-		if e := m.Get(delKey); e != nil {
-			deletion = deletion.Max(e.Deletion)
-		}
 	}
 	type candidate struct {
 		it *sstable.Iter
@@ -139,6 +135,15 @@ func (t *Table) partitionIter(v *view, prefix []byte) (*mergingIter, error) {
 		candidates = append(candidates, candidate{it, s})
 		if d, ok := it.PartitionDeletion(); ok {
 			deletion = deletion.Max(d)
+		}
+	}
+	if len(candidates) > 0 {
+		// Only worth a lookup when there is an SSTable it could rule out.
+		delKey := mutation.AppendEntryKey(nil, prefix, mutation.PartitionDeletionEntry, nil)
+		for _, m := range v.memtables {
+			if e := m.Get(delKey); e != nil {
+				deletion = deletion.Max(e.Deletion)
+			}
 		}
 	}
 	read := int64(0)

@@ -47,7 +47,8 @@ var allowedImports = map[string][]string{
 	"internal/lint":       {},
 	"internal/invariants": {},
 	"internal/testutil":   {"mutation", "partitioner"},
-	"bench":               {"storage", "commitlog", "mutation", "partitioner", "internal/testutil"},
+	"bench": {"storage", "commitlog", "mutation", "partitioner", "internal/testutil", "node", "cql", "cql/exec",
+		"schema", "cqltype"},
 }
 
 // testOnlyImports are what a package's tests may import beyond its own table.
