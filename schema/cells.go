@@ -138,11 +138,10 @@ type Cell struct {
 	ExpiresAt int64 // seconds; meaningful when TTL > 0
 }
 
-// RowValues returns the live values of a row's non-key columns at now:
+// putValues adds to out the live values of a row's non-key columns at now:
 // multi-cell columns are put back together into one serialized value.
-// Columns without a live value are absent.
-func (t *Table) RowValues(r *mutation.Row, now int64) (map[string]Cell, error) {
-	out := map[string]Cell{}
+// Columns without a live value are left out.
+func (t *Table) putValues(out map[string]Cell, r *mutation.Row, now int64) error {
 	cells := r.Cells
 	for i := 0; i < len(cells); {
 		j := i
@@ -155,32 +154,40 @@ func (t *Table) RowValues(r *mutation.Row, now int64) (map[string]Cell, error) {
 			continue
 		}
 		if err := t.putColumn(out, c, cells[i:j], now); err != nil {
-			return nil, err
+			return err
 		}
 		i = j
 	}
-	return out, nil
+	return nil
 }
 
 func (t *Table) putColumn(out map[string]Cell, c *Column, cells []mutation.Cell, now int64) error {
 	droppedAt, wasDropped := t.Dropped[c.Name]
+	visible := func(cell *mutation.Cell) bool {
+		return cell.IsLive(now) && !(wasDropped && cell.Timestamp <= droppedAt)
+	}
+	typ := c.Type
+	if !typ.IsMultiCell() {
+		// One cell (no path): no need to gather anything.
+		for k := len(cells) - 1; k >= 0; k-- {
+			if l := &cells[k]; visible(l) {
+				v := Cell{Value: l.Value, Timestamp: l.Timestamp, TTL: l.TTL}
+				if l.TTL > 0 {
+					v.ExpiresAt = l.LocalDeletionTime
+				}
+				out[c.Name] = v
+				return nil
+			}
+		}
+		return nil
+	}
 	var live []*mutation.Cell
 	for k := range cells {
-		if cells[k].IsLive(now) && !(wasDropped && cells[k].Timestamp <= droppedAt) {
+		if visible(&cells[k]) {
 			live = append(live, &cells[k])
 		}
 	}
 	if len(live) == 0 {
-		return nil
-	}
-	typ := c.Type
-	if !typ.IsMultiCell() {
-		l := live[len(live)-1]
-		v := Cell{Value: l.Value, Timestamp: l.Timestamp, TTL: l.TTL}
-		if l.TTL > 0 {
-			v.ExpiresAt = l.LocalDeletionTime
-		}
-		out[c.Name] = v
 		return nil
 	}
 	var value []byte

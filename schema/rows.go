@@ -116,7 +116,7 @@ func (t *Table) newRowMutation(values map[string][]byte) (*mutation.Mutation, *m
 // key columns from the partition key and clustering, the others from the
 // row's live cells (static columns from static, which may be nil).
 func (t *Table) RowCells(partitionKey, clustering []byte, row, static *mutation.Row, now int64) (map[string]Cell, error) {
-	out := map[string]Cell{}
+	out := make(map[string]Cell, len(t.Columns))
 	pk, err := t.SplitPartitionKey(partitionKey)
 	if err != nil {
 		return nil, err
@@ -135,12 +135,8 @@ func (t *Table) RowCells(partitionKey, clustering []byte, row, static *mutation.
 		if r == nil {
 			continue
 		}
-		vals, err := t.RowValues(r, now)
-		if err != nil {
+		if err := t.putValues(out, r, now); err != nil {
 			return nil, err
-		}
-		for k, v := range vals {
-			out[k] = v
 		}
 	}
 	return out, nil
