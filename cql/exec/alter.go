@@ -10,24 +10,14 @@ import (
 )
 
 func (s *Session) alterTable(st *cql.AlterTable) (*Result, error) {
-	ksName, err := s.keyspaceOf(st.Name)
+	ks, old, err := s.existingTable(st.Name, st.IfExists)
 	if err != nil {
 		return nil, err
 	}
-	ks := s.c.Schema().Keyspace(ksName)
-	if ks == nil || ks.Tables[st.Name.Name] == nil {
-		if st.IfExists {
-			return &Result{Kind: SchemaChangeResult}, nil
-		}
-		if ks == nil {
-			return nil, invalidf("Keyspace '%s' doesn't exist", ksName)
-		}
-		return nil, invalidf("Table '%s.%s' doesn't exist", ksName, st.Name.Name)
+	if old == nil {
+		return &Result{Kind: SchemaChangeResult}, nil // IF EXISTS, and it does not
 	}
-	if _, err := s.userKeyspace(ksName); err != nil {
-		return nil, err
-	}
-	old := ks.Tables[st.Name.Name]
+	ksName := ks.Name
 	w := s.writer()
 	cols := cloneColumns(old.Columns)
 	opts := old.Options

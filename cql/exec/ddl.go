@@ -100,7 +100,7 @@ func (s *Session) dropKeyspace(st *cql.DropKeyspace) (*Result, error) {
 		if st.IfExists {
 			return &Result{Kind: SchemaChangeResult}, nil
 		}
-		return nil, configf("Keyspace '%s' doesn't exist", st.Name)
+		return nil, invalidf("Keyspace '%s' doesn't exist", st.Name)
 	}
 	if _, err := s.userKeyspace(st.Name); err != nil {
 		return nil, err
@@ -221,25 +221,39 @@ func tableColumns(ks *schema.Keyspace, st *cql.CreateTable) ([]*schema.Column, e
 	return cols, nil
 }
 
+// existingTable finds the table an ALTER or DROP TABLE names; nil without
+// an error when it does not exist and IF EXISTS was given.
+func (s *Session) existingTable(n cql.QualifiedName, ifExists bool) (*schema.Keyspace, *schema.Table, error) {
+	ksName, err := s.keyspaceOf(n)
+	if err != nil {
+		return nil, nil, err
+	}
+	ks := s.c.Schema().Keyspace(ksName)
+	if ks == nil || ks.Tables[n.Name] == nil {
+		switch {
+		case ifExists:
+			return nil, nil, nil
+		case ks == nil:
+			return nil, nil, invalidf("Keyspace '%s' doesn't exist", ksName)
+		}
+		return nil, nil, invalidf("Table '%s.%s' doesn't exist", ksName, n.Name)
+	}
+	if _, err := s.userKeyspace(ksName); err != nil {
+		return nil, nil, err
+	}
+	return ks, ks.Tables[n.Name], nil
+}
+
 func (s *Session) dropTable(st *cql.DropTable) (*Result, error) {
-	ksName, err := s.keyspaceOf(st.Name)
+	ks, t, err := s.existingTable(st.Name, st.IfExists)
 	if err != nil {
 		return nil, err
 	}
-	ks := s.c.Schema().Keyspace(ksName)
-	if ks == nil || ks.Tables[st.Name.Name] == nil {
-		if st.IfExists {
-			return &Result{Kind: SchemaChangeResult}, nil
-		}
-		if ks == nil {
-			return nil, configf("Keyspace '%s' doesn't exist", ksName)
-		}
-		return nil, configf("Table '%s.%s' doesn't exist", ksName, st.Name.Name)
+	if t == nil {
+		return &Result{Kind: SchemaChangeResult}, nil // IF EXISTS, and it does not
 	}
-	if _, err := s.userKeyspace(ksName); err != nil {
-		return nil, err
-	}
-	ms, err := schema.DropTableMutations(ks.Tables[st.Name.Name], s.writer())
+	ksName := ks.Name
+	ms, err := schema.DropTableMutations(t, s.writer())
 	if err != nil {
 		return nil, err
 	}

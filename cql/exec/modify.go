@@ -61,22 +61,32 @@ func (s *Session) updateMutation(st *cql.Update, bound [][]byte, batchTS *int64)
 			return nil, err
 		}
 	}
+	if err := placeRows(t, kr, m, row, static, onlyStatic, "UPDATE"); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// placeRows puts the clustering row and the static row a write filled
+// into its mutation: a clustering row needs every clustering column; a
+// write of static columns only must not name any.
+func placeRows(t *schema.Table, kr *keyRestrictions, m *mutation.Mutation, row, static *mutation.Row, onlyStatic bool, what string) error {
 	if !onlyStatic || len(t.Clustering) == 0 {
 		if !kr.fullRow(t) {
-			return nil, invalidf("Some clustering keys are missing: %s", t.Clustering[len(kr.prefix)].Name)
+			return invalidf("Some clustering keys are missing: %s", t.Clustering[len(kr.prefix)].Name)
 		}
 		clustering, err := kr.clustering(t)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m.Rows = []mutation.RowUpdate{{Clustering: clustering, Row: row}}
 	} else if len(kr.prefix) > 0 {
-		return nil, invalidf("Invalid restrictions on clustering columns since the UPDATE statement modifies only static columns")
+		return invalidf("Invalid restrictions on clustering columns since the %s statement modifies only static columns", what)
 	}
 	if !static.IsEmpty() {
 		m.Static = static
 	}
-	return m, nil
+	return nil
 }
 
 // assign writes one SET assignment into a row.
@@ -256,18 +266,8 @@ func (s *Session) deleteMutation(st *cql.Delete, bound [][]byte, batchTS *int64)
 			return nil, err
 		}
 	}
-	if !onlyStatic || len(t.Clustering) == 0 {
-		if !kr.fullRow(t) {
-			return nil, invalidf("Some clustering keys are missing: %s", t.Clustering[len(kr.prefix)].Name)
-		}
-		clustering, err := kr.clustering(t)
-		if err != nil {
-			return nil, err
-		}
-		m.Rows = []mutation.RowUpdate{{Clustering: clustering, Row: row}}
-	}
-	if !static.IsEmpty() {
-		m.Static = static
+	if err := placeRows(t, kr, m, row, static, onlyStatic, "DELETE"); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

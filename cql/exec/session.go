@@ -203,7 +203,7 @@ func (s *Session) userKeyspace(name string) (*schema.Keyspace, error) {
 	}
 	ks := s.c.Schema().Keyspace(name)
 	if ks == nil {
-		return nil, configf("Keyspace '%s' doesn't exist", name)
+		return nil, invalidf("Keyspace '%s' doesn't exist", name)
 	}
 	return ks, nil
 }
