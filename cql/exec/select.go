@@ -16,14 +16,8 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 	switch {
 	case st.JSON:
 		return nil, invalidf("SELECT JSON is not supported yet")
-	case st.Distinct:
-		return nil, invalidf("SELECT DISTINCT is not supported yet")
 	case len(st.GroupBy) > 0:
 		return nil, invalidf("GROUP BY is not supported yet")
-	case len(st.OrderBy) > 0:
-		return nil, invalidf("ORDER BY is not supported yet")
-	case st.PerPartitionLimit != nil:
-		return nil, invalidf("PER PARTITION LIMIT is not supported yet")
 	}
 	sels, err := selections(t, s.partitioner(), st.Selectors, bound)
 	if err != nil {
@@ -36,24 +30,36 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 			break
 		}
 	}
-	limit := 0
-	if st.Limit != nil {
-		v, err := term(st.Limit, cqltype.IntType, "[limit]", bound)
-		if err != nil {
-			return nil, err
-		}
-		if v == nil {
-			return nil, invalidf("Invalid null value of limit")
-		}
-		n, _ := cqltype.DecodeInt(v)
-		if n <= 0 {
-			return nil, invalidf("LIMIT must be strictly positive")
-		}
-		limit = int(n)
-	}
-	key, q, err := restrictions(t, st.Where, bound)
+	limit, err := positiveLimit(st.Limit, "limit", "LIMIT", bound)
 	if err != nil {
 		return nil, err
+	}
+	perPartition, err := positiveLimit(st.PerPartitionLimit, "per partition limit", "PER PARTITION LIMIT", bound)
+	if err != nil {
+		return nil, err
+	}
+	if st.Distinct {
+		if err := checkDistinct(t, sels, st.Where); err != nil {
+			return nil, err
+		}
+		perPartition = 1 // one row per partition: its key and static columns
+	}
+	kr, err := parseWhere(t, st.Where, bound, whereMode{read: true, allowRange: true})
+	if err != nil {
+		return nil, err
+	}
+	var q PartitionQuery
+	if q.Start, q.End, err = kr.slice(t); err != nil {
+		return nil, err
+	}
+	key := kr.key
+	if len(st.OrderBy) > 0 {
+		if key == nil {
+			return nil, invalidf("ORDER BY is only supported when the partition key is restricted by an EQ or an IN.")
+		}
+		if q.Reverse, err = orderBy(t, st.OrderBy); err != nil {
+			return nil, err
+		}
 	}
 	// An aggregation reads every row: LIMIT counts result rows, and it
 	// has one; it is not paged.
@@ -66,8 +72,9 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	if opts.PageSize > 0 || opts.PagingState != nil {
-		// Paging reads past the page, to find where the next one starts.
+	if opts.PageSize > 0 || opts.PagingState != nil || perPartition > 0 {
+		// Paging reads past the page, to find where the next one starts;
+		// a per-partition limit leaves rows out before LIMIT counts.
 		readLimit = 0
 	}
 	q.Limit, q.Now = readLimit, s.Now().Unix()
@@ -94,7 +101,10 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 			// clustering columns are null.
 			rows = []Row{{Row: mutation.NewRow()}}
 		}
-		for _, r := range rows {
+		for n, r := range rows {
+			if perPartition > 0 && n >= perPartition {
+				break // before paging: every page sees the same rows
+			}
 			if agg == nil {
 				take, done := pg.take(p.Key, r.Clustering)
 				if done {
@@ -136,121 +146,82 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 	return res, nil
 }
 
-// restrictions turns WHERE into a partition key and a clustering slice, or
-// no key (a scan of the table). Today: every partition key column by =,
-// then = on a prefix of the clustering columns and one range (or =) on
-// the next.
-func restrictions(t *schema.Table, where []cql.Relation, bound [][]byte) ([]byte, PartitionQuery, error) {
-	var q PartitionQuery
-	eq := map[string]cql.Expr{}
-	type rangeRel struct {
-		op  cql.Operator
-		val cql.Expr
+// positiveLimit evaluates LIMIT or PER PARTITION LIMIT (0 when absent).
+func positiveLimit(e cql.Expr, receiver, clause string, bound [][]byte) (int, error) {
+	if e == nil {
+		return 0, nil
 	}
-	ranges := map[string][]rangeRel{}
-	for _, r := range where {
-		if r.Kind != cql.ColumnRelation || len(r.Columns) != 1 {
-			return nil, q, invalidf("%s is not supported yet in WHERE", r)
-		}
-		name := r.Columns[0]
-		c := t.Column(name)
+	v, err := term(e, cqltype.IntType, "["+receiver+"]", bound)
+	if err != nil {
+		return 0, err
+	}
+	if v == nil {
+		return 0, invalidf("Invalid null value of %s", receiver)
+	}
+	n, _ := cqltype.DecodeInt(v)
+	if n <= 0 {
+		return 0, invalidf("%s must be strictly positive", clause)
+	}
+	return int(n), nil
+}
+
+// orderBy checks ORDER BY against the clustering columns and reports
+// whether it reverses their declared order.
+func orderBy(t *schema.Table, order []cql.Ordering) (reverse bool, err error) {
+	for i, o := range order {
+		c := t.Column(o.Column)
 		if c == nil {
-			return nil, q, invalidf("Undefined column name %s", name)
+			return false, invalidf("Undefined column name %s", o.Column)
 		}
-		switch r.Op {
-		case cql.OpEq:
-			if _, dup := eq[name]; dup {
-				return nil, q, invalidf("%s cannot be restricted by more than one relation if it includes an Equal", name)
+		if c.Kind != schema.Clustering {
+			return false, invalidf("Order by is currently only supported on the clustered columns of the PRIMARY KEY, got %s", o.Column)
+		}
+		if c.Position != i {
+			return false, invalidf("Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY")
+		}
+		r := o.Descending != c.Descending
+		if i > 0 && r != reverse {
+			return false, invalidf("Unsupported order by relation")
+		}
+		reverse = r
+	}
+	return reverse, nil
+}
+
+// checkDistinct holds SELECT DISTINCT to partition key and static columns,
+// all of the partition key, and no clustering restriction.
+func checkDistinct(t *schema.Table, sels []*selector, where []cql.Relation) error {
+	seen := map[string]bool{}
+	var bad error
+	var visit func(s *selector)
+	visit = func(s *selector) {
+		if c := s.column; c != nil {
+			if c.Kind != schema.PartitionKey && c.Kind != schema.Static && bad == nil {
+				bad = invalidf("SELECT DISTINCT queries must only request partition key columns and/or static columns (not %s)", c.Name)
 			}
-			eq[name] = r.Value
-		case cql.OpLt, cql.OpLte, cql.OpGt, cql.OpGte:
-			ranges[name] = append(ranges[name], rangeRel{r.Op, r.Value})
-		default:
-			return nil, q, invalidf("%s is not supported yet in WHERE", r)
+			seen[c.Name] = true
 		}
-		if !c.IsPrimaryKey() {
-			return nil, q, invalidf("Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING")
+		for _, a := range s.args {
+			visit(a)
 		}
 	}
-	if len(where) == 0 {
-		return nil, q, nil
+	for _, s := range sels {
+		visit(s)
 	}
-	pk := make([][]byte, len(t.PartitionKey))
-	for i, c := range t.PartitionKey {
-		e, ok := eq[c.Name]
-		if !ok {
-			return nil, q, invalidf("Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING")
-		}
-		v, err := term(e, c.Type, c.Name, bound)
-		if err != nil {
-			return nil, q, err
-		}
-		if v == nil {
-			return nil, q, invalidf("Invalid null value in condition for column %s", c.Name)
-		}
-		pk[i] = v
+	if bad != nil {
+		return bad
 	}
-	key, err := t.PartitionKeyBytes(pk)
-	if err != nil {
-		return nil, q, asInvalid(err)
-	}
-	var prefix [][]byte
-	layout := t.ClusteringLayout()
-	i := 0
-	for ; i < len(t.Clustering); i++ {
-		c := t.Clustering[i]
-		e, ok := eq[c.Name]
-		if !ok {
-			break
-		}
-		v, err := term(e, c.Type, c.Name, bound)
-		if err != nil {
-			return nil, q, err
-		}
-		if v == nil {
-			return nil, q, invalidf("Invalid null value in condition for column %s", c.Name)
-		}
-		prefix = append(prefix, v)
-	}
-	for j := i; j < len(t.Clustering); j++ {
-		c := t.Clustering[j]
-		if _, ok := eq[c.Name]; ok || (j > i && len(ranges[c.Name]) > 0) {
-			return nil, q, invalidf("PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", c.Name, t.Clustering[j-1].Name)
+	for _, c := range t.PartitionKey {
+		if !seen[c.Name] {
+			return invalidf("SELECT DISTINCT queries must request all the partition key columns (missing %s)", c.Name)
 		}
 	}
-	enc, err := layout.Encode(nil, prefix)
-	if err != nil {
-		return nil, q, asInvalid(err)
-	}
-	if len(prefix) > 0 {
-		q.Start, q.End = mutation.StartBound(enc, true), mutation.EndBound(enc, true)
-	}
-	if i < len(t.Clustering) {
-		c := t.Clustering[i]
-		for _, r := range ranges[c.Name] {
-			v, err := term(r.val, c.Type, c.Name, bound)
-			if err != nil {
-				return nil, q, err
-			}
-			if v == nil {
-				return nil, q, invalidf("Invalid null value in condition for column %s", c.Name)
-			}
-			b, err := layout.Encode(append([]byte(nil), enc...), [][]byte{v})
-			if err != nil {
-				return nil, q, asInvalid(err)
-			}
-			// In byte order a descending column's ranges turn round.
-			lower := r.op == cql.OpGt || r.op == cql.OpGte
-			inclusive := r.op == cql.OpGte || r.op == cql.OpLte
-			if c.Descending {
-				lower = !lower
-			}
-			if lower {
-				q.Start = mutation.StartBound(b, inclusive)
-			} else {
-				q.End = mutation.EndBound(b, inclusive)
+	for _, r := range where {
+		for _, name := range r.Columns {
+			if c := t.Column(name); c != nil && c.Kind == schema.Clustering {
+				return invalidf("SELECT DISTINCT with WHERE clause only supports restriction by partition key and/or static columns.")
 			}
 		}
 	}
-	return key, q, nil
+	return nil
 }

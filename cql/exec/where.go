@@ -22,10 +22,18 @@ type keyRestrictions struct {
 var filteringMessage = "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. " +
 	"If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING"
 
-// writeRestrictions reads the WHERE clause of an UPDATE or DELETE: only
-// primary key columns, by = or (allowRange) one range after the =
-// prefix.
-func writeRestrictions(t *schema.Table, where []cql.Relation, bound [][]byte, allowRange bool) (*keyRestrictions, error) {
+// whereMode says what a statement's WHERE may do: a read may name no key
+// at all (a scan), and a read or a DELETE may restrict a range.
+type whereMode struct {
+	read       bool
+	allowRange bool
+}
+
+// parseWhere reads a WHERE clause on primary key columns: every partition
+// key column by = (a read may name none: a scan, kr.key nil), then = on a
+// prefix of the clustering columns and, where the mode allows, one range on
+// the column after them.
+func parseWhere(t *schema.Table, where []cql.Relation, bound [][]byte, mode whereMode) (*keyRestrictions, error) {
 	eq := map[string]cql.Expr{}
 	ranges := map[string][]cql.Relation{}
 	for _, r := range where {
@@ -37,6 +45,9 @@ func writeRestrictions(t *schema.Table, where []cql.Relation, bound [][]byte, al
 			return nil, invalidf("Undefined column name %s", r.Columns[0])
 		}
 		if !c.IsPrimaryKey() {
+			if mode.read {
+				return nil, invalidf("%s", filteringMessage)
+			}
 			return nil, invalidf("Non PRIMARY KEY columns found in where clause: %s ", c.Name)
 		}
 		switch r.Op {
@@ -46,7 +57,10 @@ func writeRestrictions(t *schema.Table, where []cql.Relation, bound [][]byte, al
 			}
 			eq[c.Name] = r.Value
 		case cql.OpLt, cql.OpLte, cql.OpGt, cql.OpGte:
-			if !allowRange || c.Kind != schema.Clustering {
+			if !mode.allowRange || c.Kind != schema.Clustering {
+				if mode.read {
+					return nil, invalidf("%s", filteringMessage)
+				}
 				return nil, invalidf("Invalid operator %s for PRIMARY KEY part %s", r.Op, c.Name)
 			}
 			ranges[c.Name] = append(ranges[c.Name], r)
@@ -55,10 +69,16 @@ func writeRestrictions(t *schema.Table, where []cql.Relation, bound [][]byte, al
 		}
 	}
 	kr := &keyRestrictions{}
+	if mode.read && len(where) == 0 {
+		return kr, nil // a scan of the whole table
+	}
 	pk := make([][]byte, len(t.PartitionKey))
 	for i, c := range t.PartitionKey {
 		e, ok := eq[c.Name]
 		if !ok {
+			if mode.read {
+				return nil, invalidf("%s", filteringMessage)
+			}
 			return nil, invalidf("Some partition key parts are missing: %s", c.Name)
 		}
 		v, err := keyValue(e, c, bound)
@@ -131,16 +151,26 @@ func (kr *keyRestrictions) clustering(t *schema.Table) ([]byte, error) {
 }
 
 // rangeTombstone is the deletion of what the restrictions select below
-// the partition: the = prefix, narrowed by the range if any. In byte order
-// a descending column's bounds turn round.
+// the partition.
 func (kr *keyRestrictions) rangeTombstone(t *schema.Table, d mutation.DeletionTime) (mutation.RangeTombstone, error) {
+	start, end, err := kr.slice(t)
+	return mutation.RangeTombstone{Start: start, End: end, Deletion: d}, err
+}
+
+// slice is the clustering slice the restrictions select: the = prefix,
+// narrowed by the range if any; nil bounds when nothing is restricted. In
+// byte order a descending column's bounds turn round.
+func (kr *keyRestrictions) slice(t *schema.Table) (start, end []byte, err error) {
+	if len(kr.prefix) == 0 && kr.rangeColumn == nil {
+		return nil, nil, nil
+	}
 	enc, err := kr.clustering(t)
 	if err != nil {
-		return mutation.RangeTombstone{}, err
+		return nil, nil, err
 	}
-	rt := mutation.RangeTombstone{Start: mutation.StartBound(enc, true), End: mutation.EndBound(enc, true), Deletion: d}
+	start, end = mutation.StartBound(enc, true), mutation.EndBound(enc, true)
 	if kr.rangeColumn == nil {
-		return rt, nil
+		return start, end, nil
 	}
 	layout := t.ClusteringLayout()
 	bound := func(v []byte) ([]byte, error) {
@@ -154,16 +184,16 @@ func (kr *keyRestrictions) rangeTombstone(t *schema.Table, d mutation.DeletionTi
 	if lower != nil {
 		b, err := bound(lower)
 		if err != nil {
-			return rt, err
+			return nil, nil, err
 		}
-		rt.Start = mutation.StartBound(b, lowerIncl)
+		start = mutation.StartBound(b, lowerIncl)
 	}
 	if upper != nil {
 		b, err := bound(upper)
 		if err != nil {
-			return rt, err
+			return nil, nil, err
 		}
-		rt.End = mutation.EndBound(b, upperIncl)
+		end = mutation.EndBound(b, upperIncl)
 	}
-	return rt, nil
+	return start, end, nil
 }
