@@ -49,7 +49,12 @@ func (s *Session) createKeyspace(st *cql.CreateKeyspace) (*Result, error) {
 		}
 		return nil, &Error{Code: AlreadyExists, Keyspace: st.Name, Message: fmt.Sprintf("Cannot add existing keyspace \"%s\"", st.Name)}
 	}
-	ks, err := schema.NewKeyspace(st.Name, repl, durable)
+	return s.writeKeyspace(st.Name, repl, durable, "CREATED")
+}
+
+// writeKeyspace checks a keyspace's definition and writes its row.
+func (s *Session) writeKeyspace(name string, repl map[string]string, durable bool, change string) (*Result, error) {
+	ks, err := schema.NewKeyspace(name, repl, durable)
 	if err != nil {
 		return nil, asConfig(err)
 	}
@@ -60,7 +65,7 @@ func (s *Session) createKeyspace(st *cql.CreateKeyspace) (*Result, error) {
 	if err := s.apply(m); err != nil {
 		return nil, err
 	}
-	return changed("CREATED", "KEYSPACE", st.Name, ""), nil
+	return changed(change, "KEYSPACE", name, ""), nil
 }
 
 func (s *Session) alterKeyspace(st *cql.AlterKeyspace) (*Result, error) {
@@ -81,18 +86,7 @@ func (s *Session) alterKeyspace(st *cql.AlterKeyspace) (*Result, error) {
 	if repl == nil {
 		repl = old.Replication
 	}
-	ks, err := schema.NewKeyspace(st.Name, repl, durable)
-	if err != nil {
-		return nil, asConfig(err)
-	}
-	m, err := schema.KeyspaceMutation(ks, s.writer())
-	if err != nil {
-		return nil, err
-	}
-	if err := s.apply(m); err != nil {
-		return nil, err
-	}
-	return changed("UPDATED", "KEYSPACE", st.Name, ""), nil
+	return s.writeKeyspace(st.Name, repl, durable, "UPDATED")
 }
 
 func (s *Session) dropKeyspace(st *cql.DropKeyspace) (*Result, error) {
