@@ -27,7 +27,7 @@ func (s *Session) updateMutation(st *cql.Update, bound [][]byte, batchTS *int64)
 	if st.IfExists || len(st.Conditions) > 0 {
 		return nil, lwtRefused()
 	}
-	kr, err := parseWhere(t, st.Where, bound, whereMode{})
+	kr, err := parseWhere(t, s.partitioner(), st.Where, bound, whereMode{})
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func (s *Session) deleteMutation(st *cql.Delete, bound [][]byte, batchTS *int64)
 	if st.Using.TTL != nil {
 		return nil, invalidf("A DELETE statement cannot have a TTL")
 	}
-	kr, err := parseWhere(t, st.Where, bound, whereMode{allowRange: len(st.Columns) == 0})
+	kr, err := parseWhere(t, s.partitioner(), st.Where, bound, whereMode{allowRange: len(st.Columns) == 0})
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 		}
 		perPartition = 1 // one row per partition: its key and static columns
 	}
-	kr, err := parseWhere(t, st.Where, bound, whereMode{read: true, allowRange: true})
+	kr, err := parseWhere(t, s.partitioner(), st.Where, bound, whereMode{read: true, allowRange: true})
 	if err != nil {
 		return nil, err
 	}
@@ -52,10 +52,12 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 	if q.Start, q.End, err = kr.slice(t); err != nil {
 		return nil, err
 	}
-	key := kr.key
 	if len(st.OrderBy) > 0 {
-		if key == nil {
+		switch {
+		case len(kr.keys) == 0:
 			return nil, invalidf("ORDER BY is only supported when the partition key is restricted by an EQ or an IN.")
+		case kr.key == nil:
+			return nil, invalidf("ORDER BY together with IN on the partition key is not supported yet")
 		}
 		if q.Reverse, err = orderBy(t, st.OrderBy); err != nil {
 			return nil, err
@@ -79,13 +81,15 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 	}
 	q.Limit, q.Now = readLimit, s.Now().Unix()
 	var parts []*Partition
-	if key != nil {
-		p, err := s.c.ReadPartition(t, key, q)
-		if err != nil {
-			return nil, &Error{Code: ServerError, Message: err.Error()}
-		}
-		if p != nil {
-			parts = []*Partition{p}
+	if len(kr.keys) > 0 {
+		for _, key := range kr.keys { // in token order, as Cassandra returns them
+			p, err := s.c.ReadPartition(t, key, q)
+			if err != nil {
+				return nil, &Error{Code: ServerError, Message: err.Error()}
+			}
+			if p != nil {
+				parts = append(parts, p)
+			}
 		}
 	} else if parts, err = s.c.Scan(t, ScanQuery{Limit: readLimit, Now: q.Now}); err != nil {
 		return nil, &Error{Code: ServerError, Message: err.Error()}

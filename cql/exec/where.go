@@ -1,8 +1,13 @@
 package exec
 
 import (
+	"bytes"
+	"sort"
+
 	"github.com/sibyldb/sibyl/cql"
+	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/schema"
 )
 
@@ -10,7 +15,10 @@ import (
 // key, the clustering columns restricted by = (a prefix, in key order), and
 // at most one range on the column after them.
 type keyRestrictions struct {
-	key    []byte
+	key []byte // the partition key, when = gives exactly one
+	// keys are the partition keys a read names (several with IN), in token
+	// order; empty for a scan.
+	keys   [][]byte
 	prefix [][]byte
 	// lower and upper bound the range column, when there is one.
 	rangeColumn  *schema.Column
@@ -33,8 +41,9 @@ type whereMode struct {
 // key column by = (a read may name none: a scan, kr.key nil), then = on a
 // prefix of the clustering columns and, where the mode allows, one range on
 // the column after them.
-func parseWhere(t *schema.Table, where []cql.Relation, bound [][]byte, mode whereMode) (*keyRestrictions, error) {
+func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation, bound [][]byte, mode whereMode) (*keyRestrictions, error) {
 	eq := map[string]cql.Expr{}
+	in := map[string]cql.Relation{}
 	ranges := map[string][]cql.Relation{}
 	for _, r := range where {
 		if r.Kind != cql.ColumnRelation || len(r.Columns) != 1 {
@@ -55,7 +64,21 @@ func parseWhere(t *schema.Table, where []cql.Relation, bound [][]byte, mode wher
 			if _, dup := eq[c.Name]; dup {
 				return nil, invalidf("%s cannot be restricted by more than one relation if it includes an Equal", c.Name)
 			}
+			if _, dup := in[c.Name]; dup {
+				return nil, invalidf("%s cannot be restricted by more than one relation if it includes a IN", c.Name)
+			}
 			eq[c.Name] = r.Value
+		case cql.OpIn:
+			if !mode.read || c.Kind != schema.PartitionKey {
+				return nil, invalidf("IN restrictions are not supported yet here (%s)", r)
+			}
+			if _, dup := eq[c.Name]; dup {
+				return nil, invalidf("%s cannot be restricted by more than one relation if it includes an Equal", c.Name)
+			}
+			if _, dup := in[c.Name]; dup {
+				return nil, invalidf("%s cannot be restricted by more than one relation if it includes a IN", c.Name)
+			}
+			in[c.Name] = r
 		case cql.OpLt, cql.OpLte, cql.OpGt, cql.OpGte:
 			if !mode.allowRange || c.Kind != schema.Clustering {
 				if mode.read {
@@ -72,26 +95,55 @@ func parseWhere(t *schema.Table, where []cql.Relation, bound [][]byte, mode wher
 	if mode.read && len(where) == 0 {
 		return kr, nil // a scan of the whole table
 	}
-	pk := make([][]byte, len(t.PartitionKey))
-	for i, c := range t.PartitionKey {
-		e, ok := eq[c.Name]
-		if !ok {
-			if mode.read {
-				return nil, invalidf("%s", filteringMessage)
+	// Every partition key column takes one value (=) or several (IN); the
+	// keys are every combination.
+	combos := [][][]byte{nil}
+	for _, c := range t.PartitionKey {
+		var vals [][]byte
+		if e, ok := eq[c.Name]; ok {
+			v, err := keyValue(e, c, bound)
+			if err != nil {
+				return nil, err
 			}
+			vals = [][]byte{v}
+		} else if r, ok := in[c.Name]; ok {
+			var err error
+			if vals, err = inValues(r, c, bound); err != nil {
+				return nil, err
+			}
+		} else if mode.read {
+			return nil, invalidf("%s", filteringMessage)
+		} else {
 			return nil, invalidf("Some partition key parts are missing: %s", c.Name)
 		}
-		v, err := keyValue(e, c, bound)
-		if err != nil {
-			return nil, err
+		var next [][][]byte
+		for _, combo := range combos {
+			for _, v := range vals {
+				next = append(next, append(append([][]byte(nil), combo...), v))
+			}
 		}
-		pk[i] = v
+		combos = next
 	}
-	key, err := t.PartitionKeyBytes(pk)
-	if err != nil {
-		return nil, asInvalid(err)
+	seen := map[string]bool{}
+	for _, combo := range combos {
+		key, err := t.PartitionKeyBytes(combo)
+		if err != nil {
+			return nil, asInvalid(err)
+		}
+		if !seen[string(key)] {
+			seen[string(key)] = true
+			kr.keys = append(kr.keys, key)
+		}
 	}
-	kr.key = key
+	sort.Slice(kr.keys, func(i, j int) bool {
+		if c := partitioner.Compare(p.Token(kr.keys[i]), p.Token(kr.keys[j])); c != 0 {
+			return c < 0
+		}
+		return bytes.Compare(kr.keys[i], kr.keys[j]) < 0
+	})
+	if len(kr.keys) == 1 && len(in) == 0 {
+		kr.key = kr.keys[0]
+	}
 	i := 0
 	for ; i < len(t.Clustering); i++ {
 		e, ok := eq[t.Clustering[i].Name]
@@ -126,6 +178,31 @@ func parseWhere(t *schema.Table, where []cql.Relation, bound [][]byte, mode wher
 		}
 	}
 	return kr, nil
+}
+
+// inValues evaluates the candidates of an IN: a list of terms, or one
+// marker bound to a list.
+func inValues(r cql.Relation, c *schema.Column, bound [][]byte) ([][]byte, error) {
+	if len(r.Values) == 0 && r.Value != nil {
+		v, err := term(r.Value, cqltype.ListOf(c.Type, false), c.Name, bound)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			return nil, invalidf("Invalid null value for IN restriction on %s", c.Name)
+		}
+		elems, err := cqltype.DecodeCollection(v)
+		return elems, asInvalid(err)
+	}
+	out := make([][]byte, 0, len(r.Values))
+	for _, e := range r.Values {
+		v, err := keyValue(e, c, bound)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 func keyValue(e cql.Expr, c *schema.Column, bound [][]byte) ([]byte, error) {
