@@ -3,6 +3,7 @@ package schema
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -45,6 +46,8 @@ func (t *Table) InsertMutation(values map[string][]byte, w *CellWriter) (*mutati
 			return nil, err
 		}
 	}
+	SortRow(row)
+	SortRow(static)
 	if !static.IsEmpty() {
 		m.Static = static
 	}
@@ -52,27 +55,28 @@ func (t *Table) InsertMutation(values map[string][]byte, w *CellWriter) (*mutati
 }
 
 // Put writes one column's whole value (nil: its deletion) into a row, as
-// INSERT and UPDATE's SET c = v do.
+// INSERT and UPDATE's SET c = v do. It appends: SortRow puts the row in
+// order once it is complete.
 func (w *CellWriter) Put(r *mutation.Row, c *Column, value []byte) error {
 	if c.Type.IsMultiCell() {
 		del := w.OverwriteDeletion(c)
 		if value == nil {
 			del.Deletion.MarkedForDeleteAt = w.Timestamp
 		}
-		r.Columns = insertColumnDeletion(r.Columns, del)
+		r.Columns = append(r.Columns, del)
 		if value == nil {
 			return nil
 		}
 	}
 	if value == nil {
-		r.Cells = insertCells(r.Cells, w.Tombstone(c, nil))
+		r.Cells = append(r.Cells, w.Tombstone(c, nil))
 		return nil
 	}
 	cells, err := w.AppendCells(nil, c, value)
 	if err != nil {
 		return err
 	}
-	r.Cells = insertCells(r.Cells, cells...)
+	r.Cells = append(r.Cells, cells...)
 	return nil
 }
 
@@ -142,26 +146,15 @@ func (t *Table) RowCells(partitionKey, clustering []byte, row, static *mutation.
 	return out, nil
 }
 
-// insertCells adds cells keeping the row's order by (column, path).
-func insertCells(cells []mutation.Cell, add ...mutation.Cell) []mutation.Cell {
-	return SortCells(append(cells, add...))
-}
-
-// SortCells puts a row's cells in the order rows keep them, by column and
-// path (INVARIANT M1 of package mutation).
-func SortCells(cells []mutation.Cell) []mutation.Cell {
-	sort.SliceStable(cells, func(i, j int) bool {
-		if cells[i].Column != cells[j].Column {
-			return cells[i].Column < cells[j].Column
+// SortRow puts a row built by appending in the order rows keep: cells by
+// column and path, column deletions by column (INVARIANT M1 of package
+// mutation).
+func SortRow(r *mutation.Row) {
+	slices.SortStableFunc(r.Cells, func(a, b mutation.Cell) int {
+		if c := strings.Compare(a.Column, b.Column); c != 0 {
+			return c
 		}
-		return bytes.Compare(cells[i].Path, cells[j].Path) < 0
+		return bytes.Compare(a.Path, b.Path)
 	})
-	return cells
-}
-
-// insertColumnDeletion adds a column deletion keeping the order by column.
-func insertColumnDeletion(dels []mutation.ColumnDeletion, d mutation.ColumnDeletion) []mutation.ColumnDeletion {
-	dels = append(dels, d)
-	sort.SliceStable(dels, func(i, j int) bool { return dels[i].Column < dels[j].Column })
-	return dels
+	slices.SortStableFunc(r.Columns, func(a, b mutation.ColumnDeletion) int { return strings.Compare(a.Column, b.Column) })
 }

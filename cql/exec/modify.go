@@ -71,6 +71,8 @@ func (s *Session) updateMutation(st *cql.Update, bound [][]byte, batchTS *int64)
 // into its mutation: a clustering row needs every clustering column; a
 // write of static columns only must not name any.
 func placeRows(t *schema.Table, kr *keyRestrictions, m *mutation.Mutation, row, static *mutation.Row, onlyStatic bool, what string) error {
+	schema.SortRow(row)
+	schema.SortRow(static)
 	if !onlyStatic || len(t.Clustering) == 0 {
 		if !kr.fullRow(t) {
 			return invalidf("Some clustering keys are missing: %s", t.Clustering[len(kr.prefix)].Name)
@@ -114,7 +116,7 @@ func assign(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assig
 		if err != nil {
 			return asInvalid(err)
 		}
-		r.Cells = schema.SortCells(append(r.Cells, cells...))
+		r.Cells = append(r.Cells, cells...)
 		return nil
 	case cql.AssignSubtract:
 		switch {
@@ -137,7 +139,7 @@ func assign(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assig
 			if err != nil {
 				return asInvalid(err)
 			}
-			r.Cells = schema.SortCells(append(r.Cells, w.Tombstone(c, path)))
+			r.Cells = append(r.Cells, w.Tombstone(c, path))
 		}
 		return nil
 	case cql.AssignElement:
@@ -163,10 +165,10 @@ func assign(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assig
 			return err
 		}
 		if v == nil {
-			r.Cells = schema.SortCells(append(r.Cells, w.Tombstone(c, path)))
+			r.Cells = append(r.Cells, w.Tombstone(c, path))
 			return nil
 		}
-		r.Cells = schema.SortCells(append(r.Cells, w.Cell(c, path, v)))
+		r.Cells = append(r.Cells, w.Cell(c, path, v))
 		return nil
 	case cql.AssignField:
 		if t.Kind != cqltype.UDT {
@@ -184,10 +186,10 @@ func assign(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assig
 			return err
 		}
 		if v == nil {
-			r.Cells = schema.SortCells(append(r.Cells, w.Tombstone(c, schema.FieldPath(i))))
+			r.Cells = append(r.Cells, w.Tombstone(c, schema.FieldPath(i)))
 			return nil
 		}
-		r.Cells = schema.SortCells(append(r.Cells, w.Cell(c, schema.FieldPath(i), v)))
+		r.Cells = append(r.Cells, w.Cell(c, schema.FieldPath(i), v))
 		return nil
 	}
 	return invalidf("%s is not supported yet", a)
@@ -294,7 +296,7 @@ func deleteColumn(w *schema.CellWriter, r *mutation.Row, c *schema.Column, sel c
 		if err != nil {
 			return asInvalid(err)
 		}
-		r.Cells = schema.SortCells(append(r.Cells, w.Tombstone(c, path)))
+		r.Cells = append(r.Cells, w.Tombstone(c, path))
 		return nil
 	case sel.Field != "":
 		if t.Kind != cqltype.UDT || !t.IsMultiCell() {
@@ -304,7 +306,7 @@ func deleteColumn(w *schema.CellWriter, r *mutation.Row, c *schema.Column, sel c
 		if i < 0 {
 			return invalidf("UDT column %s does not have a field named %s", c.Name, sel.Field)
 		}
-		r.Cells = schema.SortCells(append(r.Cells, w.Tombstone(c, schema.FieldPath(i))))
+		r.Cells = append(r.Cells, w.Tombstone(c, schema.FieldPath(i)))
 		return nil
 	}
 	return asInvalid(w.Put(r, c, nil))
