@@ -44,7 +44,16 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 		}
 		perPartition = 1 // one row per partition: its key and static columns
 	}
-	kr, err := parseWhere(t, s.partitioner(), st.Where, bound, whereMode{read: true, allowRange: true})
+	where := st.Where
+	var filters []rowFilter
+	if st.AllowFiltering {
+		var rest []cql.Relation
+		where, rest = splitForFiltering(t, st.Where)
+		if filters, err = newFilters(t, rest, bound); err != nil {
+			return nil, err
+		}
+	}
+	kr, err := parseWhere(t, s.partitioner(), where, bound, whereMode{read: true, allowRange: true})
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +83,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	if opts.PageSize > 0 || opts.PagingState != nil || perPartition > 0 {
+	if opts.PageSize > 0 || opts.PagingState != nil || perPartition > 0 || len(filters) > 0 {
 		// Paging reads past the page, to find where the next one starts;
 		// a per-partition limit leaves rows out before LIMIT counts.
 		readLimit = 0
@@ -105,10 +114,21 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 			// clustering columns are null.
 			rows = []Row{{Row: mutation.NewRow()}}
 		}
-		for n, r := range rows {
-			if perPartition > 0 && n >= perPartition {
+		kept := 0 // rows of this partition the filters let through
+		for _, r := range rows {
+			if len(filters) > 0 {
+				cells, err := t.RowCells(p.Key, r.Clustering, r.Row, p.Static, q.Now)
+				if err != nil {
+					return nil, &Error{Code: ServerError, Message: err.Error()}
+				}
+				if !acceptsAll(filters, cells) {
+					continue
+				}
+			}
+			if perPartition > 0 && kept >= perPartition {
 				break // before paging: every page sees the same rows
 			}
+			kept++
 			if agg == nil {
 				take, done := pg.take(p.Key, r.Clustering)
 				if done {
@@ -228,4 +248,13 @@ func checkDistinct(t *schema.Table, sels []*selector, where []cql.Relation) erro
 		}
 	}
 	return nil
+}
+
+func acceptsAll(filters []rowFilter, cells map[string]schema.Cell) bool {
+	for i := range filters {
+		if !filters[i].accepts(cells) {
+			return false
+		}
+	}
+	return true
 }
