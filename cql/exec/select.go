@@ -58,9 +58,11 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 		return nil, err
 	}
 	var q PartitionQuery
-	if q.Start, q.End, err = kr.slice(t); err != nil {
+	slices, err := kr.slices(t)
+	if err != nil {
 		return nil, err
 	}
+	q.Start, q.End = slices[0][0], slices[0][1]
 	if len(st.OrderBy) > 0 {
 		switch {
 		case len(kr.keys) == 0:
@@ -91,13 +93,29 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 	q.Limit, q.Now = readLimit, s.Now().Unix()
 	var parts []*Partition
 	if len(kr.keys) > 0 {
-		for _, key := range kr.keys { // in token order, as Cassandra returns them
-			p, err := s.c.ReadPartition(t, key, q)
-			if err != nil {
-				return nil, &Error{Code: ServerError, Message: err.Error()}
+		if q.Reverse {
+			for i, j := 0, len(slices)-1; i < j; i, j = i+1, j-1 {
+				slices[i], slices[j] = slices[j], slices[i]
 			}
-			if p != nil {
-				parts = append(parts, p)
+		}
+		for _, key := range kr.keys { // in token order, as Cassandra returns them
+			var whole *Partition
+			for _, sl := range slices {
+				q.Start, q.End = sl[0], sl[1]
+				p, err := s.c.ReadPartition(t, key, q)
+				if err != nil {
+					return nil, &Error{Code: ServerError, Message: err.Error()}
+				}
+				switch {
+				case p == nil:
+				case whole == nil:
+					whole = p
+				default:
+					whole.Rows = append(whole.Rows, p.Rows...)
+				}
+			}
+			if whole != nil {
+				parts = append(parts, whole)
 			}
 		}
 	} else if parts, err = s.c.Scan(t, ScanQuery{Limit: readLimit, Now: q.Now}); err != nil {

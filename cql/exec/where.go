@@ -21,6 +21,11 @@ type keyRestrictions struct {
 	keys   [][]byte
 	prefix [][]byte
 	// lower and upper bound the range column, when there is one.
+	// inColumn, when set, is the clustering column after the = prefix that
+	// IN restricts, with its candidates in clustering order: the read is
+	// one slice per candidate.
+	inColumn     *schema.Column
+	inValues     [][]byte
 	rangeColumn  *schema.Column
 	lower, upper []byte
 	lowerIncl    bool
@@ -69,7 +74,7 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 			}
 			eq[c.Name] = r.Value
 		case cql.OpIn:
-			if !mode.read || c.Kind != schema.PartitionKey {
+			if !mode.read {
 				return nil, invalidf("IN restrictions are not supported yet here (%s)", r)
 			}
 			if _, dup := eq[c.Name]; dup {
@@ -141,7 +146,12 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 		}
 		return bytes.Compare(kr.keys[i], kr.keys[j]) < 0
 	})
-	if len(kr.keys) == 1 && len(in) == 0 {
+	pkIn := false
+	for _, c := range t.PartitionKey {
+		_, isIn := in[c.Name]
+		pkIn = pkIn || isIn
+	}
+	if len(kr.keys) == 1 && !pkIn {
 		kr.key = kr.keys[0]
 	}
 	i := 0
@@ -156,9 +166,31 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 		}
 		kr.prefix = append(kr.prefix, v)
 	}
+	if i < len(t.Clustering) {
+		if r, ok := in[t.Clustering[i].Name]; ok {
+			c := t.Clustering[i]
+			vals, err := inValues(r, c, bound)
+			if err != nil {
+				return nil, err
+			}
+			kr.inColumn, kr.inValues = c, sortedDistinct(vals, c)
+			if len(ranges[c.Name]) > 0 {
+				return nil, invalidf("%s cannot be restricted by more than one relation if it includes a IN", c.Name)
+			}
+			for _, later := range t.Clustering[i+1:] {
+				_, e := eq[later.Name]
+				_, n := in[later.Name]
+				if e || n || len(ranges[later.Name]) > 0 {
+					return nil, invalidf("Restrictions on %s after an IN on %s are not supported yet", later.Name, c.Name)
+				}
+			}
+			return kr, nil
+		}
+	}
 	for j := i; j < len(t.Clustering); j++ {
 		c := t.Clustering[j]
-		if _, ok := eq[c.Name]; ok || (j > i && len(ranges[c.Name]) > 0) {
+		_, isIn := in[c.Name]
+		if _, ok := eq[c.Name]; ok || isIn || (j > i && len(ranges[c.Name]) > 0) {
 			return nil, invalidf("PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", c.Name, t.Clustering[j-1].Name)
 		}
 	}
@@ -178,6 +210,44 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 		}
 	}
 	return kr, nil
+}
+
+// sortedDistinct orders a clustering column's IN candidates as its rows
+// are ordered (descending columns the other way round), without repeats.
+func sortedDistinct(vals [][]byte, c *schema.Column) [][]byte {
+	out := append([][]byte(nil), vals...)
+	sort.SliceStable(out, func(i, j int) bool {
+		cmp := c.Type.Compare(out[i], out[j])
+		if c.Descending {
+			cmp = -cmp
+		}
+		return cmp < 0
+	})
+	kept := out[:0]
+	for _, v := range out {
+		if len(kept) == 0 || c.Type.Compare(kept[len(kept)-1], v) != 0 {
+			kept = append(kept, v)
+		}
+	}
+	return kept
+}
+
+// slices are the clustering slices the restrictions select, in clustering
+// order: one, or one per IN candidate.
+func (kr *keyRestrictions) slices(t *schema.Table) ([][2][]byte, error) {
+	if kr.inColumn == nil {
+		start, end, err := kr.slice(t)
+		return [][2][]byte{{start, end}}, err
+	}
+	out := make([][2][]byte, 0, len(kr.inValues))
+	for _, v := range kr.inValues {
+		enc, err := t.ClusteringLayout().Encode(nil, append(append([][]byte(nil), kr.prefix...), v))
+		if err != nil {
+			return nil, asInvalid(err)
+		}
+		out = append(out, [2][]byte{mutation.StartBound(enc, true), mutation.EndBound(enc, true)})
+	}
+	return out, nil
 }
 
 // inValues evaluates the candidates of an IN: a list of terms, or one
