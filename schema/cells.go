@@ -138,6 +138,30 @@ type Cell struct {
 	ExpiresAt int64 // seconds; meaningful when TTL > 0
 }
 
+// RowVisible reports whether a row the engine returned holds anything a
+// query sees at now: a live marker, or a live cell of a column the table
+// has, not one dropped after the cell was written. (The engine knows no
+// columns, so a row kept alive by a dropped column's cells reaches here.)
+func (t *Table) RowVisible(r *mutation.Row, now int64) bool {
+	if r.Liveness.IsLive(now) {
+		return true
+	}
+	for i := range r.Cells {
+		cell := &r.Cells[i]
+		c := t.byName[cell.Column]
+		if c == nil || c.IsPrimaryKey() {
+			continue
+		}
+		if at, dropped := t.Dropped[c.Name]; dropped && cell.Timestamp <= at {
+			continue
+		}
+		if cell.IsLive(now) {
+			return true
+		}
+	}
+	return false
+}
+
 // putValues adds to out the live values of a row's non-key columns at now:
 // multi-cell columns are put back together into one serialized value.
 // Columns without a live value are left out.

@@ -72,9 +72,15 @@ func (s *Session) alterTable(st *cql.AlterTable) (*Result, error) {
 			dropped[name] = w.Timestamp
 		}
 	case cql.RenameColumns:
+		// Names resolve against the table as it was, as Cassandra resolves
+		// them: "RENAME a TO b AND b TO c" renames the original b.
+		clones := map[string]*schema.Column{}
+		for _, c := range cols {
+			clones[c.Name] = c
+		}
 		for _, r := range st.Rename {
-			c := findColumn(cols, r.From)
-			if c == nil {
+			c := clones[r.From]
+			if old.Column(r.From) == nil {
 				if st.IfColumnExists {
 					skipped++
 					continue
@@ -84,7 +90,7 @@ func (s *Session) alterTable(st *cql.AlterTable) (*Result, error) {
 			if !c.IsPrimaryKey() {
 				return nil, invalidf("Cannot rename non PRIMARY KEY column %s", r.From)
 			}
-			if findColumn(cols, r.To) != nil {
+			if other := findColumn(cols, r.To); other != nil && other != c {
 				return nil, invalidf("Cannot rename column %s to %s in table %s; another column with that name already exists", r.From, r.To, old.Name)
 			}
 			// The old name's row goes; the new one is written with the rest.

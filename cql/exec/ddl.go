@@ -10,23 +10,26 @@ import (
 	"github.com/sibyldb/sibyl/schema"
 )
 
-func keyspaceOptions(opts []cql.Option) (replication map[string]string, durable bool, err error) {
-	durable = true
+// keyspaceOptions reads a keyspace's WITH options; durable is nil when
+// durable_writes is not given.
+func keyspaceOptions(opts []cql.Option) (replication map[string]string, durable *bool, err error) {
 	if err := checkRepeats(opts); err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	for _, o := range opts {
 		switch o.Name {
 		case "replication":
 			if replication, err = optionMap(o); err != nil {
-				return nil, false, err
+				return nil, nil, err
 			}
 		case "durable_writes":
-			if durable, err = optionBool(o); err != nil {
-				return nil, false, err
+			b, err := optionBool(o)
+			if err != nil {
+				return nil, nil, err
 			}
+			durable = &b
 		default:
-			return nil, false, syntaxf("Unknown property '%s'", o.Name)
+			return nil, nil, syntaxf("Unknown property '%s'", o.Name)
 		}
 	}
 	return replication, durable, nil
@@ -49,7 +52,7 @@ func (s *Session) createKeyspace(st *cql.CreateKeyspace) (*Result, error) {
 		}
 		return nil, &Error{Code: AlreadyExists, Keyspace: st.Name, Message: fmt.Sprintf("Cannot add existing keyspace \"%s\"", st.Name)}
 	}
-	return s.writeKeyspace(st.Name, repl, durable, "CREATED")
+	return s.writeKeyspace(st.Name, repl, durable == nil || *durable, "CREATED")
 }
 
 // writeKeyspace checks a keyspace's definition and writes its row.
@@ -86,7 +89,11 @@ func (s *Session) alterKeyspace(st *cql.AlterKeyspace) (*Result, error) {
 	if repl == nil {
 		repl = old.Replication
 	}
-	return s.writeKeyspace(st.Name, repl, durable, "UPDATED")
+	keep := old.DurableWrites
+	if durable != nil {
+		keep = *durable
+	}
+	return s.writeKeyspace(st.Name, repl, keep, "UPDATED")
 }
 
 func (s *Session) dropKeyspace(st *cql.DropKeyspace) (*Result, error) {

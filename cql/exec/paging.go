@@ -3,6 +3,8 @@ package exec
 import (
 	"bytes"
 	"encoding/binary"
+
+	"github.com/sibyldb/sibyl/partitioner"
 )
 
 // QueryParams are what a client sends with a statement besides its text
@@ -67,22 +69,26 @@ func decodePagingState(b []byte) (*pagingState, error) {
 }
 
 // pager decides which rows of a read go into this page. A resumed page
-// reads again from the start of the query's partition or scan and skips to
-// where the last page ended: correct for any data, but quadratic over a
-// large scan; starting the engine's read at the resume point is still to
-// do.
+// reads again from the start of the query's partition or scan and skips
+// the rows at or before where the last page ended, by position (that row
+// may be gone since): correct for any data, but quadratic over a large
+// scan; starting the engine's read at the resume point is still to do.
 type pager struct {
 	resume   *pagingState // nil: from the start
 	skipping bool
-	size     int // rows per page; 0: no paging
-	limit    int // the query's LIMIT; 0: none
-	emitted  int
-	last     pagingState
-	full     bool
+	// Rows come with partitions in token order and clustering in byte
+	// order, reversed for a reversed read.
+	part    partitioner.Partitioner
+	reverse bool
+	size    int // rows per page; 0: no paging
+	limit   int // the query's LIMIT; 0: none
+	emitted int
+	last    pagingState
+	full    bool
 }
 
-func newPager(o QueryParams, limit int) (*pager, error) {
-	p := &pager{size: o.PageSize, limit: limit}
+func newPager(o QueryParams, limit int, part partitioner.Partitioner, reverse bool) (*pager, error) {
+	p := &pager{size: o.PageSize, limit: limit, part: part, reverse: reverse}
 	if p.size < 0 {
 		p.size = 0
 	}
@@ -101,12 +107,10 @@ func newPager(o QueryParams, limit int) (*pager, error) {
 // stop. Rows come in the query's order.
 func (p *pager) take(key, clustering []byte) (take, done bool) {
 	if p.skipping {
-		// A partition reads either as its rows or, with none, as one
-		// static-only row of nil clustering: (key, clustering) names one row.
-		if bytes.Equal(key, p.resume.key) && bytes.Equal(clustering, p.resume.clustering) {
-			p.skipping = false
+		if p.notAfterResume(key, clustering) {
+			return false, false
 		}
-		return false, false
+		p.skipping = false
 	}
 	if p.limit > 0 && p.returnedSoFar() >= p.limit {
 		return false, true
@@ -118,6 +122,28 @@ func (p *pager) take(key, clustering []byte) (take, done bool) {
 	p.emitted++
 	p.last = pagingState{key: key, clustering: clustering}
 	return true, false
+}
+
+// notAfterResume reports whether the row at (key, clustering) comes at or
+// before the resume point in the read's order. A static-only row (empty
+// clustering) comes first in its partition.
+func (p *pager) notAfterResume(key, clustering []byte) bool {
+	r := p.resume
+	if !bytes.Equal(key, r.key) {
+		c := partitioner.Compare(p.part.Token(key), p.part.Token(r.key))
+		if c == 0 {
+			c = bytes.Compare(key, r.key)
+		}
+		return c < 0
+	}
+	if len(clustering) == 0 || len(r.clustering) == 0 {
+		return len(clustering) == 0
+	}
+	c := bytes.Compare(clustering, r.clustering)
+	if p.reverse {
+		return c >= 0
+	}
+	return c <= 0
 }
 
 func (p *pager) returnedSoFar() int {

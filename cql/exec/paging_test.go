@@ -112,3 +112,48 @@ func TestBadPagingStateIsRefused(t *testing.T) {
 		t.Fatalf("count: %+v, %v", r, err)
 	}
 }
+
+// TestPagingSurvivesTheLastRowGoing deletes the row a page ended on before
+// asking for the next page: the next page starts after where that row was.
+func TestPagingSurvivesTheLastRowGoing(t *testing.T) {
+	for _, q := range []string{"SELECT k, c FROM t WHERE k = 1", "SELECT k, c FROM t WHERE k = 1 ORDER BY c DESC", "SELECT k, c FROM t"} {
+		s := pagingSession(t)
+		st, err := cql.Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := s.Query(st, QueryParams{PageSize: 2})
+		if err != nil || len(first.Rows) != 2 || first.PagingState == nil {
+			t.Fatalf("%s: first page %+v, %v", q, first, err)
+		}
+		last := first.Rows[1]
+		del := fmt.Sprintf("DELETE FROM t WHERE k = %x AND c = %x", last[0], last[1])
+		stmt, err := cql.Parse("DELETE FROM t WHERE k = ? AND c = ?")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Execute(stmt, last[0], last[1]); err != nil {
+			t.Fatalf("%s: %v", del, err)
+		}
+		rest, _ := pages(t, s, q, 0)
+		next, err := s.Query(st, QueryParams{PageSize: 100, PagingState: first.PagingState})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The rest of the query is what an unpaged read now returns after
+		// the first page's rows.
+		var want []string
+		for _, r := range rest {
+			if r != fmt.Sprintf("%x", first.Rows[0]) {
+				want = append(want, r)
+			}
+		}
+		var got []string
+		for _, row := range next.Rows {
+			got = append(got, fmt.Sprintf("%x", row))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s: after the deletion the next page is %v, want %v", q, got, want)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 	q.Start, q.End = slices[0][0], slices[0][1]
 	if len(st.OrderBy) > 0 {
 		switch {
-		case len(kr.keys) == 0:
+		case !kr.keyed:
 			return nil, invalidf("ORDER BY is only supported when the partition key is restricted by an EQ or an IN.")
 		case kr.key == nil:
 			return nil, invalidf("ORDER BY together with IN on the partition key is not supported yet")
@@ -81,7 +81,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 		readLimit = 0
 		opts.PageSize, opts.PagingState = 0, nil
 	}
-	pg, err := newPager(opts, limit)
+	pg, err := newPager(opts, limit, s.partitioner(), q.Reverse)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 	}
 	q.Limit, q.Now = readLimit, s.Now().Unix()
 	var parts []*Partition
-	if len(kr.keys) > 0 {
+	if kr.keyed {
 		if q.Reverse {
 			for i, j := 0, len(slices)-1; i < j; i, j = i+1, j-1 {
 				slices[i], slices[j] = slices[j], slices[i]
@@ -127,13 +127,18 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 	}
 	for _, p := range parts {
 		rows := p.Rows
-		if len(rows) == 0 && p.Static != nil && q.Start == nil && q.End == nil {
+		staticOnly := len(rows) == 0 && p.Static != nil && q.Start == nil && q.End == nil &&
+			t.RowVisible(p.Static, q.Now)
+		if staticOnly {
 			// A partition with only static data reads as one row whose
 			// clustering columns are null.
 			rows = []Row{{Row: mutation.NewRow()}}
 		}
 		kept := 0 // rows of this partition the filters let through
 		for _, r := range rows {
+			if !staticOnly && !t.RowVisible(r.Row, q.Now) {
+				continue // only a dropped column's data kept it
+			}
 			if len(filters) > 0 {
 				cells, err := t.RowCells(p.Key, r.Clustering, r.Row, p.Static, q.Now)
 				if err != nil {

@@ -17,8 +17,9 @@ import (
 type keyRestrictions struct {
 	key []byte // the partition key, when = gives exactly one
 	// keys are the partition keys a read names (several with IN), in token
-	// order; empty for a scan.
+	// order; empty for a scan, unless keyed is set (an empty IN).
 	keys   [][]byte
+	keyed  bool
 	prefix [][]byte
 	// lower and upper bound the range column, when there is one.
 	// inColumn, when set, is the clustering column after the = prefix that
@@ -72,6 +73,9 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 			if _, dup := in[c.Name]; dup {
 				return nil, invalidf("%s cannot be restricted by more than one relation if it includes a IN", c.Name)
 			}
+			if len(ranges[c.Name]) > 0 {
+				return nil, invalidf("%s cannot be restricted by more than one relation if it includes an Equal", c.Name)
+			}
 			eq[c.Name] = r.Value
 		case cql.OpIn:
 			if !mode.read {
@@ -85,6 +89,9 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 			}
 			in[c.Name] = r
 		case cql.OpLt, cql.OpLte, cql.OpGt, cql.OpGte:
+			if _, dup := eq[c.Name]; dup {
+				return nil, invalidf("%s cannot be restricted by more than one relation if it includes an Equal", c.Name)
+			}
 			if !mode.allowRange || c.Kind != schema.Clustering {
 				if mode.read {
 					return nil, invalidf("%s", filteringMessage)
@@ -129,6 +136,7 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 		}
 		combos = next
 	}
+	kr.keyed = true
 	seen := map[string]bool{}
 	for _, combo := range combos {
 		key, err := t.PartitionKeyBytes(combo)
@@ -203,8 +211,14 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 				return nil, err
 			}
 			if r.Op == cql.OpGt || r.Op == cql.OpGte {
+				if kr.lower != nil {
+					return nil, invalidf("More than one restriction was found for the start bound on %s", c.Name)
+				}
 				kr.lower, kr.lowerIncl = v, r.Op == cql.OpGte
 			} else {
+				if kr.upper != nil {
+					return nil, invalidf("More than one restriction was found for the end bound on %s", c.Name)
+				}
 				kr.upper, kr.upperIncl = v, r.Op == cql.OpLte
 			}
 		}
