@@ -199,6 +199,15 @@ func MinTimeUUID(unixMillis int64) []byte {
 	return binary.BigEndian.AppendUint64(out, 0x8080808080808080)
 }
 
+// TimeUUIDAt builds the version 1 UUID of a time given in 100 ns ticks
+// since the Unix epoch, with the given low 64 bits (variant, clock
+// sequence and node).
+func TimeUUIDAt(unixTicks int64, low uint64) []byte {
+	raw := uint64(unixTicks) + uuidEpochOffset
+	out := binary.BigEndian.AppendUint64(make([]byte, 0, 16), rawTimestampToMSB(raw))
+	return binary.BigEndian.AppendUint64(out, low)
+}
+
 // MaxTimeUUID: see MinTimeUUID.
 func MaxTimeUUID(unixMillis int64) []byte {
 	raw := uint64((unixMillis+1)*10000) + uuidEpochOffset - 1

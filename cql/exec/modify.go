@@ -57,7 +57,7 @@ func (s *Session) updateMutation(st *cql.Update, bound [][]byte, batchTS *int64)
 		} else {
 			onlyStatic = false
 		}
-		if err := assign(w, target, c, a, bound); err != nil {
+		if err := assign(w, target, c, a, bound, s.listReader(t, kr, w.Now)); err != nil {
 			return nil, err
 		}
 	}
@@ -92,7 +92,7 @@ func placeRows(t *schema.Table, kr *keyRestrictions, m *mutation.Mutation, row, 
 }
 
 // assign writes one SET assignment into a row.
-func assign(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assignment, bound [][]byte) error {
+func assign(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assignment, bound [][]byte, current currentList) error {
 	t := c.Type
 	switch a.Kind {
 	case cql.AssignValue:
@@ -123,7 +123,7 @@ func assign(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assig
 		case !t.IsMultiCell():
 			return invalidf("Invalid operation (%s) for non counter column %s", a, c.Name)
 		case t.Kind == cqltype.List:
-			return invalidf("Removing list elements by value is not supported yet")
+			return removeListValues(w, r, c, a.Value, bound, current)
 		}
 		elemType := t.Params[0] // a set's elements, a map's keys
 		v, err := term(a.Value, cqltype.SetOf(elemType, false), c.Name, bound)
@@ -145,7 +145,7 @@ func assign(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assig
 	case cql.AssignElement:
 		if t.Kind != cqltype.Map || !t.IsMultiCell() {
 			if t.Kind == cqltype.List && t.IsMultiCell() {
-				return invalidf("Setting list elements by index is not supported yet")
+				return setListElement(w, r, c, a.Key, a.Value, bound, current)
 			}
 			return invalidf("Invalid operation (%s) for non map column %s", a, c.Name)
 		}
@@ -191,6 +191,11 @@ func assign(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assig
 		}
 		r.Cells = append(r.Cells, w.Cell(c, schema.FieldPath(i), v))
 		return nil
+	case cql.AssignPrepend:
+		if t.Kind != cqltype.List || !t.IsMultiCell() {
+			return invalidf("Invalid operation (%s) for non list column %s", a, c.Name)
+		}
+		return prependList(w, r, c, a.Value, bound)
 	}
 	return invalidf("%s is not supported yet", a)
 }
@@ -264,7 +269,7 @@ func (s *Session) deleteMutation(st *cql.Delete, bound [][]byte, batchTS *int64)
 		} else {
 			onlyStatic = false
 		}
-		if err := deleteColumn(w, target, c, sel, bound); err != nil {
+		if err := deleteColumn(w, target, c, sel, bound, s.listReader(t, kr, w.Now)); err != nil {
 			return nil, err
 		}
 	}
@@ -275,13 +280,13 @@ func (s *Session) deleteMutation(st *cql.Delete, bound [][]byte, batchTS *int64)
 }
 
 // deleteColumn writes the deletion of a column, an element or a field.
-func deleteColumn(w *schema.CellWriter, r *mutation.Row, c *schema.Column, sel cql.DeleteSelector, bound [][]byte) error {
+func deleteColumn(w *schema.CellWriter, r *mutation.Row, c *schema.Column, sel cql.DeleteSelector, bound [][]byte, current currentList) error {
 	t := c.Type
 	switch {
 	case sel.Key != nil:
 		if !t.IsMultiCell() || (t.Kind != cqltype.Map && t.Kind != cqltype.Set) {
 			if t.Kind == cqltype.List && t.IsMultiCell() {
-				return invalidf("Deleting list elements by index is not supported yet")
+				return deleteListElement(w, r, c, sel.Key, bound, current)
 			}
 			return invalidf("Invalid deletion operation for non collection column %s", c.Name)
 		}

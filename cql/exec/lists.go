@@ -1,0 +1,206 @@
+package exec
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"sync"
+	"time"
+
+	"github.com/sibyldb/sibyl/cql"
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+// List elements are cells whose paths are timeuuids. Appending takes fresh
+// ones; prepending takes ones from before every appended element; setting,
+// deleting or removing by value first reads the list's current cells to
+// find their paths, as Cassandra does (a read before the write).
+
+// currentList returns the live cells of a list column in the row an
+// UPDATE or DELETE targets, in list order.
+type currentList func(c *schema.Column) ([]mutation.Cell, error)
+
+// listReader reads the targeted row's list cells at now.
+func (s *Session) listReader(t *schema.Table, kr *keyRestrictions, now int64) currentList {
+	return func(c *schema.Column) ([]mutation.Cell, error) {
+		q := PartitionQuery{Now: now}
+		if c.Kind != schema.Static && len(t.Clustering) > 0 {
+			if !kr.fullRow(t) {
+				return nil, invalidf("Some clustering keys are missing: %s", t.Clustering[len(kr.prefix)].Name)
+			}
+			var err error
+			if q.Start, q.End, err = kr.slice(t); err != nil {
+				return nil, err
+			}
+		}
+		p, err := s.c.ReadPartition(t, kr.key, q)
+		if err != nil {
+			return nil, &Error{Code: ServerError, Message: err.Error()}
+		}
+		var r *mutation.Row
+		switch {
+		case p == nil:
+		case c.Kind == schema.Static:
+			r = p.Static
+		case len(p.Rows) > 0:
+			r = p.Rows[0].Row
+		}
+		if r == nil {
+			return nil, nil
+		}
+		var out []mutation.Cell
+		for _, cell := range r.Cells {
+			if cell.Column == c.Name && cell.IsLive(now) {
+				out = append(out, cell)
+			}
+		}
+		return out, nil
+	}
+}
+
+// setListElement writes l[i] = v (nil v deletes the element).
+func setListElement(w *schema.CellWriter, r *mutation.Row, c *schema.Column, index, value cql.Expr, bound [][]byte, current currentList) error {
+	i, err := listIndex(index, bound)
+	if err != nil {
+		return err
+	}
+	cells, err := current(c)
+	if err != nil {
+		return err
+	}
+	if len(cells) == 0 {
+		return invalidf("Attempted to set an element on a list which is null")
+	}
+	if i < 0 || i >= len(cells) {
+		return invalidf("List index %d out of bound, list has size %d", i, len(cells))
+	}
+	v, err := term(value, c.Type.Params[0], c.Name, bound)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		r.Cells = append(r.Cells, w.Tombstone(c, cells[i].Path))
+		return nil
+	}
+	r.Cells = append(r.Cells, w.Cell(c, cells[i].Path, v))
+	return nil
+}
+
+// deleteListElement writes DELETE l[i].
+func deleteListElement(w *schema.CellWriter, r *mutation.Row, c *schema.Column, index cql.Expr, bound [][]byte, current currentList) error {
+	i, err := listIndex(index, bound)
+	if err != nil {
+		return err
+	}
+	cells, err := current(c)
+	if err != nil {
+		return err
+	}
+	if len(cells) == 0 {
+		return invalidf("Attempted to delete an element from a list which is null")
+	}
+	if i < 0 || i >= len(cells) {
+		return invalidf("List index %d out of bound, list has size %d", i, len(cells))
+	}
+	r.Cells = append(r.Cells, w.Tombstone(c, cells[i].Path))
+	return nil
+}
+
+// removeListValues writes l = l - [values]: every element equal to one of
+// them goes.
+func removeListValues(w *schema.CellWriter, r *mutation.Row, c *schema.Column, value cql.Expr, bound [][]byte, current currentList) error {
+	v, err := term(value, c.Type, c.Name, bound)
+	if err != nil || v == nil {
+		return err
+	}
+	remove, err := cqltype.DecodeCollection(v)
+	if err != nil {
+		return asInvalid(err)
+	}
+	cells, err := current(c)
+	if err != nil {
+		return err
+	}
+	elem := c.Type.Params[0]
+	for _, cell := range cells {
+		for _, x := range remove {
+			if elem.Compare(cell.Value, x) == 0 {
+				r.Cells = append(r.Cells, w.Tombstone(c, cell.Path))
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// prependList writes l = [values] + l: the new elements take timeuuids
+// from before every element appended, each prepend before the last.
+func prependList(w *schema.CellWriter, r *mutation.Row, c *schema.Column, value cql.Expr, bound [][]byte) error {
+	v, err := term(value, c.Type, c.Name, bound)
+	if err != nil || v == nil {
+		return err
+	}
+	elems, err := cqltype.DecodeCollection(v)
+	if err != nil {
+		return asInvalid(err)
+	}
+	paths := prependPaths(len(elems))
+	for i, e := range elems {
+		path, err := cqltype.TimeuuidType.AppendComparable(nil, paths[i])
+		if err != nil {
+			return asInvalid(err)
+		}
+		r.Cells = append(r.Cells, w.Cell(c, path, e))
+	}
+	return nil
+}
+
+func listIndex(e cql.Expr, bound [][]byte) (int, error) {
+	v, err := term(e, cqltype.IntType, "[list index]", bound)
+	if err != nil {
+		return 0, err
+	}
+	if v == nil {
+		return 0, invalidf("Invalid null value for list index")
+	}
+	i, _ := cqltype.DecodeInt(v)
+	return int(i), nil
+}
+
+// prependReference is Cassandra's reference time for prepended list
+// elements, 2010-01-01: a prepend at time t takes the time as far before
+// the reference as t is after it, so later prepends sort earlier, and all
+// sort before appended elements (which take the current time).
+var prependReference = time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+
+var prepends struct {
+	sync.Mutex
+	last int64 // ticks of the last prepended element
+	low  uint64
+}
+
+// prependPaths returns n timeuuids, in list order, each before the last
+// prepended one.
+func prependPaths(n int) [][]byte {
+	prepends.Lock()
+	defer prepends.Unlock()
+	if prepends.low == 0 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		prepends.low = binary.BigEndian.Uint64(b[:])&0x3fffffffffffffff | 0x8000000000000000
+	}
+	millis := 2*prependReference - time.Now().UnixMilli()
+	ticks := millis * 10000
+	if prepends.last != 0 && ticks >= prepends.last {
+		ticks = prepends.last - 1
+	}
+	out := make([][]byte, n)
+	// The last element is nearest the old head; the first comes before it.
+	for i := n - 1; i >= 0; i-- {
+		out[i] = cqltype.TimeUUIDAt(ticks, prepends.low)
+		prepends.last = ticks
+		ticks--
+	}
+	return out
+}
