@@ -34,7 +34,7 @@ func (s *Session) insertMutation(st *cql.Insert, bound [][]byte, batchTS *int64)
 	}
 	switch {
 	case st.JSON != nil:
-		return nil, invalidf("INSERT JSON is not supported yet")
+		return s.insertJSON(t, st, bound, batchTS)
 	case st.IfNotExists:
 		return nil, lwtRefused()
 	case len(st.Columns) != len(st.Values):

@@ -15,7 +15,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 	}
 	switch {
 	case st.JSON:
-		return nil, invalidf("SELECT JSON is not supported yet")
+		return s.selectJSON(st, opts)
 	case len(st.GroupBy) > 0:
 		return nil, invalidf("GROUP BY is not supported yet")
 	}
