@@ -51,7 +51,16 @@ func (n *Node) Scan(t *schema.Table, q exec.ScanQuery) ([]*exec.Partition, error
 	if err != nil {
 		return nil, err
 	}
-	parts, err := st.Scan(storage.ScanQuery{Limit: q.Limit, Now: q.Now})
+	sq := storage.ScanQuery{Limit: q.Limit, Now: q.Now}
+	// Engine keys start with the token's bytes: a token bound is a key
+	// bound.
+	if q.From != nil {
+		sq.From = q.From.AppendBytes(nil)
+	}
+	if q.To != nil {
+		sq.To = q.To.AppendBytes(nil)
+	}
+	parts, err := st.Scan(sq)
 	if err != nil {
 		return nil, err
 	}

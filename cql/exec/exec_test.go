@@ -110,7 +110,18 @@ func (c *memCoordinator) Truncate(t *schema.Table) error {
 }
 
 func (c *memCoordinator) Scan(t *schema.Table, q ScanQuery) ([]*Partition, error) {
-	return c.partitions(t, q.Now)
+	parts, err := c.partitions(t, q.Now)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Partition
+	for _, p := range parts {
+		tok := c.store.Partitioner.Token(p.Key)
+		if (q.From == nil || !tok.Less(*q.From)) && (q.To == nil || tok.Less(*q.To)) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 var codeNames = map[ErrorCode]string{ServerError: "ServerError", SyntaxError: "SyntaxError", Unauthorized: "Unauthorized",

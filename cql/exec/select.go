@@ -118,8 +118,10 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 				parts = append(parts, whole)
 			}
 		}
-	} else if parts, err = s.c.Scan(t, ScanQuery{Limit: readLimit, Now: q.Now}); err != nil {
-		return nil, &Error{Code: ServerError, Message: err.Error()}
+	} else if !kr.empty {
+		if parts, err = s.c.Scan(t, ScanQuery{Limit: readLimit, Now: q.Now, From: kr.from, To: kr.to}); err != nil {
+			return nil, &Error{Code: ServerError, Message: err.Error()}
+		}
 	}
 	res := &Result{Kind: RowsResult}
 	for _, sel := range sels {

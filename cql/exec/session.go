@@ -8,6 +8,7 @@ import (
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/schema"
 )
 
@@ -43,6 +44,9 @@ type PartitionQuery struct {
 type ScanQuery struct {
 	Limit int // live rows at most over all partitions; 0: no limit
 	Now   int64
+	// From and To bound the partitions by token: From inclusive, To
+	// exclusive; nil is open.
+	From, To *partitioner.Token
 }
 
 // Partition is what a read found of a partition: live data only.

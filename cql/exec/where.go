@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"sort"
+	"strings"
 
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
@@ -18,9 +19,13 @@ type keyRestrictions struct {
 	key []byte // the partition key, when = gives exactly one
 	// keys are the partition keys a read names (several with IN), in token
 	// order; empty for a scan, unless keyed is set (an empty IN).
-	keys   [][]byte
-	keyed  bool
-	prefix [][]byte
+	keys  [][]byte
+	keyed bool
+	// from and to bound a scan by token (token() relations): from
+	// inclusive, to exclusive; empty says they exclude everything.
+	from, to *partitioner.Token
+	empty    bool
+	prefix   [][]byte
 	// lower and upper bound the range column, when there is one.
 	// inColumn, when set, is the clustering column after the = prefix that
 	// IN restricts, with its candidates in clustering order: the read is
@@ -51,7 +56,12 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 	eq := map[string]cql.Expr{}
 	in := map[string]cql.Relation{}
 	ranges := map[string][]cql.Relation{}
+	var tokens []cql.Relation
 	for _, r := range where {
+		if r.Kind == cql.TokenRelation && mode.read {
+			tokens = append(tokens, r)
+			continue
+		}
 		if r.Kind != cql.ColumnRelation || len(r.Columns) != 1 {
 			return nil, invalidf("%s is not supported yet in WHERE", r)
 		}
@@ -104,6 +114,12 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 		}
 	}
 	kr := &keyRestrictions{}
+	if len(tokens) > 0 {
+		if len(tokens) != len(where) {
+			return nil, invalidf("Columns \"%s\" cannot be restricted by both a normal relation and a token relation", tokens[0].Columns[0])
+		}
+		return kr, kr.tokenRange(t, p, tokens, bound)
+	}
 	if mode.read && len(where) == 0 {
 		return kr, nil // a scan of the whole table
 	}
@@ -224,6 +240,87 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 		}
 	}
 	return kr, nil
+}
+
+// tokenRange reads token(k) relations into a scan's token bounds.
+func (kr *keyRestrictions) tokenRange(t *schema.Table, p partitioner.Partitioner, rels []cql.Relation, bound [][]byte) error {
+	if p.Name() != partitioner.Murmur3().Name() {
+		return invalidf("token() restrictions are supported with the Murmur3Partitioner only, for now")
+	}
+	for _, r := range rels {
+		if len(r.Columns) != len(t.PartitionKey) {
+			return invalidf("The token() function must be applied to all partition key components or none of them")
+		}
+		for i, name := range r.Columns {
+			if name != t.PartitionKey[i].Name {
+				return invalidf("The token function arguments must be in the partition key order: %s", partitionKeyNames(t))
+			}
+		}
+		v, err := term(r.Value, cqltype.BigintType, "partition key token", bound)
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			return invalidf("Invalid null value for partition key token")
+		}
+		n, _ := cqltype.DecodeBigint(v)
+		tok := partitioner.Murmur3Token(n)
+		next := func() *partitioner.Token { // the token after n, or nil past the last
+			if n == 1<<63-1 {
+				return nil
+			}
+			nt := partitioner.Murmur3Token(n + 1)
+			return &nt
+		}
+		switch r.Op {
+		case cql.OpGt:
+			kr.from = laterOf(kr.from, next())
+			if n == 1<<63-1 {
+				kr.empty = true
+			}
+		case cql.OpGte:
+			kr.from = laterOf(kr.from, &tok)
+		case cql.OpLt:
+			kr.to = earlierOf(kr.to, &tok)
+		case cql.OpLte:
+			if nt := next(); nt != nil {
+				kr.to = earlierOf(kr.to, nt)
+			}
+		case cql.OpEq:
+			kr.from = laterOf(kr.from, &tok)
+			if nt := next(); nt != nil {
+				kr.to = earlierOf(kr.to, nt)
+			}
+		default:
+			return invalidf("%s is not supported yet in WHERE", r)
+		}
+	}
+	if kr.from != nil && kr.to != nil && !kr.from.Less(*kr.to) {
+		kr.empty = true
+	}
+	return nil
+}
+
+func laterOf(a, b *partitioner.Token) *partitioner.Token {
+	if a == nil || (b != nil && a.Less(*b)) {
+		return b
+	}
+	return a
+}
+
+func earlierOf(a, b *partitioner.Token) *partitioner.Token {
+	if a == nil || (b != nil && b.Less(*a)) {
+		return b
+	}
+	return a
+}
+
+func partitionKeyNames(t *schema.Table) string {
+	names := make([]string, len(t.PartitionKey))
+	for i, c := range t.PartitionKey {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // sortedDistinct orders a clustering column's IN candidates as its rows
