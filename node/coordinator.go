@@ -1,10 +1,12 @@
 package node
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
 )
@@ -51,11 +53,17 @@ func (n *Node) Scan(t *schema.Table, q exec.ScanQuery) ([]*exec.Partition, error
 	if err != nil {
 		return nil, err
 	}
-	sq := storage.ScanQuery{Limit: q.Limit, Now: q.Now}
+	sq := storage.ScanQuery{Limit: q.Limit, PerPartitionLimit: q.PerPartitionLimit, Now: q.Now}
 	// Engine keys start with the token's bytes: a token bound is a key
 	// bound.
 	if q.From != nil {
 		sq.From = q.From.AppendBytes(nil)
+	}
+	if q.After != nil {
+		prefix := mutation.AppendPartitionPrefix(nil, n.engine.Partitioner().Token(q.After), q.After)
+		if after := mutation.PartitionUpperBound(prefix); sq.From == nil || bytes.Compare(after, sq.From) > 0 {
+			sq.From = after
+		}
 	}
 	if q.To != nil {
 		sq.To = q.To.AppendBytes(nil)
@@ -78,6 +86,10 @@ func execPartition(p *storage.Partition) *exec.Partition {
 	}
 	return out
 }
+
+// Partitioner is the partitioner of the node's engine: token() and the
+// order of partitions follow it.
+func (n *Node) Partitioner() partitioner.Partitioner { return n.engine.Partitioner() }
 
 // Truncate removes every row of a table.
 func (n *Node) Truncate(t *schema.Table) error {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sibyldb/sibyl/commitlog"
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/sstable"
 )
 
@@ -108,6 +109,9 @@ func (e *Engine) tables() []*Table {
 	}
 	return out
 }
+
+// Partitioner is the partitioner the engine orders partitions by.
+func (e *Engine) Partitioner() partitioner.Partitioner { return e.opts.Partitioner }
 
 func (e *Engine) log() *commitlog.Log { return e.commitLog.Load() }
 

@@ -115,11 +115,22 @@ func (c *memCoordinator) Scan(t *schema.Table, q ScanQuery) ([]*Partition, error
 		return nil, err
 	}
 	var out []*Partition
+	rows := 0
 	for _, p := range parts {
 		tok := c.store.Partitioner.Token(p.Key)
-		if (q.From == nil || !tok.Less(*q.From)) && (q.To == nil || tok.Less(*q.To)) {
-			out = append(out, p)
+		if q.From != nil && tok.Less(*q.From) || q.To != nil && !tok.Less(*q.To) ||
+			q.After != nil && comparePartitions(c.store.Partitioner, p.Key, q.After) <= 0 {
+			continue
 		}
+		if q.PerPartitionLimit > 0 && len(p.Rows) > q.PerPartitionLimit {
+			p.Rows = p.Rows[:q.PerPartitionLimit]
+		}
+		if q.Limit > 0 && rows+len(p.Rows) >= q.Limit {
+			p.Rows = p.Rows[:q.Limit-rows]
+			return append(out, p), nil
+		}
+		rows += len(p.Rows)
+		out = append(out, p)
 	}
 	return out, nil
 }

@@ -21,20 +21,15 @@ import (
 // UPDATE or DELETE targets, in list order.
 type currentList func(c *schema.Column) ([]mutation.Cell, error)
 
-// listReader reads the targeted row's list cells at now.
-func (s *Session) listReader(t *schema.Table, kr *keyRestrictions, now int64) currentList {
+// listReader reads the list cells of the row at clustering (nil: the
+// static row) in the partition key, at now.
+func (s *Session) listReader(t *schema.Table, key, clustering []byte, now int64) currentList {
 	return func(c *schema.Column) ([]mutation.Cell, error) {
 		q := PartitionQuery{Now: now}
 		if c.Kind != schema.Static && len(t.Clustering) > 0 {
-			if !kr.fullRow(t) {
-				return nil, invalidf("Some clustering keys are missing: %s", t.Clustering[len(kr.prefix)].Name)
-			}
-			var err error
-			if q.Start, q.End, err = kr.slice(t); err != nil {
-				return nil, err
-			}
+			q.Start, q.End = mutation.StartBound(clustering, true), mutation.EndBound(clustering, true)
 		}
-		p, err := s.c.ReadPartition(t, kr.key, q)
+		p, err := s.c.ReadPartition(t, key, q)
 		if err != nil {
 			return nil, &Error{Code: ServerError, Message: err.Error()}
 		}

@@ -10,16 +10,17 @@ import (
 )
 
 func (s *Session) update(st *cql.Update, bound [][]byte) (*Result, error) {
-	m, err := s.updateMutation(st, bound, nil)
+	ms, err := s.updateMutations(st, bound, nil)
 	if err != nil {
 		return nil, err
 	}
-	return s.applyWrites(m)
+	return s.applyWrites(ms...)
 }
 
-// updateMutation builds what an UPDATE writes: cells, and no row marker
-// (an updated row whose cells all go is gone, unlike an inserted one).
-func (s *Session) updateMutation(st *cql.Update, bound [][]byte, batchTS *int64) (*mutation.Mutation, error) {
+// updateMutations builds what an UPDATE writes, one mutation per
+// partition: cells, and no row marker (an updated row whose cells all go
+// is gone, unlike an inserted one).
+func (s *Session) updateMutations(st *cql.Update, bound [][]byte, batchTS *int64) ([]*mutation.Mutation, error) {
 	t, err := s.table(st.Table)
 	if err != nil {
 		return nil, err
@@ -35,8 +36,6 @@ func (s *Session) updateMutation(st *cql.Update, bound [][]byte, batchTS *int64)
 	if err != nil {
 		return nil, err
 	}
-	m := mutation.NewMutation(t.ID, kr.key)
-	row, static := mutation.NewRow(), mutation.NewRow()
 	onlyStatic := true
 	seen := map[string]bool{}
 	for _, a := range st.Assignments {
@@ -51,44 +50,57 @@ func (s *Session) updateMutation(st *cql.Update, bound [][]byte, batchTS *int64)
 			return nil, invalidf("Multiple definitions found for column %s", c.Name)
 		}
 		seen[c.Name] = true
-		target := row
-		if c.Kind == schema.Static {
-			target = static
-		} else {
-			onlyStatic = false
-		}
-		if err := assign(w, target, c, a, bound, s.listReader(t, kr, w.Now)); err != nil {
-			return nil, err
-		}
+		onlyStatic = onlyStatic && c.Kind == schema.Static
 	}
-	if err := placeRows(t, kr, m, row, static, onlyStatic, "UPDATE"); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return s.writeRows(t, kr, w.Now, onlyStatic, "UPDATE", func(static bool, r *mutation.Row, current currentList) error {
+		for _, a := range st.Assignments {
+			if c := t.Column(a.Column); (c.Kind == schema.Static) == static {
+				if err := assign(w, r, c, a, bound, current); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
 
-// placeRows puts the clustering row and the static row a write filled
-// into its mutation: a clustering row needs every clustering column; a
-// write of static columns only must not name any.
-func placeRows(t *schema.Table, kr *keyRestrictions, m *mutation.Mutation, row, static *mutation.Row, onlyStatic bool, what string) error {
-	schema.SortRow(row)
-	schema.SortRow(static)
+// writeRows builds the mutations of an UPDATE, or of a DELETE of columns:
+// fill writes the static row of each partition, then each clustering row
+// the restrictions name (lists read at now). A clustering row needs every clustering column
+// (by = or IN); a write of static columns only must not name any.
+func (s *Session) writeRows(t *schema.Table, kr *keyRestrictions, now int64, onlyStatic bool, what string,
+	fill func(static bool, r *mutation.Row, current currentList) error) ([]*mutation.Mutation, error) {
+	var clusterings [][]byte
 	if !onlyStatic || len(t.Clustering) == 0 {
 		if !kr.fullRow(t) {
-			return invalidf("Some clustering keys are missing: %s", t.Clustering[len(kr.prefix)].Name)
+			return nil, invalidf("Some clustering keys are missing: %s", kr.missingColumn(t))
 		}
-		clustering, err := kr.clustering(t)
-		if err != nil {
-			return err
+		clusterings = kr.prefixes
+	} else if kr.restricted {
+		return nil, invalidf("Invalid restrictions on clustering columns since the %s statement modifies only static columns", what)
+	}
+	ms := make([]*mutation.Mutation, 0, len(kr.keys))
+	for _, key := range kr.keys {
+		m := mutation.NewMutation(t.ID, key)
+		static := mutation.NewRow()
+		if err := fill(true, static, s.listReader(t, key, nil, now)); err != nil {
+			return nil, err
 		}
-		m.Rows = []mutation.RowUpdate{{Clustering: clustering, Row: row}}
-	} else if len(kr.prefix) > 0 {
-		return invalidf("Invalid restrictions on clustering columns since the %s statement modifies only static columns", what)
+		schema.SortRow(static)
+		if !static.IsEmpty() {
+			m.Static = static
+		}
+		for _, clustering := range clusterings {
+			row := mutation.NewRow()
+			if err := fill(false, row, s.listReader(t, key, clustering, now)); err != nil {
+				return nil, err
+			}
+			schema.SortRow(row)
+			m.Rows = append(m.Rows, mutation.RowUpdate{Clustering: clustering, Row: row})
+		}
+		ms = append(ms, m)
 	}
-	if !static.IsEmpty() {
-		m.Static = static
-	}
-	return nil
+	return ms, nil
 }
 
 // assign writes one SET assignment into a row.
@@ -201,16 +213,17 @@ func assign(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assig
 }
 
 func (s *Session) deleteRows(st *cql.Delete, bound [][]byte) (*Result, error) {
-	m, err := s.deleteMutation(st, bound, nil)
+	ms, err := s.deleteMutations(st, bound, nil)
 	if err != nil {
 		return nil, err
 	}
-	return s.applyWrites(m)
+	return s.applyWrites(ms...)
 }
 
-// deleteMutation builds what a DELETE writes: a partition deletion, a row
-// deletion, a range tombstone, or tombstones of the columns named.
-func (s *Session) deleteMutation(st *cql.Delete, bound [][]byte, batchTS *int64) (*mutation.Mutation, error) {
+// deleteMutations builds what a DELETE writes, one mutation per partition:
+// a partition deletion, row deletions, range tombstones, or tombstones of
+// the columns named.
+func (s *Session) deleteMutations(st *cql.Delete, bound [][]byte, batchTS *int64) ([]*mutation.Mutation, error) {
 	t, err := s.table(st.Table)
 	if err != nil {
 		return nil, err
@@ -230,30 +243,29 @@ func (s *Session) deleteMutation(st *cql.Delete, bound [][]byte, batchTS *int64)
 		return nil, err
 	}
 	w.TTL = 0
-	m := mutation.NewMutation(t.ID, kr.key)
-	del := mutation.DeletionTime{MarkedForDeleteAt: w.Timestamp, LocalDeletionTime: w.Now}
 	if len(st.Columns) == 0 {
-		switch {
-		case kr.fullRow(t) && len(t.Clustering) > 0 || len(t.Clustering) == 0:
-			clustering, err := kr.clustering(t)
-			if err != nil {
-				return nil, err
+		del := mutation.DeletionTime{MarkedForDeleteAt: w.Timestamp, LocalDeletionTime: w.Now}
+		ms := make([]*mutation.Mutation, 0, len(kr.keys))
+		for _, key := range kr.keys {
+			m := mutation.NewMutation(t.ID, key)
+			switch {
+			case kr.fullRow(t):
+				for _, clustering := range kr.prefixes {
+					row := mutation.NewRow()
+					row.Deletion = del
+					m.Rows = append(m.Rows, mutation.RowUpdate{Clustering: clustering, Row: row})
+				}
+			case !kr.restricted:
+				m.Deletion = del
+			default:
+				for _, sl := range kr.slices {
+					m.RangeTombstones = append(m.RangeTombstones, mutation.RangeTombstone{Start: sl.start, End: sl.end, Deletion: del})
+				}
 			}
-			row := mutation.NewRow()
-			row.Deletion = del
-			m.Rows = []mutation.RowUpdate{{Clustering: clustering, Row: row}}
-		case len(kr.prefix) == 0 && kr.rangeColumn == nil:
-			m.Deletion = del
-		default:
-			rt, err := kr.rangeTombstone(t, del)
-			if err != nil {
-				return nil, err
-			}
-			m.RangeTombstones = []mutation.RangeTombstone{rt}
+			ms = append(ms, m)
 		}
-		return m, nil
+		return ms, nil
 	}
-	row, static := mutation.NewRow(), mutation.NewRow()
 	onlyStatic := true
 	for _, sel := range st.Columns {
 		c := t.Column(sel.Column)
@@ -263,20 +275,18 @@ func (s *Session) deleteMutation(st *cql.Delete, bound [][]byte, batchTS *int64)
 		if c.IsPrimaryKey() {
 			return nil, invalidf("Invalid identifier %s for deletion (should not be a PRIMARY KEY part)", c.Name)
 		}
-		target := row
-		if c.Kind == schema.Static {
-			target = static
-		} else {
-			onlyStatic = false
-		}
-		if err := deleteColumn(w, target, c, sel, bound, s.listReader(t, kr, w.Now)); err != nil {
-			return nil, err
-		}
+		onlyStatic = onlyStatic && c.Kind == schema.Static
 	}
-	if err := placeRows(t, kr, m, row, static, onlyStatic, "DELETE"); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return s.writeRows(t, kr, w.Now, onlyStatic, "DELETE", func(static bool, r *mutation.Row, current currentList) error {
+		for _, sel := range st.Columns {
+			if c := t.Column(sel.Column); (c.Kind == schema.Static) == static {
+				if err := deleteColumn(w, r, c, sel, bound, current); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // deleteColumn writes the deletion of a column, an element or a field.
@@ -338,22 +348,24 @@ func (s *Session) batch(st *cql.Batch, bound [][]byte) (*Result, error) {
 	}
 	var ms []*mutation.Mutation
 	for _, stmt := range st.Statements {
-		var m *mutation.Mutation
+		var more []*mutation.Mutation
 		var err error
 		switch stmt := stmt.(type) {
 		case *cql.Insert:
+			var m *mutation.Mutation
 			m, err = s.insertMutation(stmt, bound, batchTS)
+			more = []*mutation.Mutation{m}
 		case *cql.Update:
-			m, err = s.updateMutation(stmt, bound, batchTS)
+			more, err = s.updateMutations(stmt, bound, batchTS)
 		case *cql.Delete:
-			m, err = s.deleteMutation(stmt, bound, batchTS)
+			more, err = s.deleteMutations(stmt, bound, batchTS)
 		default:
 			err = invalidf("%s is not allowed in a batch", fmt.Sprint(stmt))
 		}
 		if err != nil {
 			return nil, err
 		}
-		ms = append(ms, m)
+		ms = append(ms, more...)
 	}
 	return s.applyWrites(ms...)
 }

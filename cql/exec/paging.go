@@ -3,8 +3,6 @@ package exec
 import (
 	"bytes"
 	"encoding/binary"
-
-	"github.com/sibyldb/sibyl/partitioner"
 )
 
 // QueryParams are what a client sends with a statement besides its text
@@ -19,14 +17,16 @@ type QueryParams struct {
 }
 
 // pagingState is where a page ended: the partition key and clustering of
-// its last row (nil clustering for a partition's static-only row), and how
-// many rows the query has returned so far, for its LIMIT.
+// its last row (nil clustering for a partition's static-only row), how
+// many rows the query has returned so far, for its LIMIT, and how many of
+// them came from that partition, for PER PARTITION LIMIT.
 type pagingState struct {
 	key, clustering []byte
 	returned        int
+	inPartition     int
 }
 
-const pagingStateVersion = 1
+const pagingStateVersion = 2
 
 func (p *pagingState) encode() []byte {
 	b := []byte{pagingStateVersion}
@@ -34,7 +34,8 @@ func (p *pagingState) encode() []byte {
 		b = binary.AppendUvarint(b, uint64(len(part)))
 		b = append(b, part...)
 	}
-	return binary.AppendUvarint(b, uint64(p.returned))
+	b = binary.AppendUvarint(b, uint64(p.returned))
+	return binary.AppendUvarint(b, uint64(p.inPartition))
 }
 
 func decodePagingState(b []byte) (*pagingState, error) {
@@ -61,34 +62,32 @@ func decodePagingState(b []byte) (*pagingState, error) {
 		return nil, bad
 	}
 	n, k := binary.Uvarint(b)
-	if k <= 0 || k != len(b) {
+	if k <= 0 || n > 1<<31 {
 		return nil, bad
 	}
-	p.returned = int(n)
+	p.returned, b = int(n), b[k:]
+	n, k = binary.Uvarint(b)
+	if k <= 0 || k != len(b) || n > 1<<31 {
+		return nil, bad
+	}
+	p.inPartition = int(n)
 	return p, nil
 }
 
-// pager decides which rows of a read go into this page. A resumed page
-// reads again from the start of the query's partition or scan and skips
-// the rows at or before where the last page ended, by position (that row
-// may be gone since): correct for any data, but quadratic over a large
-// scan; starting the engine's read at the resume point is still to do.
+// pager decides which rows of a read go into this page. The read starts
+// after the resume point (partitionReader), so the pager only counts: the
+// page size, and the query's LIMIT across pages.
 type pager struct {
-	resume   *pagingState // nil: from the start
-	skipping bool
-	// Rows come with partitions in token order and clustering in byte
-	// order, reversed for a reversed read.
-	part    partitioner.Partitioner
-	reverse bool
-	size    int // rows per page; 0: no paging
-	limit   int // the query's LIMIT; 0: none
+	resume  *pagingState // nil: from the start
+	size    int          // rows per page; 0: no paging
+	limit   int          // the query's LIMIT; 0: none
 	emitted int
 	last    pagingState
 	full    bool
 }
 
-func newPager(o QueryParams, limit int, part partitioner.Partitioner, reverse bool) (*pager, error) {
-	p := &pager{size: o.PageSize, limit: limit, part: part, reverse: reverse}
+func newPager(o QueryParams, limit int) (*pager, error) {
+	p := &pager{size: o.PageSize, limit: limit}
 	if p.size < 0 {
 		p.size = 0
 	}
@@ -97,21 +96,15 @@ func newPager(o QueryParams, limit int, part partitioner.Partitioner, reverse bo
 		if err != nil {
 			return nil, err
 		}
-		p.resume, p.skipping = st, true
+		p.resume = st
 	}
 	return p, nil
 }
 
-// take reports whether the row at (key, clustering) belongs to this page;
-// done says the page (or the query's LIMIT) is complete and reading may
-// stop. Rows come in the query's order.
-func (p *pager) take(key, clustering []byte) (take, done bool) {
-	if p.skipping {
-		if p.notAfterResume(key, clustering) {
-			return false, false
-		}
-		p.skipping = false
-	}
+// take reports whether the row at (key, clustering), the inPartition-th
+// of its partition, belongs to this page; done says the page (or the
+// query's LIMIT) is complete and reading may stop.
+func (p *pager) take(key, clustering []byte, inPartition int) (take, done bool) {
 	if p.limit > 0 && p.returnedSoFar() >= p.limit {
 		return false, true
 	}
@@ -120,30 +113,24 @@ func (p *pager) take(key, clustering []byte) (take, done bool) {
 		return false, true
 	}
 	p.emitted++
-	p.last = pagingState{key: key, clustering: clustering}
+	p.last = pagingState{key: key, clustering: clustering, inPartition: inPartition}
 	return true, false
 }
 
-// notAfterResume reports whether the row at (key, clustering) comes at or
-// before the resume point in the read's order. A static-only row (empty
-// clustering) comes first in its partition.
-func (p *pager) notAfterResume(key, clustering []byte) bool {
-	r := p.resume
-	if !bytes.Equal(key, r.key) {
-		c := partitioner.Compare(p.part.Token(key), p.part.Token(r.key))
-		if c == 0 {
-			c = bytes.Compare(key, r.key)
+// want is how many rows a read needs to fill the page and see whether
+// more follow; 0: all.
+func (p *pager) want() int {
+	n := 0
+	if p.size > 0 {
+		n = p.size + 1
+	}
+	if p.limit > 0 {
+		left := max(p.limit-p.returnedSoFar(), 0) + 1
+		if n == 0 || left < n {
+			n = left
 		}
-		return c < 0
 	}
-	if len(clustering) == 0 || len(r.clustering) == 0 {
-		return len(clustering) == 0
-	}
-	c := bytes.Compare(clustering, r.clustering)
-	if p.reverse {
-		return c >= 0
-	}
-	return c <= 0
+	return n
 }
 
 func (p *pager) returnedSoFar() int {

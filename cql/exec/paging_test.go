@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sibyldb/sibyl/cql"
+	"github.com/sibyldb/sibyl/schema"
 )
 
 func pagingSession(t *testing.T) *Session {
@@ -69,6 +70,14 @@ func TestPagingResumesAfterTheLastRow(t *testing.T) {
 		"SELECT v FROM t WHERE k = 1 AND c >= 1",
 		"SELECT * FROM t LIMIT 5",
 		"SELECT * FROM t WHERE k = 99",
+		"SELECT k, c FROM t WHERE k IN (1, 2, 3) AND c IN (0, 2)",
+		"SELECT * FROM t WHERE k = 1 ORDER BY c DESC",
+		"SELECT k, c FROM t WHERE k = 1 AND (c) > (0)",
+		"SELECT k, c FROM t PER PARTITION LIMIT 2",
+		"SELECT k, c FROM t PER PARTITION LIMIT 2 LIMIT 5",
+		"SELECT DISTINCT k, s FROM t",
+		"SELECT k, c FROM t WHERE v > 'v11' ALLOW FILTERING",
+		"SELECT k, c FROM t WHERE token(k) > -4069959284402364209",
 	} {
 		whole, _ := pages(t, s, q, 0)
 		if len(whole) == 0 {
@@ -154,6 +163,61 @@ func TestPagingSurvivesTheLastRowGoing(t *testing.T) {
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("%s: after the deletion the next page is %v, want %v", q, got, want)
+		}
+	}
+}
+
+// countingCoordinator counts the rows reads return.
+type countingCoordinator struct {
+	*memCoordinator
+	rows int
+}
+
+func (c *countingCoordinator) ReadPartition(t *schema.Table, key []byte, q PartitionQuery) (*Partition, error) {
+	p, err := c.memCoordinator.ReadPartition(t, key, q)
+	if p != nil {
+		c.rows += len(p.Rows)
+	}
+	return p, err
+}
+
+func (c *countingCoordinator) Scan(t *schema.Table, q ScanQuery) ([]*Partition, error) {
+	parts, err := c.memCoordinator.Scan(t, q)
+	for _, p := range parts {
+		c.rows += len(p.Rows)
+	}
+	return parts, err
+}
+
+// TestPagesReadOnlyWhatTheyReturn pages through a scan and a wide
+// partition and checks that each page starts reading where the last one
+// ended: the rows read stay proportional to the rows returned, where
+// reading again from the start would read about rows × pages / 2.
+func TestPagesReadOnlyWhatTheyReturn(t *testing.T) {
+	c := &countingCoordinator{memCoordinator: newMemCoordinator()}
+	s := NewSession(c)
+	script := `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+		USE ks;
+		CREATE TABLE t (k int, c int, v int, PRIMARY KEY (k, c));`
+	const partitions, perPartition = 20, 30
+	for k := 0; k < partitions; k++ {
+		for i := 0; i < perPartition; i++ {
+			script += fmt.Sprintf("INSERT INTO t (k, c, v) VALUES (%d, %d, %d);", k, i, i)
+		}
+	}
+	if _, err := s.Run(script); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"SELECT k, c FROM t", "SELECT k, c FROM t WHERE k = 3", "SELECT k, c FROM t WHERE k = 3 ORDER BY c DESC"} {
+		c.rows = 0
+		got, sizes := pages(t, s, q, 7)
+		if len(got) == 0 {
+			t.Fatalf("%s: no rows", q)
+		}
+		// Each page reads at most a page and one row more, twice (the rest
+		// of a partition, then the scan on).
+		if bound := 2 * len(sizes) * 8; c.rows > bound {
+			t.Errorf("%s: %d rows in %d pages read %d rows, more than %d", q, len(got), len(sizes), c.rows, bound)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"bytes"
+
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
@@ -57,12 +59,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	var q PartitionQuery
-	slices, err := kr.slices(t)
-	if err != nil {
-		return nil, err
-	}
-	q.Start, q.End = slices[0][0], slices[0][1]
+	reverse := false
 	if len(st.OrderBy) > 0 {
 		switch {
 		case !kr.keyed:
@@ -70,79 +67,62 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 		case kr.key == nil:
 			return nil, invalidf("ORDER BY together with IN on the partition key is not supported yet")
 		}
-		if q.Reverse, err = orderBy(t, st.OrderBy); err != nil {
+		if reverse, err = orderBy(t, st.OrderBy); err != nil {
 			return nil, err
 		}
 	}
-	// An aggregation reads every row: LIMIT counts result rows, and it
-	// has one; it is not paged.
-	readLimit := limit
 	if agg != nil {
-		readLimit = 0
+		// An aggregation reads every row: LIMIT counts result rows, and it
+		// has one; it is not paged.
 		opts.PageSize, opts.PagingState = 0, nil
 	}
-	pg, err := newPager(opts, limit, s.partitioner(), q.Reverse)
+	pg, err := newPager(opts, limit)
 	if err != nil {
 		return nil, err
 	}
-	if opts.PageSize > 0 || opts.PagingState != nil || perPartition > 0 || len(filters) > 0 {
-		// Paging reads past the page, to find where the next one starts;
-		// a per-partition limit leaves rows out before LIMIT counts.
-		readLimit = 0
-	}
-	q.Limit, q.Now = readLimit, s.Now().Unix()
-	var parts []*Partition
-	if kr.keyed {
-		if q.Reverse {
-			for i, j := 0, len(slices)-1; i < j; i, j = i+1, j-1 {
-				slices[i], slices[j] = slices[j], slices[i]
-			}
-		}
-		for _, key := range kr.keys { // in token order, as Cassandra returns them
-			var whole *Partition
-			for _, sl := range slices {
-				q.Start, q.End = sl[0], sl[1]
-				p, err := s.c.ReadPartition(t, key, q)
-				if err != nil {
-					return nil, &Error{Code: ServerError, Message: err.Error()}
-				}
-				switch {
-				case p == nil:
-				case whole == nil:
-					whole = p
-				default:
-					whole.Rows = append(whole.Rows, p.Rows...)
-				}
-			}
-			if whole != nil {
-				parts = append(parts, whole)
-			}
-		}
-	} else if !kr.empty {
-		if parts, err = s.c.Scan(t, ScanQuery{Limit: readLimit, Now: q.Now, From: kr.from, To: kr.to}); err != nil {
-			return nil, &Error{Code: ServerError, Message: err.Error()}
+	now := s.Now().Unix()
+	rd := newPartitionReader(s, t, kr, reverse, now, pg.resume)
+	if agg == nil {
+		rd.limit = pg.want()
+		if len(filters) == 0 {
+			rd.perPartition = perPartition
+		} else if rd.limit > 0 {
+			rd.limit = max(rd.limit, 256) // filters may drop many of the rows read
 		}
 	}
 	res := &Result{Kind: RowsResult}
 	for _, sel := range sels {
 		res.Columns = append(res.Columns, ColumnSpec{Keyspace: t.Keyspace, Table: t.Name, Name: sel.name, Type: sel.typ})
 	}
-	for _, p := range parts {
+	var partitionKey []byte
+	kept := 0 // rows of this partition the filters let through
+	for first := true; ; first = false {
+		p, whole, err := rd.next()
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			break
+		}
+		if first || !bytes.Equal(p.Key, partitionKey) {
+			partitionKey, kept = p.Key, 0
+			if first && pg.resume != nil && bytes.Equal(p.Key, pg.resume.key) {
+				kept = pg.resume.inPartition
+			}
+		}
 		rows := p.Rows
-		staticOnly := len(rows) == 0 && p.Static != nil && q.Start == nil && q.End == nil &&
-			t.RowVisible(p.Static, q.Now)
+		staticOnly := len(rows) == 0 && p.Static != nil && whole && t.RowVisible(p.Static, now)
 		if staticOnly {
 			// A partition with only static data reads as one row whose
 			// clustering columns are null.
 			rows = []Row{{Row: mutation.NewRow()}}
 		}
-		kept := 0 // rows of this partition the filters let through
 		for _, r := range rows {
-			if !staticOnly && !t.RowVisible(r.Row, q.Now) {
+			if !staticOnly && !t.RowVisible(r.Row, now) {
 				continue // only a dropped column's data kept it
 			}
 			if len(filters) > 0 {
-				cells, err := t.RowCells(p.Key, r.Clustering, r.Row, p.Static, q.Now)
+				cells, err := t.RowCells(p.Key, r.Clustering, r.Row, p.Static, now)
 				if err != nil {
 					return nil, &Error{Code: ServerError, Message: err.Error()}
 				}
@@ -155,7 +135,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 			}
 			kept++
 			if agg == nil {
-				take, done := pg.take(p.Key, r.Clustering)
+				take, done := pg.take(p.Key, r.Clustering, kept)
 				if done {
 					res.PagingState = pg.state()
 					return res, nil
@@ -164,11 +144,11 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 					continue
 				}
 			}
-			cells, err := t.RowCells(p.Key, r.Clustering, r.Row, p.Static, q.Now)
+			cells, err := t.RowCells(p.Key, r.Clustering, r.Row, p.Static, now)
 			if err != nil {
 				return nil, &Error{Code: ServerError, Message: err.Error()}
 			}
-			in := &rowInput{cells: cells, now: q.Now}
+			in := &rowInput{cells: cells, now: now}
 			if agg != nil {
 				if err := agg.add(in); err != nil {
 					return nil, err

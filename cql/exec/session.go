@@ -43,7 +43,13 @@ type PartitionQuery struct {
 // ScanQuery shapes a scan.
 type ScanQuery struct {
 	Limit int // live rows at most over all partitions; 0: no limit
-	Now   int64
+	// PerPartitionLimit is the most live rows of each partition; 0: no
+	// limit.
+	PerPartitionLimit int
+	Now               int64
+	// After, when set, is a partition key: the scan starts with the
+	// partition after it.
+	After []byte
 	// From and To bound the partitions by token: From inclusive, To
 	// exclusive; nil is open.
 	From, To *partitioner.Token
@@ -119,11 +125,7 @@ func (s *Session) Keyspace() string { return s.keyspace }
 func (s *Session) Run(text string, bound ...[]byte) ([]*Result, error) {
 	stmts, err := cql.ParseAll(text)
 	if err != nil {
-		var se *cql.SyntaxError
-		if errors.As(err, &se) {
-			return nil, &Error{Code: SyntaxError, Message: se.Error()}
-		}
-		return nil, err
+		return nil, syntaxError(err)
 	}
 	out := make([]*Result, 0, len(stmts))
 	for _, st := range stmts {
@@ -134,6 +136,25 @@ func (s *Session) Run(text string, bound ...[]byte) ([]*Result, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// syntaxError gives a parse error its CQL code.
+func syntaxError(err error) error {
+	var se *cql.SyntaxError
+	if errors.As(err, &se) {
+		return &Error{Code: SyntaxError, Message: se.Error()}
+	}
+	return err
+}
+
+// QueryText parses one statement and runs it with opts (the native
+// protocol's QUERY: text, values and paging together).
+func (s *Session) QueryText(text string, opts QueryParams) (*Result, error) {
+	st, err := cql.Parse(text)
+	if err != nil {
+		return nil, syntaxError(err)
+	}
+	return s.Query(st, opts)
 }
 
 // Execute runs a parsed statement with its bound values (one per bind

@@ -7,35 +7,24 @@ import (
 
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
-	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/schema"
 )
 
-// keyRestrictions is what a WHERE clause of a write says: the partition
-// key, the clustering columns restricted by = (a prefix, in key order), and
-// at most one range on the column after them.
+// keyRestrictions is what a WHERE clause says of the primary key: the
+// partitions (by key or by token range) and the clustering slices within
+// them.
 type keyRestrictions struct {
 	key []byte // the partition key, when = gives exactly one
-	// keys are the partition keys a read names (several with IN), in token
-	// order; empty for a scan, unless keyed is set (an empty IN).
+	// keys are the partition keys named (several with IN), in token order;
+	// empty for a scan, unless keyed is set (an empty IN).
 	keys  [][]byte
 	keyed bool
 	// from and to bound a scan by token (token() relations): from
 	// inclusive, to exclusive; empty says they exclude everything.
 	from, to *partitioner.Token
 	empty    bool
-	prefix   [][]byte
-	// lower and upper bound the range column, when there is one.
-	// inColumn, when set, is the clustering column after the = prefix that
-	// IN restricts, with its candidates in clustering order: the read is
-	// one slice per candidate.
-	inColumn     *schema.Column
-	inValues     [][]byte
-	rangeColumn  *schema.Column
-	lower, upper []byte
-	lowerIncl    bool
-	upperIncl    bool
+	clusteringRestrictions
 }
 
 var filteringMessage = "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. " +
@@ -49,17 +38,29 @@ type whereMode struct {
 }
 
 // parseWhere reads a WHERE clause on primary key columns: every partition
-// key column by = (a read may name none: a scan, kr.key nil), then = on a
-// prefix of the clustering columns and, where the mode allows, one range on
-// the column after them.
+// key column by = or IN (a read may name none: a scan, or restrict the
+// token instead), then the clustering columns (see parseClustering); a
+// range only where the mode allows one.
 func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation, bound [][]byte, mode whereMode) (*keyRestrictions, error) {
 	eq := map[string]cql.Expr{}
 	in := map[string]cql.Relation{}
-	ranges := map[string][]cql.Relation{}
+	hasRange := map[string]bool{}
 	var tokens []cql.Relation
+	var onClustering []clusteringRelation
 	for _, r := range where {
 		if r.Kind == cql.TokenRelation && mode.read {
 			tokens = append(tokens, r)
+			continue
+		}
+		if r.Kind == cql.MultiColumnRelation {
+			cr, err := multiColumnRelation(t, r)
+			if err != nil {
+				return nil, err
+			}
+			if cr.isRange() && !mode.allowRange {
+				return nil, invalidf("Invalid operator %s for PRIMARY KEY part %s", r.Op, cr.columns[0].Name)
+			}
+			onClustering = append(onClustering, cr)
 			continue
 		}
 		if r.Kind != cql.ColumnRelation || len(r.Columns) != 1 {
@@ -83,14 +84,11 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 			if _, dup := in[c.Name]; dup {
 				return nil, invalidf("%s cannot be restricted by more than one relation if it includes a IN", c.Name)
 			}
-			if len(ranges[c.Name]) > 0 {
+			if hasRange[c.Name] {
 				return nil, invalidf("%s cannot be restricted by more than one relation if it includes an Equal", c.Name)
 			}
 			eq[c.Name] = r.Value
 		case cql.OpIn:
-			if !mode.read {
-				return nil, invalidf("IN restrictions are not supported yet here (%s)", r)
-			}
 			if _, dup := eq[c.Name]; dup {
 				return nil, invalidf("%s cannot be restricted by more than one relation if it includes an Equal", c.Name)
 			}
@@ -108,9 +106,12 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 				}
 				return nil, invalidf("Invalid operator %s for PRIMARY KEY part %s", r.Op, c.Name)
 			}
-			ranges[c.Name] = append(ranges[c.Name], r)
+			hasRange[c.Name] = true
 		default:
 			return nil, invalidf("%s is not supported yet in WHERE", r)
+		}
+		if c.Kind == schema.Clustering {
+			onClustering = append(onClustering, clusteringRelation{first: c.Position, columns: []*schema.Column{c}, rel: r})
 		}
 	}
 	kr := &keyRestrictions{}
@@ -118,9 +119,11 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 		if len(tokens) != len(where) {
 			return nil, invalidf("Columns \"%s\" cannot be restricted by both a normal relation and a token relation", tokens[0].Columns[0])
 		}
+		kr.clusteringRestrictions, _ = parseClustering(t, nil, bound)
 		return kr, kr.tokenRange(t, p, tokens, bound)
 	}
 	if mode.read && len(where) == 0 {
+		kr.clusteringRestrictions, _ = parseClustering(t, nil, bound)
 		return kr, nil // a scan of the whole table
 	}
 	// Every partition key column takes one value (=) or several (IN); the
@@ -152,6 +155,10 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 		}
 		combos = next
 	}
+	var err error
+	if kr.clusteringRestrictions, err = parseClustering(t, onClustering, bound); err != nil {
+		return nil, err
+	}
 	kr.keyed = true
 	seen := map[string]bool{}
 	for _, combo := range combos {
@@ -177,67 +184,6 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 	}
 	if len(kr.keys) == 1 && !pkIn {
 		kr.key = kr.keys[0]
-	}
-	i := 0
-	for ; i < len(t.Clustering); i++ {
-		e, ok := eq[t.Clustering[i].Name]
-		if !ok {
-			break
-		}
-		v, err := keyValue(e, t.Clustering[i], bound)
-		if err != nil {
-			return nil, err
-		}
-		kr.prefix = append(kr.prefix, v)
-	}
-	if i < len(t.Clustering) {
-		if r, ok := in[t.Clustering[i].Name]; ok {
-			c := t.Clustering[i]
-			vals, err := inValues(r, c, bound)
-			if err != nil {
-				return nil, err
-			}
-			kr.inColumn, kr.inValues = c, sortedDistinct(vals, c)
-			if len(ranges[c.Name]) > 0 {
-				return nil, invalidf("%s cannot be restricted by more than one relation if it includes a IN", c.Name)
-			}
-			for _, later := range t.Clustering[i+1:] {
-				_, e := eq[later.Name]
-				_, n := in[later.Name]
-				if e || n || len(ranges[later.Name]) > 0 {
-					return nil, invalidf("Restrictions on %s after an IN on %s are not supported yet", later.Name, c.Name)
-				}
-			}
-			return kr, nil
-		}
-	}
-	for j := i; j < len(t.Clustering); j++ {
-		c := t.Clustering[j]
-		_, isIn := in[c.Name]
-		if _, ok := eq[c.Name]; ok || isIn || (j > i && len(ranges[c.Name]) > 0) {
-			return nil, invalidf("PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", c.Name, t.Clustering[j-1].Name)
-		}
-	}
-	if i < len(t.Clustering) && len(ranges[t.Clustering[i].Name]) > 0 {
-		c := t.Clustering[i]
-		kr.rangeColumn = c
-		for _, r := range ranges[c.Name] {
-			v, err := keyValue(r.Value, c, bound)
-			if err != nil {
-				return nil, err
-			}
-			if r.Op == cql.OpGt || r.Op == cql.OpGte {
-				if kr.lower != nil {
-					return nil, invalidf("More than one restriction was found for the start bound on %s", c.Name)
-				}
-				kr.lower, kr.lowerIncl = v, r.Op == cql.OpGte
-			} else {
-				if kr.upper != nil {
-					return nil, invalidf("More than one restriction was found for the end bound on %s", c.Name)
-				}
-				kr.upper, kr.upperIncl = v, r.Op == cql.OpLte
-			}
-		}
 	}
 	return kr, nil
 }
@@ -323,44 +269,6 @@ func partitionKeyNames(t *schema.Table) string {
 	return strings.Join(names, ", ")
 }
 
-// sortedDistinct orders a clustering column's IN candidates as its rows
-// are ordered (descending columns the other way round), without repeats.
-func sortedDistinct(vals [][]byte, c *schema.Column) [][]byte {
-	out := append([][]byte(nil), vals...)
-	sort.SliceStable(out, func(i, j int) bool {
-		cmp := c.Type.Compare(out[i], out[j])
-		if c.Descending {
-			cmp = -cmp
-		}
-		return cmp < 0
-	})
-	kept := out[:0]
-	for _, v := range out {
-		if len(kept) == 0 || c.Type.Compare(kept[len(kept)-1], v) != 0 {
-			kept = append(kept, v)
-		}
-	}
-	return kept
-}
-
-// slices are the clustering slices the restrictions select, in clustering
-// order: one, or one per IN candidate.
-func (kr *keyRestrictions) slices(t *schema.Table) ([][2][]byte, error) {
-	if kr.inColumn == nil {
-		start, end, err := kr.slice(t)
-		return [][2][]byte{{start, end}}, err
-	}
-	out := make([][2][]byte, 0, len(kr.inValues))
-	for _, v := range kr.inValues {
-		enc, err := t.ClusteringLayout().Encode(nil, append(append([][]byte(nil), kr.prefix...), v))
-		if err != nil {
-			return nil, asInvalid(err)
-		}
-		out = append(out, [2][]byte{mutation.StartBound(enc, true), mutation.EndBound(enc, true)})
-	}
-	return out, nil
-}
-
 // inValues evaluates the candidates of an IN: a list of terms, or one
 // marker bound to a list.
 func inValues(r cql.Relation, c *schema.Column, bound [][]byte) ([][]byte, error) {
@@ -395,63 +303,4 @@ func keyValue(e cql.Expr, c *schema.Column, bound [][]byte) ([]byte, error) {
 		return nil, invalidf("Invalid null value in condition for column %s", c.Name)
 	}
 	return v, nil
-}
-
-// fullRow reports whether every clustering column is restricted by =.
-func (kr *keyRestrictions) fullRow(t *schema.Table) bool {
-	return len(kr.prefix) == len(t.Clustering) && kr.rangeColumn == nil
-}
-
-// clustering is the encoded clustering of the = prefix.
-func (kr *keyRestrictions) clustering(t *schema.Table) ([]byte, error) {
-	enc, err := t.ClusteringLayout().Encode(nil, kr.prefix)
-	return enc, asInvalid(err)
-}
-
-// rangeTombstone is the deletion of what the restrictions select below
-// the partition.
-func (kr *keyRestrictions) rangeTombstone(t *schema.Table, d mutation.DeletionTime) (mutation.RangeTombstone, error) {
-	start, end, err := kr.slice(t)
-	return mutation.RangeTombstone{Start: start, End: end, Deletion: d}, err
-}
-
-// slice is the clustering slice the restrictions select: the = prefix,
-// narrowed by the range if any; nil bounds when nothing is restricted. In
-// byte order a descending column's bounds turn round.
-func (kr *keyRestrictions) slice(t *schema.Table) (start, end []byte, err error) {
-	if len(kr.prefix) == 0 && kr.rangeColumn == nil {
-		return nil, nil, nil
-	}
-	enc, err := kr.clustering(t)
-	if err != nil {
-		return nil, nil, err
-	}
-	start, end = mutation.StartBound(enc, true), mutation.EndBound(enc, true)
-	if kr.rangeColumn == nil {
-		return start, end, nil
-	}
-	layout := t.ClusteringLayout()
-	bound := func(v []byte) ([]byte, error) {
-		b, err := layout.Encode(append([]byte(nil), enc...), [][]byte{v})
-		return b, asInvalid(err)
-	}
-	lower, lowerIncl, upper, upperIncl := kr.lower, kr.lowerIncl, kr.upper, kr.upperIncl
-	if kr.rangeColumn.Descending {
-		lower, lowerIncl, upper, upperIncl = upper, upperIncl, lower, lowerIncl
-	}
-	if lower != nil {
-		b, err := bound(lower)
-		if err != nil {
-			return nil, nil, err
-		}
-		start = mutation.StartBound(b, lowerIncl)
-	}
-	if upper != nil {
-		b, err := bound(upper)
-		if err != nil {
-			return nil, nil, err
-		}
-		end = mutation.EndBound(b, upperIncl)
-	}
-	return start, end, nil
 }

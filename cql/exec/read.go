@@ -1,0 +1,219 @@
+package exec
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+// partitionReader hands a SELECT the partitions it selects, in the
+// query's order, reading from the coordinator as they are wanted: by key
+// (one read per key and clustering slice), or by scanning in chunks of
+// rows. A chunk that ends inside a partition, or a page that did, is
+// resumed by reading the rest of that partition and scanning on after it,
+// so no read starts again from the beginning.
+//
+// A partition may come in several pieces (one per slice, or split across
+// chunks); consecutive pieces with the same key are one partition.
+type partitionReader struct {
+	s       *Session
+	t       *schema.Table
+	kr      *keyRestrictions
+	reverse bool
+	now     int64
+	// limit is the most rows one read returns (0: all); perPartition,
+	// when set, caps each partition's rows (only when nothing filters
+	// the rows, so that every row read is one the query keeps).
+	limit, perPartition int
+
+	// Reads by key: the key being read and its slices.
+	resume   *pagingState
+	keyIdx   int
+	sliceIdx int
+	slices   []clusteringSlice
+	entered  bool
+
+	// Scans: the partition to finish (restKey after restClustering, with
+	// restRead rows of it already taken), then the scan on after the
+	// partition key `after`.
+	restKey, restClustering []byte
+	restRead                int
+	after                   []byte
+	pending                 []*Partition
+	scanned                 bool // pending came from a scan: whole partitions
+	exhausted               bool
+}
+
+func newPartitionReader(s *Session, t *schema.Table, kr *keyRestrictions, reverse bool, now int64, resume *pagingState) *partitionReader {
+	r := &partitionReader{s: s, t: t, kr: kr, reverse: reverse, now: now, resume: resume}
+	if !kr.keyed && resume != nil {
+		r.restKey, r.restClustering, r.restRead = resume.key, resume.clustering, resume.inPartition
+		r.after = resume.key
+	}
+	return r
+}
+
+// next returns the next piece of a partition, and whether it is the whole
+// partition (so a partition with no rows reads as its static row); nil
+// when no more remain.
+func (r *partitionReader) next() (*Partition, bool, error) {
+	if r.kr.keyed {
+		return r.nextByKey()
+	}
+	return r.nextScanned()
+}
+
+func (r *partitionReader) nextByKey() (*Partition, bool, error) {
+	for r.keyIdx < len(r.kr.keys) {
+		key := r.kr.keys[r.keyIdx]
+		if !r.entered {
+			r.entered, r.sliceIdx = true, 0
+			r.slices = r.keySlices(key)
+		}
+		if r.sliceIdx >= len(r.slices) {
+			r.keyIdx, r.entered = r.keyIdx+1, false
+			continue
+		}
+		sl := r.slices[r.sliceIdx]
+		r.sliceIdx++
+		q := PartitionQuery{Reverse: r.reverse, Limit: r.pieceLimit(0), Now: r.now}
+		q.Start, q.End = sl.bounds()
+		p, err := r.s.c.ReadPartition(r.t, key, q)
+		if err != nil {
+			return nil, false, &Error{Code: ServerError, Message: err.Error()}
+		}
+		if p != nil {
+			return p, sl.whole(), nil
+		}
+	}
+	return nil, false, nil
+}
+
+// keySlices are the slices to read of a partition, in the read's order:
+// none for a partition an earlier page finished, and only what follows
+// the resume point for the partition it stopped in.
+func (r *partitionReader) keySlices(key []byte) []clusteringSlice {
+	sl := r.kr.slices
+	if res := r.resume; res != nil {
+		switch c := comparePartitions(r.s.partitioner(), key, res.key); {
+		case c < 0:
+			return nil
+		case c == 0:
+			if len(res.clustering) == 0 {
+				return nil // its static row was the last one returned
+			}
+			after := clusteringSlice{start: mutation.StartBound(res.clustering, false), end: mutation.TopBound}
+			if r.reverse {
+				after = clusteringSlice{start: []byte{}, end: mutation.EndBound(res.clustering, false)}
+			}
+			sl = intersectSlices(sl, []clusteringSlice{after})
+		}
+	}
+	if r.reverse {
+		sl = slices.Clone(sl)
+		slices.Reverse(sl)
+	}
+	return sl
+}
+
+// pieceLimit is the most rows to read of a partition of which taken rows
+// have been read already.
+func (r *partitionReader) pieceLimit(taken int) int {
+	n := r.limit
+	if r.perPartition > 0 && (n == 0 || r.perPartition-taken < n) {
+		n = r.perPartition - taken
+	}
+	return n
+}
+
+func (r *partitionReader) nextScanned() (*Partition, bool, error) {
+	for len(r.pending) == 0 {
+		if r.exhausted || r.kr.empty {
+			return nil, false, nil
+		}
+		if r.restKey != nil {
+			if err := r.readRest(); err != nil {
+				return nil, false, err
+			}
+			continue
+		}
+		parts, err := r.s.c.Scan(r.t, ScanQuery{Limit: r.limit, PerPartitionLimit: r.perPartition, Now: r.now,
+			From: r.kr.from, To: r.kr.to, After: r.after})
+		if err != nil {
+			return nil, false, &Error{Code: ServerError, Message: err.Error()}
+		}
+		rows := 0
+		for _, p := range parts {
+			rows += len(p.Rows)
+		}
+		if r.limit == 0 || rows < r.limit {
+			r.exhausted = true
+		} else {
+			last := parts[len(parts)-1]
+			r.restKey, r.restClustering, r.restRead = last.Key, nil, len(last.Rows)
+			if len(last.Rows) > 0 {
+				r.restClustering = last.Rows[len(last.Rows)-1].Clustering
+			}
+		}
+		r.pending, r.scanned = parts, true
+	}
+	p := r.pending[0]
+	r.pending = r.pending[1:]
+	return p, r.scanned, nil
+}
+
+// readRest reads what follows restClustering in restKey's partition, and
+// has the scan go on after that partition.
+func (r *partitionReader) readRest() error {
+	key, clustering := r.restKey, r.restClustering
+	r.restKey, r.after = nil, key
+	limit := r.pieceLimit(r.restRead)
+	if len(clustering) == 0 || (r.perPartition > 0 && limit <= 0) {
+		return nil // the partition is done
+	}
+	p, err := r.s.c.ReadPartition(r.t, key, PartitionQuery{Start: mutation.StartBound(clustering, false), Limit: limit, Now: r.now})
+	if err != nil {
+		return &Error{Code: ServerError, Message: err.Error()}
+	}
+	if p == nil || len(p.Rows) == 0 {
+		return nil
+	}
+	if r.limit > 0 && len(p.Rows) >= limit && limit == r.limit {
+		// The read stopped at the chunk size: more of it may remain.
+		r.restKey, r.restClustering, r.restRead = key, p.Rows[len(p.Rows)-1].Clustering, r.restRead+len(p.Rows)
+	}
+	r.pending, r.scanned = []*Partition{p}, false
+	return nil
+}
+
+// comparePartitions orders partition keys as reads return them: by token,
+// then by key bytes.
+func comparePartitions(p partitioner.Partitioner, a, b []byte) int {
+	if bytes.Equal(a, b) {
+		return 0
+	}
+	if c := partitioner.Compare(p.Token(a), p.Token(b)); c != 0 {
+		return c
+	}
+	return bytes.Compare(a, b)
+}
+
+// bounds are the slice's bounds as a PartitionQuery takes them: nil for
+// an open side.
+func (sl clusteringSlice) bounds() (start, end []byte) {
+	if len(sl.start) > 0 {
+		start = sl.start
+	}
+	if !bytes.Equal(sl.end, mutation.TopBound) {
+		end = sl.end
+	}
+	return start, end
+}
+
+// whole reports whether the slice is the whole partition.
+func (sl clusteringSlice) whole() bool {
+	return len(sl.start) == 0 && bytes.Equal(sl.end, mutation.TopBound)
+}
