@@ -165,7 +165,7 @@ func (t *Table) RowVisible(r *mutation.Row, now int64) bool {
 // putValues adds to out the live values of a row's non-key columns at now:
 // multi-cell columns are put back together into one serialized value.
 // Columns without a live value are left out.
-func (t *Table) putValues(out map[string]Cell, r *mutation.Row, now int64) error {
+func (t *Table) putValues(out RowValues, r *mutation.Row, now int64) error {
 	cells := r.Cells
 	for i := 0; i < len(cells); {
 		j := i
@@ -185,7 +185,7 @@ func (t *Table) putValues(out map[string]Cell, r *mutation.Row, now int64) error
 	return nil
 }
 
-func (t *Table) putColumn(out map[string]Cell, c *Column, cells []mutation.Cell, now int64) error {
+func (t *Table) putColumn(out RowValues, c *Column, cells []mutation.Cell, now int64) error {
 	droppedAt, wasDropped := t.Dropped[c.Name]
 	visible := func(cell *mutation.Cell) bool {
 		return cell.IsLive(now) && !(wasDropped && cell.Timestamp <= droppedAt)
@@ -199,7 +199,7 @@ func (t *Table) putColumn(out map[string]Cell, c *Column, cells []mutation.Cell,
 				if l.TTL > 0 {
 					v.ExpiresAt = l.LocalDeletionTime
 				}
-				out[c.Name] = v
+				out[c.Index] = v
 				return nil
 			}
 		}
@@ -249,6 +249,6 @@ func (t *Table) putColumn(out map[string]Cell, c *Column, cells []mutation.Cell,
 		}
 		value = cqltype.EncodeTuple(fields)
 	}
-	out[c.Name] = Cell{Value: value}
+	out[c.Index] = Cell{Value: value}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/sibyldb/sibyl/mutation"
@@ -16,7 +15,22 @@ import (
 // what the column held. Static columns go to the partition's static row.
 // All key columns must have values.
 func (t *Table) InsertMutation(values map[string][]byte, w *CellWriter) (*mutation.Mutation, error) {
-	m, row, static, err := t.newRowMutation(values)
+	cols := make([]*Column, 0, len(values))
+	vals := make([][]byte, 0, len(values))
+	for name, v := range values {
+		c := t.byName[name]
+		if c == nil {
+			return nil, fmt.Errorf("Undefined column name %s in table %s.%s", name, t.Keyspace, t.Name)
+		}
+		cols, vals = append(cols, c), append(vals, v)
+	}
+	return t.InsertRow(cols, vals, w)
+}
+
+// InsertRow is InsertMutation with the values given by column: cols are
+// distinct columns of t, vals their values (nil: null).
+func (t *Table) InsertRow(cols []*Column, vals [][]byte, w *CellWriter) (*mutation.Mutation, error) {
+	m, row, err := t.newRowMutation(cols, vals)
 	if err != nil {
 		return nil, err
 	}
@@ -25,31 +39,29 @@ func (t *Table) InsertMutation(values map[string][]byte, w *CellWriter) (*mutati
 		marker.TTL, marker.ExpiresAt = w.TTL, w.Now+int64(w.TTL)
 	}
 	row.Liveness = marker
-	names := make([]string, 0, len(values))
-	for name := range values {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		c := t.byName[name]
-		if c == nil {
-			return nil, fmt.Errorf("Undefined column name %s in table %s.%s", name, t.Keyspace, t.Name)
-		}
+	row.Cells = make([]mutation.Cell, 0, len(cols)-len(t.PartitionKey)-len(t.Clustering))
+	var static *mutation.Row
+	for i, c := range cols {
 		if c.IsPrimaryKey() {
 			continue
 		}
 		target := row
 		if c.Kind == Static {
+			if static == nil {
+				static = mutation.NewRow()
+			}
 			target = static
 		}
-		if err := w.Put(target, c, values[name]); err != nil {
+		if err := w.Put(target, c, vals[i]); err != nil {
 			return nil, err
 		}
 	}
 	SortRow(row)
-	SortRow(static)
-	if !static.IsEmpty() {
-		m.Static = static
+	if static != nil {
+		SortRow(static)
+		if !static.IsEmpty() {
+			m.Static = static
+		}
 	}
 	return m, nil
 }
@@ -72,78 +84,107 @@ func (w *CellWriter) Put(r *mutation.Row, c *Column, value []byte) error {
 		r.Cells = append(r.Cells, w.Tombstone(c, nil))
 		return nil
 	}
-	cells, err := w.AppendCells(nil, c, value)
+	cells, err := w.AppendCells(r.Cells, c, value)
 	if err != nil {
 		return err
 	}
-	r.Cells = append(r.Cells, cells...)
+	r.Cells = cells
 	return nil
 }
 
-// newRowMutation starts a mutation for the row the key columns of values
-// name, returning the clustering row and the static row to fill.
-func (t *Table) newRowMutation(values map[string][]byte) (*mutation.Mutation, *mutation.Row, *mutation.Row, error) {
+// newRowMutation starts a mutation for the row the key columns among cols
+// name: every key column must have a value.
+func (t *Table) newRowMutation(cols []*Column, vals [][]byte) (*mutation.Mutation, *mutation.Row, error) {
 	pk := make([][]byte, len(t.PartitionKey))
+	ck := make([][]byte, len(t.Clustering))
+	for i, c := range cols {
+		switch c.Kind {
+		case PartitionKey:
+			pk[c.Position] = vals[i]
+		case Clustering:
+			ck[c.Position] = vals[i]
+		}
+	}
 	var missing []string
 	for i, c := range t.PartitionKey {
-		if pk[i] = values[c.Name]; pk[i] == nil {
+		if pk[i] == nil {
 			missing = append(missing, c.Name)
 		}
 	}
 	if len(missing) > 0 {
-		return nil, nil, nil, fmt.Errorf("Some partition key parts are missing: %s", strings.Join(missing, ", "))
+		return nil, nil, fmt.Errorf("Some partition key parts are missing: %s", strings.Join(missing, ", "))
 	}
 	key, err := t.PartitionKeyBytes(pk)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	ck := make([][]byte, len(t.Clustering))
 	for i, c := range t.Clustering {
-		if ck[i] = values[c.Name]; ck[i] == nil {
+		if ck[i] == nil {
 			missing = append(missing, c.Name)
 		}
 	}
 	if len(missing) > 0 {
-		return nil, nil, nil, fmt.Errorf("Some clustering keys are missing: %s", strings.Join(missing, ", "))
+		return nil, nil, fmt.Errorf("Some clustering keys are missing: %s", strings.Join(missing, ", "))
 	}
 	clustering, err := t.layout.Encode(nil, ck)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	m := mutation.NewMutation(t.ID, key)
 	row := mutation.NewRow()
 	m.Rows = []mutation.RowUpdate{{Clustering: clustering, Row: row}}
-	return m, row, mutation.NewRow(), nil
+	return m, row, nil
 }
 
-// RowCells returns every column of one row as a read sees it at now: the
-// key columns from the partition key and clustering, the others from the
-// row's live cells (static columns from static, which may be nil).
+// RowCells returns every column of one row as a read sees it at now, by
+// name: the key columns from the partition key and clustering, the others
+// from the row's live cells (static columns from static, which may be
+// nil). Null columns are absent.
 func (t *Table) RowCells(partitionKey, clustering []byte, row, static *mutation.Row, now int64) (map[string]Cell, error) {
-	out := make(map[string]Cell, len(t.Columns))
-	pk, err := t.SplitPartitionKey(partitionKey)
-	if err != nil {
+	vals := make(RowValues, len(t.Columns))
+	if err := t.ReadRow(vals, partitionKey, clustering, row, static, now); err != nil {
 		return nil, err
 	}
+	out := make(map[string]Cell, len(t.Columns))
+	for i, c := range t.Columns {
+		if vals[i].Value != nil {
+			out[c.Name] = vals[i]
+		}
+	}
+	return out, nil
+}
+
+// RowValues are one row's columns by Column.Index; a null column has a nil
+// Value.
+type RowValues []Cell
+
+// ReadRow fills out (len(t.Columns) long) with one row as RowCells reads
+// it: a read of many rows reuses one RowValues.
+func (t *Table) ReadRow(out RowValues, partitionKey, clustering []byte, row, static *mutation.Row, now int64) error {
+	clear(out)
+	pk, err := t.SplitPartitionKey(partitionKey)
+	if err != nil {
+		return err
+	}
 	for i, c := range t.PartitionKey {
-		out[c.Name] = Cell{Value: pk[i]}
+		out[c.Index] = Cell{Value: pk[i]}
 	}
 	ck, err := t.layout.Decode(clustering)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for i, v := range ck {
-		out[t.Clustering[i].Name] = Cell{Value: v}
+		out[t.Clustering[i].Index] = Cell{Value: v}
 	}
 	for _, r := range []*mutation.Row{static, row} {
 		if r == nil {
 			continue
 		}
 		if err := t.putValues(out, r, now); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // SortRow puts a row built by appending in the order rows keep: cells by

@@ -49,6 +49,9 @@ type Column struct {
 	Position int
 	// Descending is the clustering order of a clustering column.
 	Descending bool
+	// Index is the column's place in its table's Columns (NewTable sets
+	// it): rows read as RowValues are indexed by it.
+	Index int
 }
 
 // IsPrimaryKey reports whether the column is part of the primary key.
@@ -100,6 +103,7 @@ func NewTable(keyspace, name string, id mutation.TableID, columns []*Column, opt
 	}
 	var regular, static []*Column
 	for _, c := range columns {
+		c = new(*c) // the table's own: Index is its place here
 		if _, dup := t.byName[c.Name]; dup {
 			errs = append(errs, fmt.Errorf("Multiple definition of identifier %s", c.Name))
 			continue
@@ -142,6 +146,9 @@ func NewTable(keyspace, name string, id mutation.TableID, columns []*Column, opt
 	sortByName(static)
 	sortByName(regular)
 	t.Columns = append(append(append(append([]*Column(nil), t.PartitionKey...), t.Clustering...), static...), regular...)
+	for i, c := range t.Columns {
+		c.Index = i
+	}
 	for _, c := range t.Clustering {
 		t.layout = append(t.layout, mutation.ClusteringColumn{Type: c.Type, Descending: c.Descending})
 	}

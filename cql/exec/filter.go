@@ -96,9 +96,9 @@ func newFilters(t *schema.Table, rels []cql.Relation, bound [][]byte) ([]rowFilt
 	return out, nil
 }
 
-// accepts reports whether a row, as RowCells gives it, passes the filter.
-func (f *rowFilter) accepts(cells map[string]schema.Cell) bool {
-	v := cells[f.column.Name].Value
+// accepts reports whether a row, as ReadRow gives it, passes the filter.
+func (f *rowFilter) accepts(cells schema.RowValues) bool {
+	v := cells[f.column.Index].Value
 	if v == nil {
 		return false
 	}

@@ -40,29 +40,31 @@ func (s *Session) insertMutation(st *cql.Insert, bound [][]byte, batchTS *int64)
 	case len(st.Columns) != len(st.Values):
 		return nil, invalidf("Unmatched column names/values")
 	}
-	values := map[string][]byte{}
-	for i, name := range st.Columns {
-		c := t.Column(name)
-		if c == nil {
-			return nil, invalidf("Undefined column name %s in table %s.%s", name, t.Keyspace, t.Name)
-		}
-		if _, dup := values[name]; dup {
-			return nil, invalidf("Multiple definitions found for column %s", name)
-		}
-		v, err := term(st.Values[i], c.Type, name, bound)
+	pl, err := s.planFor(st, t, func(p *plan) error {
+		var err error
+		p.insert, err = newInsertPlan(t, st)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	cols := pl.insert.columns
+	values := make([][]byte, len(cols))
+	for i, c := range cols {
+		v, err := term(st.Values[i], c.Type, c.Name, bound)
 		if err != nil {
 			return nil, err
 		}
 		if v == nil && c.IsPrimaryKey() {
-			return nil, invalidf("Invalid null value in condition for column %s", name)
+			return nil, invalidf("Invalid null value in condition for column %s", c.Name)
 		}
-		values[name] = v
+		values[i] = v
 	}
 	w, err := s.cellWriter(st.Using, t, bound, batchTS)
 	if err != nil {
 		return nil, err
 	}
-	m, err := t.InsertMutation(values, w)
+	m, err := t.InsertRow(cols, values, w)
 	return m, asInvalid(err)
 }
 
@@ -71,8 +73,11 @@ func (s *Session) applyWrites(ms ...*mutation.Mutation) (*Result, error) {
 	if err := s.c.Apply(ms); err != nil {
 		return nil, &Error{Code: ServerError, Message: err.Error()}
 	}
-	return &Result{Kind: VoidResult}, nil
+	return voidResult, nil
 }
+
+// voidResult is every write's result; results are read-only.
+var voidResult = &Result{Kind: VoidResult}
 
 // lwtRefused is the answer to IF conditions until lightweight transactions
 // arrive.

@@ -86,21 +86,6 @@ type pager struct {
 	full    bool
 }
 
-func newPager(o QueryParams, limit int) (*pager, error) {
-	p := &pager{size: o.PageSize, limit: limit}
-	if p.size < 0 {
-		p.size = 0
-	}
-	if o.PagingState != nil {
-		st, err := decodePagingState(o.PagingState)
-		if err != nil {
-			return nil, err
-		}
-		p.resume = st
-	}
-	return p, nil
-}
-
 // take reports whether the row at (key, clustering), the inPartition-th
 // of its partition, belongs to this page; done says the page (or the
 // query's LIMIT) is complete and reading may stop.

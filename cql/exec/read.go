@@ -47,13 +47,14 @@ type partitionReader struct {
 	exhausted               bool
 }
 
-func newPartitionReader(s *Session, t *schema.Table, kr *keyRestrictions, reverse bool, now int64, resume *pagingState) *partitionReader {
-	r := &partitionReader{s: s, t: t, kr: kr, reverse: reverse, now: now, resume: resume}
-	if !kr.keyed && resume != nil {
+// resumeAt has the reader start after where a page ended (nil: from the
+// start).
+func (r *partitionReader) resumeAt(resume *pagingState) {
+	r.resume = resume
+	if !r.kr.keyed && resume != nil {
 		r.restKey, r.restClustering, r.restRead = resume.key, resume.clustering, resume.inPartition
 		r.after = resume.key
 	}
-	return r
 }
 
 // next returns the next piece of a partition, and whether it is the whole

@@ -21,9 +21,28 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 	case len(st.GroupBy) > 0:
 		return nil, invalidf("GROUP BY is not supported yet")
 	}
-	sels, err := selections(t, s.partitioner(), st.Selectors, bound)
+	pl, err := s.planFor(st, t, func(p *plan) error {
+		sels, takesTerms, err := selections(t, s.partitioner(), st.Selectors, bound)
+		if err != nil {
+			return err
+		}
+		p.sel = &selectPlan{}
+		if !takesTerms {
+			p.sel.sels, p.sel.columns = sels, resultColumns(t, sels)
+		}
+		if !st.AllowFiltering {
+			p.sel.point = newPointRead(t, st.Where)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
+	}
+	sels := pl.sel.sels
+	if sels == nil {
+		if sels, _, err = selections(t, s.partitioner(), st.Selectors, bound); err != nil {
+			return nil, err
+		}
 	}
 	var agg *aggregation
 	for _, sel := range sels {
@@ -46,16 +65,21 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 		}
 		perPartition = 1 // one row per partition: its key and static columns
 	}
-	where := st.Where
+	var kr *keyRestrictions
 	var filters []rowFilter
-	if st.AllowFiltering {
-		var rest []cql.Relation
-		where, rest = splitForFiltering(t, st.Where)
-		if filters, err = newFilters(t, rest, bound); err != nil {
-			return nil, err
+	if pl.sel.point != nil {
+		kr, err = pl.sel.point.restrictions(t, bound)
+	} else {
+		where := st.Where
+		if st.AllowFiltering {
+			var rest []cql.Relation
+			where, rest = splitForFiltering(t, st.Where)
+			if filters, err = newFilters(t, rest, bound); err != nil {
+				return nil, err
+			}
 		}
+		kr, err = parseWhere(t, s.partitioner(), where, bound, whereMode{read: true, allowRange: true})
 	}
-	kr, err := parseWhere(t, s.partitioner(), where, bound, whereMode{read: true, allowRange: true})
 	if err != nil {
 		return nil, err
 	}
@@ -76,12 +100,15 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 		// has one; it is not paged.
 		opts.PageSize, opts.PagingState = 0, nil
 	}
-	pg, err := newPager(opts, limit)
-	if err != nil {
-		return nil, err
+	pg := pager{size: max(opts.PageSize, 0), limit: limit}
+	if opts.PagingState != nil {
+		if pg.resume, err = decodePagingState(opts.PagingState); err != nil {
+			return nil, err
+		}
 	}
 	now := s.Now().Unix()
-	rd := newPartitionReader(s, t, kr, reverse, now, pg.resume)
+	rd := partitionReader{s: s, t: t, kr: kr, reverse: reverse, now: now}
+	rd.resumeAt(pg.resume)
 	if agg == nil {
 		rd.limit = pg.want()
 		if len(filters) == 0 {
@@ -90,12 +117,13 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 			rd.limit = max(rd.limit, 256) // filters may drop many of the rows read
 		}
 	}
-	res := &Result{Kind: RowsResult}
-	for _, sel := range sels {
-		res.Columns = append(res.Columns, ColumnSpec{Keyspace: t.Keyspace, Table: t.Name, Name: sel.name, Type: sel.typ})
+	res := &Result{Kind: RowsResult, Columns: pl.sel.columns}
+	if res.Columns == nil {
+		res.Columns = resultColumns(t, sels)
 	}
 	var partitionKey []byte
 	kept := 0 // rows of this partition the filters let through
+	cells := s.rowScratch(len(t.Columns))
 	for first := true; ; first = false {
 		p, whole, err := rd.next()
 		if err != nil {
@@ -121,12 +149,12 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 			if !staticOnly && !t.RowVisible(r.Row, now) {
 				continue // only a dropped column's data kept it
 			}
+			haveCells := false
 			if len(filters) > 0 {
-				cells, err := t.RowCells(p.Key, r.Clustering, r.Row, p.Static, now)
-				if err != nil {
+				if err := t.ReadRow(cells, p.Key, r.Clustering, r.Row, p.Static, now); err != nil {
 					return nil, &Error{Code: ServerError, Message: err.Error()}
 				}
-				if !acceptsAll(filters, cells) {
+				if haveCells = true; !acceptsAll(filters, cells) {
 					continue
 				}
 			}
@@ -144,9 +172,10 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 					continue
 				}
 			}
-			cells, err := t.RowCells(p.Key, r.Clustering, r.Row, p.Static, now)
-			if err != nil {
-				return nil, &Error{Code: ServerError, Message: err.Error()}
+			if !haveCells {
+				if err := t.ReadRow(cells, p.Key, r.Clustering, r.Row, p.Static, now); err != nil {
+					return nil, &Error{Code: ServerError, Message: err.Error()}
+				}
 			}
 			in := &rowInput{cells: cells, now: now}
 			if agg != nil {
@@ -255,11 +284,29 @@ func checkDistinct(t *schema.Table, sels []*selector, where []cql.Relation) erro
 	return nil
 }
 
-func acceptsAll(filters []rowFilter, cells map[string]schema.Cell) bool {
+func acceptsAll(filters []rowFilter, cells schema.RowValues) bool {
 	for i := range filters {
 		if !filters[i].accepts(cells) {
 			return false
 		}
 	}
 	return true
+}
+
+// resultColumns describes the columns of a SELECT's result.
+func resultColumns(t *schema.Table, sels []*selector) []ColumnSpec {
+	out := make([]ColumnSpec, len(sels))
+	for i, sel := range sels {
+		out[i] = ColumnSpec{Keyspace: t.Keyspace, Table: t.Name, Name: sel.name, Type: sel.typ}
+	}
+	return out
+}
+
+// rowScratch is the session's RowValues for reading rows into, n long: a
+// session runs one statement at a time.
+func (s *Session) rowScratch(n int) schema.RowValues {
+	if cap(s.scratch) < n {
+		s.scratch = make(schema.RowValues, n)
+	}
+	return s.scratch[:n]
 }

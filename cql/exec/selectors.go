@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"slices"
+
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/partitioner"
@@ -53,6 +55,8 @@ type selectionBuilder struct {
 	t     *schema.Table
 	p     partitioner.Partitioner
 	bound [][]byte
+	// takesTerms is set once a term is prepared.
+	takesTerms bool
 	// defs are the columns read, in the order first used; Cassandra names
 	// the first of them in a failed CAST's message.
 	defs []*schema.Column
@@ -69,19 +73,21 @@ func (b *selectionBuilder) use(c *schema.Column) {
 
 // selections resolves the selectors (none: every column, in the table's
 // order).
-func selections(t *schema.Table, p partitioner.Partitioner, sels []cql.Selector, bound [][]byte) ([]*selector, error) {
-	var out []*selector
+//
+// takesTerms says some selector holds a term, which may be a bound value:
+// the selectors are then made again for each execution.
+func selections(t *schema.Table, p partitioner.Partitioner, sels []cql.Selector, bound [][]byte) (out []*selector, takesTerms bool, err error) {
 	if len(sels) == 0 {
 		for _, c := range t.Columns {
 			out = append(out, &selector{kind: selColumn, name: c.Name, typ: c.Type, column: c})
 		}
-		return out, nil
+		return out, false, nil
 	}
 	b := &selectionBuilder{t: t, p: p, bound: bound}
 	for _, sel := range sels {
 		s, err := b.build(sel.Expr)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if sel.Alias != "" {
 			c := *s
@@ -90,7 +96,7 @@ func selections(t *schema.Table, p partitioner.Partitioner, sels []cql.Selector,
 		}
 		out = append(out, s)
 	}
-	return out, nil
+	return out, b.takesTerms, nil
 }
 
 // isTerm reports whether e is a constant, null or marker: a selector whose
@@ -155,6 +161,7 @@ func (b *selectionBuilder) writetimeOrTTL(e *cql.WritetimeOrTTL) (*selector, err
 // term prepares a constant, null or marker for a receiver of type t, named
 // "[selection]" as Cassandra names every term of a selection.
 func (b *selectionBuilder) term(e cql.Expr, t *cqltype.Type) (*selector, error) {
+	b.takesTerms = true
 	v, err := term(e, t, "[selection]", b.bound)
 	if err != nil {
 		return nil, err
@@ -289,7 +296,7 @@ func (b *selectionBuilder) hint(e *cql.TypeHint) (*selector, error) {
 
 // rowInput is one row as selectors read it.
 type rowInput struct {
-	cells map[string]schema.Cell
+	cells schema.RowValues
 	now   int64
 }
 
@@ -313,9 +320,9 @@ func (s *selector) eval(r *rowInput) ([]byte, error) {
 	if r == nil {
 		return nil, nil // an aggregation over no rows has no first row
 	}
-	c, ok := r.cells[s.column.Name]
+	c := r.cells[s.column.Index]
 	switch {
-	case !ok:
+	case c.Value == nil:
 		return nil, nil
 	case s.kind == selWritetime:
 		return cqltype.EncodeBigint(c.Timestamp), nil
@@ -357,7 +364,8 @@ func newAggregation(sels []*selector) *aggregation {
 
 func (a *aggregation) add(r *rowInput) error {
 	if a.first == nil {
-		a.first = r
+		// The row's cells are reused for the next row: keep a copy.
+		a.first = &rowInput{cells: slices.Clone(r.cells), now: r.now}
 	}
 	for _, n := range a.nodes {
 		vals := make([][]byte, len(n.args))

@@ -87,7 +87,8 @@ type SchemaChange struct {
 	Name     string // the table or type; empty for a keyspace
 }
 
-// Result is what a statement returned.
+// Result is what a statement returned. Results are read-only: a session
+// may hand the same one to several calls.
 type Result struct {
 	Kind     ResultKind
 	Keyspace string        // SetKeyspaceResult
@@ -108,6 +109,8 @@ type ColumnSpec struct {
 // Session runs statements for one client connection.
 type Session struct {
 	c        Coordinator
+	plans    map[cql.Statement]*plan
+	scratch  schema.RowValues
 	keyspace string
 	// Now is the clock of writes' default timestamps; default time.Now.
 	Now func() time.Time
