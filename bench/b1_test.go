@@ -45,7 +45,10 @@ func b1Keys(n int) [][]byte {
 }
 
 // parallel runs fn over [0, n) split across the writers and returns ops/s.
+// It collects garbage first, so that a phase does not pay for the one
+// before it (a closed store's memtables, above all).
 func parallel(n int, fn func(i int) error) (float64, error) {
+	runtime.GC()
 	var wg sync.WaitGroup
 	var firstErr error
 	var mu sync.Mutex

@@ -119,8 +119,18 @@ func newPointRead(t *schema.Table, where []cql.Relation) *pointRead {
 	return p
 }
 
-// restrictions evaluates the key values: what parseWhere would return.
-func (p *pointRead) restrictions(t *schema.Table, bound [][]byte) (*keyRestrictions, error) {
+// pointScratch holds a point read's restrictions and their one-element
+// lists; a session reuses one, as it runs one statement at a time.
+type pointScratch struct {
+	kr       keyRestrictions
+	keys     [1][]byte
+	prefixes [1][]byte
+	slices   [1]clusteringSlice
+}
+
+// restrictions evaluates the key values into scratch: what parseWhere
+// would return.
+func (p *pointRead) restrictions(t *schema.Table, bound [][]byte, scratch *pointScratch) (*keyRestrictions, error) {
 	pk := make([][]byte, len(p.partitionKey))
 	for i, e := range p.partitionKey {
 		v, err := keyValue(e, t.PartitionKey[i], bound)
@@ -143,15 +153,13 @@ func (p *pointRead) restrictions(t *schema.Table, bound [][]byte) (*keyRestricti
 	if err != nil {
 		return nil, err
 	}
-	// One allocation for the restrictions and their one-element lists.
-	one := &struct {
-		kr       keyRestrictions
-		keys     [1][]byte
-		prefixes [1][]byte
-		slices   [1]clusteringSlice
-	}{}
+	one := scratch
+	*one = pointScratch{}
 	one.keys[0], one.prefixes[0] = key, prefix
-	one.slices[0] = clusteringSlice{start: mutation.StartBound(prefix, true), end: mutation.EndBound(prefix, true)}
+	one.slices[0] = clusteringSlice{start: prefix, end: mutation.TopBound} // the whole partition
+	if len(prefix) > 0 {
+		one.slices[0] = clusteringSlice{start: mutation.StartBound(prefix, true), end: mutation.EndBound(prefix, true)}
+	}
 	kr := &one.kr
 	kr.key, kr.keys, kr.keyed = key, one.keys[:], true
 	kr.eqColumns, kr.restricted = len(ck), len(ck) > 0

@@ -68,7 +68,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 	var kr *keyRestrictions
 	var filters []rowFilter
 	if pl.sel.point != nil {
-		kr, err = pl.sel.point.restrictions(t, bound)
+		kr, err = pl.sel.point.restrictions(t, bound, &s.point)
 	} else {
 		where := st.Where
 		if st.AllowFiltering {

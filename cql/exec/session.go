@@ -111,6 +111,7 @@ type Session struct {
 	c        Coordinator
 	plans    map[cql.Statement]*plan
 	scratch  schema.RowValues
+	point    pointScratch
 	keyspace string
 	// Now is the clock of writes' default timestamps; default time.Now.
 	Now func() time.Time
