@@ -440,3 +440,54 @@ func DecodeDuration(b []byte) (int32, int32, int64, error) {
 	}
 	return int32(months), int32(days), nanos, nil
 }
+
+// Example returns a valid, non-null value of the type: one (or the
+// smallest natural choice) for numbers, a one-byte string or blob, a
+// version 1 timeuuid, collections of one example element, tuples and user
+// types of example fields. It stands in for a bound value where only the
+// value's type matters (working out a prepared statement's markers).
+func (t *Type) Example() []byte {
+	switch t.Kind {
+	case Ascii, Text, Blob:
+		return []byte("a")
+	case Bigint, Counter, Timestamp, Time:
+		return EncodeBigint(1)
+	case Int:
+		return EncodeInt(1)
+	case Smallint:
+		return EncodeSmallint(1)
+	case Tinyint:
+		return EncodeTinyint(1)
+	case Boolean:
+		return EncodeBoolean(true)
+	case Date:
+		return EncodeDate(0)
+	case Decimal:
+		return EncodeDecimal(big.NewInt(1), 0)
+	case Varint:
+		return EncodeVarint(big.NewInt(1))
+	case Double:
+		return EncodeDouble(1)
+	case Float:
+		return EncodeFloat(1)
+	case Duration:
+		return EncodeDuration(0, 1, 0)
+	case Inet:
+		return []byte{127, 0, 0, 1}
+	case UUID:
+		return []byte{0x3c, 0x5f, 0x2e, 0x00, 0x0f, 0x24, 0x4a, 0x5b, 0x9a, 0x1e, 0, 0, 0, 0, 0, 1}
+	case Timeuuid:
+		return []byte{0x3c, 0x5f, 0x2e, 0x00, 0x0f, 0x24, 0x11, 0xef, 0x9a, 0x1e, 0, 0, 0, 0, 0, 1}
+	case List, Set:
+		return EncodeCollection([][]byte{t.Params[0].Example()})
+	case Map:
+		return EncodeMap([][]byte{t.Params[0].Example()}, [][]byte{t.Params[1].Example()})
+	case Tuple, UDT:
+		fields := make([][]byte, len(t.Params))
+		for i, p := range t.Params {
+			fields[i] = p.Example()
+		}
+		return EncodeTuple(fields)
+	}
+	return []byte{}
+}

@@ -101,7 +101,7 @@ func multiColumnRelation(t *schema.Table, r cql.Relation) (clusteringRelation, e
 // and slices. Relations start at some column; from the first, each = or
 // IN covers its columns and the next must start after them, and a range
 // ends the chain.
-func parseClustering(t *schema.Table, rels []clusteringRelation, bound [][]byte) (clusteringRestrictions, error) {
+func parseClustering(t *schema.Table, rels []clusteringRelation, bound *binding) (clusteringRestrictions, error) {
 	cr := clusteringRestrictions{prefixes: [][]byte{{}}, restricted: len(rels) > 0}
 	byFirst := map[int][]clusteringRelation{}
 	covered := map[int]bool{}       // positions some relation restricts
@@ -224,7 +224,7 @@ func columnNames(cs []*schema.Column) string {
 // clusteringValues evaluates the right side of an = or IN on clustering
 // columns: one tuple of values (one value each for a single column) per
 // candidate.
-func clusteringValues(r clusteringRelation, bound [][]byte) ([][][]byte, error) {
+func clusteringValues(r clusteringRelation, bound *binding) ([][][]byte, error) {
 	if !r.multi {
 		c := r.columns[0]
 		if r.rel.Op == cql.OpEq {
@@ -281,7 +281,7 @@ func tupleType(cs []*schema.Column) *cqltype.Type {
 }
 
 // tupleValue evaluates a tuple term against a tuple relation's columns.
-func tupleValue(r clusteringRelation, e cql.Expr, bound [][]byte) ([][]byte, error) {
+func tupleValue(r clusteringRelation, e cql.Expr, bound *binding) ([][]byte, error) {
 	if lit, ok := e.(*cql.TupleLiteral); ok {
 		if len(lit.Elements) != len(r.columns) {
 			return nil, invalidf("Expected %d elements in value tuple, but got %d: %s", len(r.columns), len(lit.Elements), lit)
@@ -351,7 +351,7 @@ func extendPrefixes(t *schema.Table, prefixes [][]byte, pos int, tuples [][][]by
 
 // rangeSlices are the rows under prefix whose columns from r.first compare
 // with r's values by r's operator, each column in its type's order.
-func rangeSlices(t *schema.Table, prefix []byte, r clusteringRelation, bound [][]byte) ([]clusteringSlice, error) {
+func rangeSlices(t *schema.Table, prefix []byte, r clusteringRelation, bound *binding) ([]clusteringSlice, error) {
 	var vals [][]byte
 	if r.multi {
 		var err error

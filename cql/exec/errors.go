@@ -26,9 +26,20 @@ type Error struct {
 	// Keyspace and Table name what AlreadyExists found (Table empty for a
 	// keyspace).
 	Keyspace, Table string
+	// onData says the failure comes from the data the statement found
+	// (a list too short), not from the statement: preparing, which runs
+	// against no data, passes over it.
+	onData bool
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// dataf is invalidf for a failure that depends on the data read.
+func dataf(format string, args ...any) *Error {
+	e := invalidf(format, args...)
+	e.onData = true
+	return e
+}
 
 func invalidf(format string, args ...any) *Error {
 	return &Error{Code: Invalid, Message: fmt.Sprintf(format, args...)}

@@ -212,6 +212,23 @@ func describe(ks *schema.Keyspace) string {
 	return b.String()
 }
 
+// describePrepared prints what PREPARE tells a client.
+func describePrepared(p *Prepared) string {
+	var b strings.Builder
+	spec := func(c ColumnSpec) string {
+		return fmt.Sprintf("%s.%s.%s %s", c.Keyspace, c.Table, c.Name, c.Type.SchemaString())
+	}
+	var markers, cols []string
+	for _, m := range p.Markers {
+		markers = append(markers, spec(m))
+	}
+	for _, c := range p.Columns {
+		cols = append(cols, spec(c))
+	}
+	fmt.Fprintf(&b, "markers [%s] pk %v columns [%s]\n", strings.Join(markers, ", "), p.PartitionKeyIndexes, strings.Join(cols, ", "))
+	return b.String()
+}
+
 func sortedPairs(m map[string]string) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(m)) {
@@ -222,7 +239,8 @@ func sortedPairs(m map[string]string) string {
 
 // TestDataDriven runs testdata/*: "exec" runs each statement of its input
 // and prints one outcome per statement; "describe <keyspace>" prints the
-// keyspace's definition; "restart" reloads the schema from the stored rows,
+// keyspace's definition; "prepare" prints what preparing each statement
+// tells a client; "restart" reloads the schema from the stored rows,
 // as a node's start-up does.
 func TestDataDriven(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
@@ -268,6 +286,21 @@ func TestDataDriven(t *testing.T) {
 					return "no keyspace " + name + "\n"
 				}
 				return describe(ks)
+			case "prepare":
+				stmts, err := cql.ParseAll(d.Input)
+				if err != nil {
+					return render(nil, err) + "\n"
+				}
+				var out strings.Builder
+				for _, st := range stmts {
+					p, err := s.Prepare(st)
+					if err != nil {
+						out.WriteString(render(nil, err) + "\n")
+						continue
+					}
+					out.WriteString(describePrepared(p))
+				}
+				return out.String()
 			case "restart":
 				if err := c.ApplySchema(nil); err != nil {
 					return "error " + err.Error() + "\n"

@@ -42,7 +42,7 @@ func splitForFiltering(t *schema.Table, where []cql.Relation) (keys, filters []c
 }
 
 // newFilters evaluates the filtering relations' values.
-func newFilters(t *schema.Table, rels []cql.Relation, bound [][]byte) ([]rowFilter, error) {
+func newFilters(t *schema.Table, rels []cql.Relation, bound *binding) ([]rowFilter, error) {
 	var out []rowFilter
 	for _, r := range rels {
 		if r.Kind != cql.ColumnRelation || len(r.Columns) != 1 {

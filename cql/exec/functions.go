@@ -286,7 +286,7 @@ func (a callArg) String() string { return a.text }
 
 // callTerm evaluates a function call given to a receiver of type t, as
 // FunctionCall.Raw.prepare and bind do.
-func callTerm(keyspace, name string, argExprs []cql.Expr, t *cqltype.Type, receiver string, bound [][]byte) ([]byte, error) {
+func callTerm(keyspace, name string, argExprs []cql.Expr, t *cqltype.Type, receiver string, bound *binding) ([]byte, error) {
 	args := make([]cqltype.FunctionArg, len(argExprs))
 	for i, e := range argExprs {
 		args[i] = termArg(e)
@@ -317,7 +317,7 @@ func callTerm(keyspace, name string, argExprs []cql.Expr, t *cqltype.Type, recei
 // hintTerm evaluates (type)value, as TypeCast.prepare does: the value must
 // fit the hinted type, the hinted type must fit the receiver, and the value
 // is then read as the receiver's.
-func hintTerm(h *cql.TypeHint, t *cqltype.Type, receiver string, bound [][]byte) ([]byte, error) {
+func hintTerm(h *cql.TypeHint, t *cqltype.Type, receiver string, bound *binding) ([]byte, error) {
 	ht, err := h.Type.Resolve("", nil)
 	if err != nil {
 		return nil, asInvalid(err)

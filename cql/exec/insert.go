@@ -17,7 +17,7 @@ func (s *Session) table(n cql.QualifiedName) (*schema.Table, error) {
 	return t, asInvalid(err)
 }
 
-func (s *Session) insert(st *cql.Insert, bound [][]byte) (*Result, error) {
+func (s *Session) insert(st *cql.Insert, bound *binding) (*Result, error) {
 	m, err := s.insertMutation(st, bound, nil)
 	if err != nil {
 		return nil, err
@@ -27,7 +27,7 @@ func (s *Session) insert(st *cql.Insert, bound [][]byte) (*Result, error) {
 
 // insertMutation builds what an INSERT writes; batchTS is the batch's
 // timestamp, if it set one.
-func (s *Session) insertMutation(st *cql.Insert, bound [][]byte, batchTS *int64) (*mutation.Mutation, error) {
+func (s *Session) insertMutation(st *cql.Insert, bound *binding, batchTS *int64) (*mutation.Mutation, error) {
 	t, err := s.table(st.Table)
 	if err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func lwtRefused() error {
 // cellWriter reads USING TTL and TIMESTAMP (the table's default TTL when
 // none is given; USING TTL 0 is no TTL); a batch's timestamp stands when
 // the statement sets none.
-func (s *Session) cellWriter(u cql.Using, t *schema.Table, bound [][]byte, batchTS *int64) (*schema.CellWriter, error) {
+func (s *Session) cellWriter(u cql.Using, t *schema.Table, bound *binding, batchTS *int64) (*schema.CellWriter, error) {
 	now := s.Now()
 	w := &schema.CellWriter{Timestamp: now.UnixMicro(), Now: now.Unix(), TTL: t.Options.DefaultTimeToLive, NextListPath: nextTimeuuid}
 	if batchTS != nil {

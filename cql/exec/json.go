@@ -18,10 +18,10 @@ const jsonColumn = "[json]"
 // row then folded into one text value, a JSON object of the selected
 // columns by their result names. Folding after the fact keeps paging,
 // aggregates and limits exactly as for the plain SELECT.
-func (s *Session) selectJSON(st *cql.Select, opts QueryParams) (*Result, error) {
+func (s *Session) selectJSON(st *cql.Select, opts QueryParams, bound *binding) (*Result, error) {
 	plain := *st
 	plain.JSON = false
-	res, err := s.selectRows(&plain, opts)
+	res, err := s.selectRows(&plain, opts, bound)
 	if err != nil || res.Kind != RowsResult {
 		return res, err
 	}
@@ -60,12 +60,18 @@ func (s *Session) selectJSON(st *cql.Select, opts QueryParams) (*Result, error) 
 // values convert with FromJSON, and the result goes through the same
 // InsertMutation as INSERT ... VALUES. Columns the document leaves out are
 // null, or untouched with DEFAULT UNSET.
-func (s *Session) insertJSON(t *schema.Table, st *cql.Insert, bound [][]byte, batchTS *int64) (*mutation.Mutation, error) {
+func (s *Session) insertJSON(t *schema.Table, st *cql.Insert, bound *binding, batchTS *int64) (*mutation.Mutation, error) {
 	if st.IfNotExists {
 		return nil, lwtRefused()
 	}
 	raw, err := term(st.JSON, cqltype.TextType, jsonColumn, bound)
 	if err != nil {
+		return nil, err
+	}
+	if bound.preparing() {
+		// The document is only known when executed: what is left to learn
+		// is USING's markers.
+		_, err := s.cellWriter(st.Using, t, bound, batchTS)
 		return nil, err
 	}
 	if raw == nil {

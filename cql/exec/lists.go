@@ -55,8 +55,12 @@ func (s *Session) listReader(t *schema.Table, key, clustering []byte, now int64)
 }
 
 // setListElement writes l[i] = v (nil v deletes the element).
-func setListElement(w *schema.CellWriter, r *mutation.Row, c *schema.Column, index, value cql.Expr, bound [][]byte, current currentList) error {
+func setListElement(w *schema.CellWriter, r *mutation.Row, c *schema.Column, index, value cql.Expr, bound *binding, current currentList) error {
 	i, err := listIndex(index, bound)
+	if err != nil {
+		return err
+	}
+	v, err := term(value, c.Type.Params[0], c.Name, bound)
 	if err != nil {
 		return err
 	}
@@ -65,14 +69,10 @@ func setListElement(w *schema.CellWriter, r *mutation.Row, c *schema.Column, ind
 		return err
 	}
 	if len(cells) == 0 {
-		return invalidf("Attempted to set an element on a list which is null")
+		return dataf("Attempted to set an element on a list which is null")
 	}
 	if i < 0 || i >= len(cells) {
-		return invalidf("List index %d out of bound, list has size %d", i, len(cells))
-	}
-	v, err := term(value, c.Type.Params[0], c.Name, bound)
-	if err != nil {
-		return err
+		return dataf("List index %d out of bound, list has size %d", i, len(cells))
 	}
 	if v == nil {
 		r.Cells = append(r.Cells, w.Tombstone(c, cells[i].Path))
@@ -83,7 +83,7 @@ func setListElement(w *schema.CellWriter, r *mutation.Row, c *schema.Column, ind
 }
 
 // deleteListElement writes DELETE l[i].
-func deleteListElement(w *schema.CellWriter, r *mutation.Row, c *schema.Column, index cql.Expr, bound [][]byte, current currentList) error {
+func deleteListElement(w *schema.CellWriter, r *mutation.Row, c *schema.Column, index cql.Expr, bound *binding, current currentList) error {
 	i, err := listIndex(index, bound)
 	if err != nil {
 		return err
@@ -93,10 +93,10 @@ func deleteListElement(w *schema.CellWriter, r *mutation.Row, c *schema.Column, 
 		return err
 	}
 	if len(cells) == 0 {
-		return invalidf("Attempted to delete an element from a list which is null")
+		return dataf("Attempted to delete an element from a list which is null")
 	}
 	if i < 0 || i >= len(cells) {
-		return invalidf("List index %d out of bound, list has size %d", i, len(cells))
+		return dataf("List index %d out of bound, list has size %d", i, len(cells))
 	}
 	r.Cells = append(r.Cells, w.Tombstone(c, cells[i].Path))
 	return nil
@@ -104,7 +104,7 @@ func deleteListElement(w *schema.CellWriter, r *mutation.Row, c *schema.Column, 
 
 // removeListValues writes l = l - [values]: every element equal to one of
 // them goes.
-func removeListValues(w *schema.CellWriter, r *mutation.Row, c *schema.Column, value cql.Expr, bound [][]byte, current currentList) error {
+func removeListValues(w *schema.CellWriter, r *mutation.Row, c *schema.Column, value cql.Expr, bound *binding, current currentList) error {
 	v, err := term(value, c.Type, c.Name, bound)
 	if err != nil || v == nil {
 		return err
@@ -131,7 +131,7 @@ func removeListValues(w *schema.CellWriter, r *mutation.Row, c *schema.Column, v
 
 // prependList writes l = [values] + l: the new elements take timeuuids
 // from before every element appended, each prepend before the last.
-func prependList(w *schema.CellWriter, r *mutation.Row, c *schema.Column, value cql.Expr, bound [][]byte) error {
+func prependList(w *schema.CellWriter, r *mutation.Row, c *schema.Column, value cql.Expr, bound *binding) error {
 	v, err := term(value, c.Type, c.Name, bound)
 	if err != nil || v == nil {
 		return err
@@ -151,7 +151,7 @@ func prependList(w *schema.CellWriter, r *mutation.Row, c *schema.Column, value 
 	return nil
 }
 
-func listIndex(e cql.Expr, bound [][]byte) (int, error) {
+func listIndex(e cql.Expr, bound *binding) (int, error) {
 	v, err := term(e, cqltype.IntType, "[list index]", bound)
 	if err != nil {
 		return 0, err

@@ -9,7 +9,7 @@ import (
 	"github.com/sibyldb/sibyl/schema"
 )
 
-func (s *Session) update(st *cql.Update, bound [][]byte) (*Result, error) {
+func (s *Session) update(st *cql.Update, bound *binding) (*Result, error) {
 	ms, err := s.updateMutations(st, bound, nil)
 	if err != nil {
 		return nil, err
@@ -20,7 +20,7 @@ func (s *Session) update(st *cql.Update, bound [][]byte) (*Result, error) {
 // updateMutations builds what an UPDATE writes, one mutation per
 // partition: cells, and no row marker (an updated row whose cells all go
 // is gone, unlike an inserted one).
-func (s *Session) updateMutations(st *cql.Update, bound [][]byte, batchTS *int64) ([]*mutation.Mutation, error) {
+func (s *Session) updateMutations(st *cql.Update, bound *binding, batchTS *int64) ([]*mutation.Mutation, error) {
 	t, err := s.table(st.Table)
 	if err != nil {
 		return nil, err
@@ -104,7 +104,7 @@ func (s *Session) writeRows(t *schema.Table, kr *keyRestrictions, now int64, onl
 }
 
 // assign writes one SET assignment into a row.
-func assign(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assignment, bound [][]byte, current currentList) error {
+func assign(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assignment, bound *binding, current currentList) error {
 	t := c.Type
 	switch a.Kind {
 	case cql.AssignValue:
@@ -212,7 +212,7 @@ func assign(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assig
 	return invalidf("%s is not supported yet", a)
 }
 
-func (s *Session) deleteRows(st *cql.Delete, bound [][]byte) (*Result, error) {
+func (s *Session) deleteRows(st *cql.Delete, bound *binding) (*Result, error) {
 	ms, err := s.deleteMutations(st, bound, nil)
 	if err != nil {
 		return nil, err
@@ -223,7 +223,7 @@ func (s *Session) deleteRows(st *cql.Delete, bound [][]byte) (*Result, error) {
 // deleteMutations builds what a DELETE writes, one mutation per partition:
 // a partition deletion, row deletions, range tombstones, or tombstones of
 // the columns named.
-func (s *Session) deleteMutations(st *cql.Delete, bound [][]byte, batchTS *int64) ([]*mutation.Mutation, error) {
+func (s *Session) deleteMutations(st *cql.Delete, bound *binding, batchTS *int64) ([]*mutation.Mutation, error) {
 	t, err := s.table(st.Table)
 	if err != nil {
 		return nil, err
@@ -290,7 +290,7 @@ func (s *Session) deleteMutations(st *cql.Delete, bound [][]byte, batchTS *int64
 }
 
 // deleteColumn writes the deletion of a column, an element or a field.
-func deleteColumn(w *schema.CellWriter, r *mutation.Row, c *schema.Column, sel cql.DeleteSelector, bound [][]byte, current currentList) error {
+func deleteColumn(w *schema.CellWriter, r *mutation.Row, c *schema.Column, sel cql.DeleteSelector, bound *binding, current currentList) error {
 	t := c.Type
 	switch {
 	case sel.Key != nil:
@@ -327,7 +327,7 @@ func deleteColumn(w *schema.CellWriter, r *mutation.Row, c *schema.Column, sel c
 	return asInvalid(w.Put(r, c, nil))
 }
 
-func (s *Session) batch(st *cql.Batch, bound [][]byte) (*Result, error) {
+func (s *Session) batch(st *cql.Batch, bound *binding) (*Result, error) {
 	if st.Kind == cql.CounterBatch {
 		return nil, invalidf("Counter batches are not supported yet: counters arrive with a later issue")
 	}

@@ -130,7 +130,7 @@ type pointScratch struct {
 
 // restrictions evaluates the key values into scratch: what parseWhere
 // would return.
-func (p *pointRead) restrictions(t *schema.Table, bound [][]byte, scratch *pointScratch) (*keyRestrictions, error) {
+func (p *pointRead) restrictions(t *schema.Table, bound *binding, scratch *pointScratch) (*keyRestrictions, error) {
 	pk := make([][]byte, len(p.partitionKey))
 	for i, e := range p.partitionKey {
 		v, err := keyValue(e, t.PartitionKey[i], bound)

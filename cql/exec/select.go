@@ -9,15 +9,14 @@ import (
 	"github.com/sibyldb/sibyl/schema"
 )
 
-func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) {
-	bound := opts.Values
+func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (*Result, error) {
 	t, err := s.table(st.Table)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case st.JSON:
-		return s.selectJSON(st, opts)
+		return s.selectJSON(st, opts, bound)
 	case len(st.GroupBy) > 0:
 		return nil, invalidf("GROUP BY is not supported yet")
 	}
@@ -205,7 +204,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams) (*Result, error) 
 }
 
 // positiveLimit evaluates LIMIT or PER PARTITION LIMIT (0 when absent).
-func positiveLimit(e cql.Expr, receiver, clause string, bound [][]byte) (int, error) {
+func positiveLimit(e cql.Expr, receiver, clause string, bound *binding) (int, error) {
 	if e == nil {
 		return 0, nil
 	}

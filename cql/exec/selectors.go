@@ -54,7 +54,7 @@ func (s *selector) aggregates() bool {
 type selectionBuilder struct {
 	t     *schema.Table
 	p     partitioner.Partitioner
-	bound [][]byte
+	bound *binding
 	// takesTerms is set once a term is prepared.
 	takesTerms bool
 	// defs are the columns read, in the order first used; Cassandra names
@@ -76,7 +76,7 @@ func (b *selectionBuilder) use(c *schema.Column) {
 //
 // takesTerms says some selector holds a term, which may be a bound value:
 // the selectors are then made again for each execution.
-func selections(t *schema.Table, p partitioner.Partitioner, sels []cql.Selector, bound [][]byte) (out []*selector, takesTerms bool, err error) {
+func selections(t *schema.Table, p partitioner.Partitioner, sels []cql.Selector, bound *binding) (out []*selector, takesTerms bool, err error) {
 	if len(sels) == 0 {
 		for _, c := range t.Columns {
 			out = append(out, &selector{kind: selColumn, name: c.Name, typ: c.Type, column: c})

@@ -169,7 +169,10 @@ func (s *Session) Execute(st cql.Statement, bound ...[]byte) (*Result, error) {
 
 // Query runs a parsed statement with its options (bound values, paging).
 func (s *Session) Query(st cql.Statement, opts QueryParams) (*Result, error) {
-	bound := opts.Values
+	return s.run(st, opts, bindValues(opts.Values))
+}
+
+func (s *Session) run(st cql.Statement, opts QueryParams, bound *binding) (*Result, error) {
 	switch st := st.(type) {
 	case *cql.Use:
 		if s.c.Schema().Keyspace(st.Keyspace) == nil {
@@ -204,7 +207,7 @@ func (s *Session) Query(st cql.Statement, opts QueryParams) (*Result, error) {
 	case *cql.Batch:
 		return s.batch(st, bound)
 	case *cql.Select:
-		return s.selectRows(st, opts)
+		return s.selectRows(st, opts, bound)
 	}
 	return nil, invalidf("%T statements are not supported yet", st)
 }

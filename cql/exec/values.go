@@ -14,23 +14,59 @@ var literalKinds = map[cql.ConstantKind]cqltype.LiteralKind{
 	cql.DurationConstant: cqltype.DurationLiteral,
 }
 
+// binding is what bind markers take their values from: the values a
+// client bound, or, while a statement is prepared, nothing: each marker
+// then records the receiver it is evaluated for and stands for an example
+// value of its type.
+type binding struct {
+	values [][]byte
+	// receivers, when set, collects each marker's receiver by index
+	// (preparing).
+	receivers map[int]markerReceiver
+}
+
+// markerReceiver is what a bind marker binds: a value of typ, named as
+// Cassandra names it (the column, or [limit], [ttl] and the like).
+type markerReceiver struct {
+	name string
+	typ  *cqltype.Type
+}
+
+func bindValues(values [][]byte) *binding { return &binding{values: values} }
+
+// preparing reports whether the statement is being prepared, not run.
+func (b *binding) preparing() bool { return b != nil && b.receivers != nil }
+
+func (b *binding) value(m *cql.BindMarker, t *cqltype.Type, receiver string) ([]byte, error) {
+	if b == nil {
+		b = &binding{}
+	}
+	if b.receivers != nil {
+		if _, seen := b.receivers[m.Index]; !seen {
+			b.receivers[m.Index] = markerReceiver{name: receiver, typ: t}
+		}
+		return t.Example(), nil
+	}
+	if m.Index >= len(b.values) {
+		return nil, invalidf("There were %d markers(?) in CQL but %d bound variables", m.Index+1, len(b.values))
+	}
+	v := b.values[m.Index]
+	if v != nil {
+		if err := t.Validate(v); err != nil {
+			return nil, invalidf("Exception while binding column %s: %v", receiver, err)
+		}
+	}
+	return v, nil
+}
+
 // term evaluates a term for a receiver of type t (receiver names it in
 // errors, as Cassandra does). A nil result is null.
-func term(e cql.Expr, t *cqltype.Type, receiver string, bound [][]byte) ([]byte, error) {
+func term(e cql.Expr, t *cqltype.Type, receiver string, bound *binding) ([]byte, error) {
 	switch e := e.(type) {
 	case *cql.Null:
 		return nil, nil
 	case *cql.BindMarker:
-		if e.Index >= len(bound) {
-			return nil, invalidf("There were %d markers(?) in CQL but %d bound variables", e.Index+1, len(bound))
-		}
-		v := bound[e.Index]
-		if v != nil {
-			if err := t.Validate(v); err != nil {
-				return nil, invalidf("Exception while binding column %s: %v", receiver, err)
-			}
-		}
-		return v, nil
+		return bound.value(e, t, receiver)
 	case *cql.Constant:
 		v, err := t.FromLiteral(literalKinds[e.Kind], e.Text)
 		if err != nil {
@@ -112,7 +148,7 @@ func fieldIndex(t *cqltype.Type, name string) int {
 
 // elements evaluates a list's or set's elements; a set's are sorted in
 // the type's order with duplicates dropped, as Cassandra stores them.
-func elements(es []cql.Expr, elem *cqltype.Type, receiver string, bound [][]byte, isSet bool) ([]byte, error) {
+func elements(es []cql.Expr, elem *cqltype.Type, receiver string, bound *binding, isSet bool) ([]byte, error) {
 	vals := make([][]byte, 0, len(es))
 	for _, e := range es {
 		v, err := term(e, elem, receiver, bound)
@@ -143,7 +179,7 @@ func dedupe(sorted [][]byte, t *cqltype.Type) [][]byte {
 	return out
 }
 
-func mapLiteral(m *cql.MapLiteral, t *cqltype.Type, receiver string, bound [][]byte) ([]byte, error) {
+func mapLiteral(m *cql.MapLiteral, t *cqltype.Type, receiver string, bound *binding) ([]byte, error) {
 	type entry struct{ k, v []byte }
 	entries := make([]entry, 0, len(m.Entries))
 	for _, e := range m.Entries {

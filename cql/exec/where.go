@@ -41,7 +41,7 @@ type whereMode struct {
 // key column by = or IN (a read may name none: a scan, or restrict the
 // token instead), then the clustering columns (see parseClustering); a
 // range only where the mode allows one.
-func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation, bound [][]byte, mode whereMode) (*keyRestrictions, error) {
+func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation, bound *binding, mode whereMode) (*keyRestrictions, error) {
 	eq := map[string]cql.Expr{}
 	in := map[string]cql.Relation{}
 	hasRange := map[string]bool{}
@@ -189,7 +189,7 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 }
 
 // tokenRange reads token(k) relations into a scan's token bounds.
-func (kr *keyRestrictions) tokenRange(t *schema.Table, p partitioner.Partitioner, rels []cql.Relation, bound [][]byte) error {
+func (kr *keyRestrictions) tokenRange(t *schema.Table, p partitioner.Partitioner, rels []cql.Relation, bound *binding) error {
 	if p.Name() != partitioner.Murmur3().Name() {
 		return invalidf("token() restrictions are supported with the Murmur3Partitioner only, for now")
 	}
@@ -271,7 +271,7 @@ func partitionKeyNames(t *schema.Table) string {
 
 // inValues evaluates the candidates of an IN: a list of terms, or one
 // marker bound to a list.
-func inValues(r cql.Relation, c *schema.Column, bound [][]byte) ([][]byte, error) {
+func inValues(r cql.Relation, c *schema.Column, bound *binding) ([][]byte, error) {
 	if len(r.Values) == 0 && r.Value != nil {
 		v, err := term(r.Value, cqltype.ListOf(c.Type, false), c.Name, bound)
 		if err != nil {
@@ -294,7 +294,7 @@ func inValues(r cql.Relation, c *schema.Column, bound [][]byte) ([][]byte, error
 	return out, nil
 }
 
-func keyValue(e cql.Expr, c *schema.Column, bound [][]byte) ([]byte, error) {
+func keyValue(e cql.Expr, c *schema.Column, bound *binding) ([]byte, error) {
 	v, err := term(e, c.Type, c.Name, bound)
 	if err != nil {
 		return nil, err
