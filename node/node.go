@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/rs/zerolog"
+	"github.com/sibyldb/sibyl/cql/native"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
 )
@@ -86,6 +87,9 @@ type Node struct {
 	schema *schema.Schema
 	// Recovery is what commit log replay did at start-up.
 	Recovery storage.RecoveryStats
+
+	native     *native.Server
+	nativeDone chan error
 }
 
 // Open starts a node: the storage engine; the system tables; the schema,
@@ -136,5 +140,13 @@ func (n *Node) start() error {
 	return n.writeLocal()
 }
 
-// Close stops the node; unflushed writes stay in the commit log.
-func (n *Node) Close() error { return n.engine.Close() }
+// Close stops the node: the native protocol server drains (no new
+// requests; those in flight are answered), memtables are flushed, and the
+// engine closes.
+func (n *Node) Close() error {
+	err := n.stopNative()
+	if ferr := n.engine.Flush(); ferr != nil {
+		err = errors.Join(err, fmt.Errorf("node: flushing at shutdown: %w", ferr))
+	}
+	return errors.Join(err, n.engine.Close())
+}

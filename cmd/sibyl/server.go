@@ -1,6 +1,11 @@
 package main
 
 import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
 	"github.com/rs/zerolog/log"
 	"github.com/sibyldb/sibyl/node"
 	"github.com/spf13/cobra"
@@ -11,7 +16,10 @@ func newServerCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run a Sibyl node",
-		Args:  cobra.NoArgs,
+		Long: "Run a Sibyl node: the storage engine and the CQL native protocol on " +
+			"listen_address:native_transport_port (127.0.0.1:9042 by default, data in ./data). " +
+			"SIGTERM or SIGINT drains it: no new requests, those in flight answered, memtables flushed.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = &log.Logger
 			n, err := node.Open(cfg)
@@ -19,11 +27,26 @@ func newServerCommand() *cobra.Command {
 				return err
 			}
 			log.Info().Str("data", cfg.DataDir).Int("replayed", n.Recovery.Applied).Msg("storage engine started")
-			log.Info().Msg("the CQL native protocol arrives with issue 4: this node has nothing to serve yet, so it stops")
-			return n.Close()
+			if _, err := n.StartNative(); err != nil {
+				n.Close()
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			<-ctx.Done()
+			log.Info().Msg("draining: no new requests; flushing memtables")
+			if err := n.Close(); err != nil {
+				return err
+			}
+			log.Info().Msg("stopped")
+			return nil
 		},
 	}
-	cmd.Flags().StringVar(&cfg.DataDir, "data", "data", "directory for SSTables and the commit log")
-	cmd.Flags().StringVar(&cfg.CommitLogSync, "commitlog-sync", "periodic", "commitlog_sync: periodic, group or batch")
+	f := cmd.Flags()
+	f.StringVar(&cfg.DataDir, "data-dir", "data", "directory for SSTables and the commit log")
+	f.StringVar(&cfg.CommitLogSync, "commitlog-sync", "periodic", "commitlog_sync: periodic, group or batch")
+	f.StringVar(&cfg.ListenAddress, "listen-address", "127.0.0.1", "listen_address: the address the node serves on")
+	f.IntVar(&cfg.NativePort, "native-transport-port", 9042, "native_transport_port: the CQL native protocol port")
+	f.StringVar(&cfg.ClusterName, "cluster-name", "Test Cluster", "cluster_name")
 	return cmd
 }

@@ -30,6 +30,8 @@ type Error struct {
 	// (a list too short), not from the statement: preparing, which runs
 	// against no data, passes over it.
 	onData bool
+	// unset says a value the statement needed was bound to "unset".
+	unset bool
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -49,22 +49,26 @@ func (s *Session) insertMutation(st *cql.Insert, bound *binding, batchTS *int64)
 		return nil, err
 	}
 	cols := pl.insert.columns
-	values := make([][]byte, len(cols))
+	used := make([]*schema.Column, 0, len(cols))
+	values := make([][]byte, 0, len(cols))
 	for i, c := range cols {
 		v, err := term(st.Values[i], c.Type, c.Name, bound)
+		if isUnset(err) && !c.IsPrimaryKey() {
+			continue // left as it is: written as if not named
+		}
 		if err != nil {
 			return nil, err
 		}
 		if v == nil && c.IsPrimaryKey() {
 			return nil, invalidf("Invalid null value in condition for column %s", c.Name)
 		}
-		values[i] = v
+		used, values = append(used, c), append(values, v)
 	}
 	w, err := s.cellWriter(st.Using, t, bound, batchTS)
 	if err != nil {
 		return nil, err
 	}
-	m, err := t.InsertRow(cols, values, w)
+	m, err := t.InsertRow(used, values, w)
 	return m, asInvalid(err)
 }
 
@@ -97,8 +101,14 @@ func (s *Session) cellWriter(u cql.Using, t *schema.Table, bound *binding, batch
 		}
 		w.Timestamp = *batchTS
 	}
+	if batchTS == nil && bound.defaultTimestamp != nil {
+		w.Timestamp = *bound.defaultTimestamp
+	}
 	if u.Timestamp != nil {
 		v, err := term(u.Timestamp, cqltype.BigintType, "[timestamp]", bound)
+		if isUnset(err) {
+			return w, s.ttl(w, u, bound)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -107,24 +117,33 @@ func (s *Session) cellWriter(u cql.Using, t *schema.Table, bound *binding, batch
 		}
 		w.Timestamp, _ = cqltype.DecodeBigint(v)
 	}
-	if u.TTL != nil {
-		v, err := term(u.TTL, cqltype.IntType, "[ttl]", bound)
-		if err != nil {
-			return nil, err
-		}
-		if v == nil {
-			return nil, invalidf("Invalid null value of TTL")
-		}
-		ttl, _ := cqltype.DecodeInt(v)
-		switch {
-		case ttl < 0:
-			return nil, invalidf("A TTL must be greater or equal to 0, but was %d", ttl)
-		case ttl > schema.MaxTTL:
-			return nil, invalidf("ttl is too large. requested (%d) maximum (%d)", ttl, schema.MaxTTL)
-		}
-		w.TTL = ttl
+	return w, s.ttl(w, u, bound)
+}
+
+// ttl reads USING TTL into w (unset or absent: the table's default).
+func (s *Session) ttl(w *schema.CellWriter, u cql.Using, bound *binding) error {
+	if u.TTL == nil {
+		return nil
 	}
-	return w, nil
+	v, err := term(u.TTL, cqltype.IntType, "[ttl]", bound)
+	if isUnset(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		return invalidf("Invalid null value of TTL")
+	}
+	ttl, _ := cqltype.DecodeInt(v)
+	switch {
+	case ttl < 0:
+		return invalidf("A TTL must be greater or equal to 0, but was %d", ttl)
+	case ttl > schema.MaxTTL:
+		return invalidf("ttl is too large. requested (%d) maximum (%d)", ttl, schema.MaxTTL)
+	}
+	w.TTL = ttl
+	return nil
 }
 
 // functionEnv is the clock and randomness of now(), uuid() and the

@@ -103,8 +103,16 @@ func (s *Session) writeRows(t *schema.Table, kr *keyRestrictions, now int64, onl
 	return ms, nil
 }
 
-// assign writes one SET assignment into a row.
+// assign writes one SET assignment into a row; one whose value was bound
+// "unset" leaves the column as it is.
 func assign(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assignment, bound *binding, current currentList) error {
+	if err := assignValue(w, r, c, a, bound, current); !isUnset(err) {
+		return err
+	}
+	return nil
+}
+
+func assignValue(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assignment, bound *binding, current currentList) error {
 	t := c.Type
 	switch a.Kind {
 	case cql.AssignValue:
@@ -346,8 +354,51 @@ func (s *Session) batch(st *cql.Batch, bound *binding) (*Result, error) {
 		ts, _ := cqltype.DecodeBigint(v)
 		batchTS = &ts
 	}
+	items := make([]batchItem, len(st.Statements))
+	for i, stmt := range st.Statements {
+		items[i] = batchItem{st: stmt, bound: bound, keyspace: s.keyspace}
+	}
+	return s.applyBatch(items, batchTS)
+}
+
+// BatchStatement is one statement of a protocol BATCH message, with its
+// own values.
+type BatchStatement struct {
+	Statement cql.Statement
+	// Keyspace is the keyspace its names resolve in (for a prepared
+	// statement, the one it was prepared in).
+	Keyspace string
+	Values   [][]byte
+	Unset    []bool
+}
+
+// RunBatch runs a BATCH message: every statement's mutations are built,
+// then applied together. opts gives the default timestamp.
+func (s *Session) RunBatch(counter bool, stmts []BatchStatement, opts QueryParams) (*Result, error) {
+	if counter {
+		return nil, invalidf("Counter batches are not supported yet: counters arrive with a later issue")
+	}
+	items := make([]batchItem, len(stmts))
+	for i, b := range stmts {
+		items[i] = batchItem{st: b.Statement, keyspace: b.Keyspace,
+			bound: &binding{values: b.Values, unset: b.Unset, defaultTimestamp: opts.DefaultTimestamp}}
+	}
+	return s.applyBatch(items, nil)
+}
+
+type batchItem struct {
+	st       cql.Statement
+	bound    *binding
+	keyspace string
+}
+
+func (s *Session) applyBatch(items []batchItem, batchTS *int64) (*Result, error) {
+	saved := s.keyspace
+	defer func() { s.keyspace = saved }()
 	var ms []*mutation.Mutation
-	for _, stmt := range st.Statements {
+	for _, item := range items {
+		stmt, bound := item.st, item.bound
+		s.keyspace = item.keyspace
 		var more []*mutation.Mutation
 		var err error
 		switch stmt := stmt.(type) {

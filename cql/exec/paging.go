@@ -9,6 +9,13 @@ import (
 // (per call, so not an Options type).
 type QueryParams struct {
 	Values [][]byte // bound values, by marker index
+	// Unset marks, by marker index, the values a client bound as "unset"
+	// (protocol v4 and up): a written column so bound is left as it is,
+	// and a USING or LIMIT value as if not given.
+	Unset []bool
+	// DefaultTimestamp, when set, is the client's timestamp (microseconds)
+	// for writes without USING TIMESTAMP.
+	DefaultTimestamp *int64
 	// PageSize is the most rows a SELECT returns at once; 0 or less: all.
 	PageSize int
 	// PagingState resumes a SELECT after the last row of an earlier page

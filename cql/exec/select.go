@@ -209,6 +209,9 @@ func positiveLimit(e cql.Expr, receiver, clause string, bound *binding) (int, er
 		return 0, nil
 	}
 	v, err := term(e, cqltype.IntType, "["+receiver+"]", bound)
+	if isUnset(err) {
+		return 0, nil // as if not given
+	}
 	if err != nil {
 		return 0, err
 	}

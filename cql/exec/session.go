@@ -120,6 +120,10 @@ type Session struct {
 // NewSession returns a session with no current keyspace.
 func NewSession(c Coordinator) *Session { return &Session{c: c, Now: time.Now} }
 
+// SetKeyspace makes ks the session's keyspace without checking it: the
+// sessions of one client connection share the keyspace its USE set.
+func (s *Session) SetKeyspace(ks string) { s.keyspace = ks }
+
 // Keyspace is the session's current keyspace (USE), or "".
 func (s *Session) Keyspace() string { return s.keyspace }
 
@@ -169,7 +173,7 @@ func (s *Session) Execute(st cql.Statement, bound ...[]byte) (*Result, error) {
 
 // Query runs a parsed statement with its options (bound values, paging).
 func (s *Session) Query(st cql.Statement, opts QueryParams) (*Result, error) {
-	return s.run(st, opts, bindValues(opts.Values))
+	return s.run(st, opts, bindValues(opts))
 }
 
 func (s *Session) run(st cql.Statement, opts QueryParams, bound *binding) (*Result, error) {

@@ -20,6 +20,10 @@ var literalKinds = map[cql.ConstantKind]cqltype.LiteralKind{
 // value of its type.
 type binding struct {
 	values [][]byte
+	unset  []bool // by marker index: the client bound "unset"
+	// defaultTimestamp, when set, is the client's timestamp for writes
+	// that give none (microseconds).
+	defaultTimestamp *int64
 	// receivers, when set, collects each marker's receiver by index
 	// (preparing).
 	receivers map[int]markerReceiver
@@ -32,7 +36,9 @@ type markerReceiver struct {
 	typ  *cqltype.Type
 }
 
-func bindValues(values [][]byte) *binding { return &binding{values: values} }
+func bindValues(opts QueryParams) *binding {
+	return &binding{values: opts.Values, unset: opts.Unset, defaultTimestamp: opts.DefaultTimestamp}
+}
 
 // preparing reports whether the statement is being prepared, not run.
 func (b *binding) preparing() bool { return b != nil && b.receivers != nil }
@@ -49,6 +55,9 @@ func (b *binding) value(m *cql.BindMarker, t *cqltype.Type, receiver string) ([]
 	}
 	if m.Index >= len(b.values) {
 		return nil, invalidf("There were %d markers(?) in CQL but %d bound variables", m.Index+1, len(b.values))
+	}
+	if m.Index < len(b.unset) && b.unset[m.Index] {
+		return nil, &Error{Code: Invalid, Message: "Invalid unset value for column " + receiver, unset: true}
 	}
 	v := b.values[m.Index]
 	if v != nil {
@@ -206,4 +215,11 @@ func mapLiteral(m *cql.MapLiteral, t *cqltype.Type, receiver string, bound *bind
 		keys, vals = append(keys, e.k), append(vals, e.v)
 	}
 	return cqltype.EncodeMap(keys, vals), nil
+}
+
+// isUnset reports whether err says a marker was bound to "unset", which
+// leaves a written column, or a USING or LIMIT value, as if not given.
+func isUnset(err error) bool {
+	e, ok := err.(*Error)
+	return ok && e.unset
 }

@@ -1,0 +1,176 @@
+package native
+
+import (
+	"errors"
+
+	"github.com/sibyldb/sibyl/cql/exec"
+)
+
+// Result kinds (cql-clients.md 1.12).
+const (
+	resultVoid         = 0x0001
+	resultRows         = 0x0002
+	resultSetKeyspace  = 0x0003
+	resultPrepared     = 0x0004
+	resultSchemaChange = 0x0005
+)
+
+// Rows metadata flags.
+const (
+	mfGlobalTablesSpec = 0x0001
+	mfHasMorePages     = 0x0002
+	mfNoMetadata       = 0x0004
+)
+
+// Error codes the server sends besides those of exec.
+const (
+	codeServerError   = 0x0000
+	codeProtocolError = 0x000A
+	codeUnprepared    = 0x2500
+)
+
+// writeResult encodes a statement's result as a RESULT body.
+func (w *writer) writeResult(r *exec.Result, version byte, skipMetadata bool) {
+	switch r.Kind {
+	case exec.VoidResult:
+		w.int(resultVoid)
+	case exec.SetKeyspaceResult:
+		w.int(resultSetKeyspace)
+		w.string(r.Keyspace)
+	case exec.SchemaChangeResult:
+		if r.Change == nil { // IF [NOT] EXISTS changed nothing
+			w.int(resultVoid)
+			return
+		}
+		w.int(resultSchemaChange)
+		w.schemaChange(r.Change)
+	case exec.RowsResult:
+		w.int(resultRows)
+		w.rowsMetadata(r.Columns, r.PagingState, version, skipMetadata)
+		w.int(int32(len(r.Rows)))
+		for _, row := range r.Rows {
+			for _, v := range row {
+				w.bytes(v)
+			}
+		}
+	}
+}
+
+// rowsMetadata writes the metadata of rows (or of a prepared statement's
+// results, with no paging state).
+func (w *writer) rowsMetadata(cols []exec.ColumnSpec, pagingState []byte, version byte, skip bool) {
+	flags := int32(0)
+	global := sameTable(cols)
+	if global {
+		flags |= mfGlobalTablesSpec
+	}
+	if pagingState != nil {
+		flags |= mfHasMorePages
+	}
+	if skip {
+		flags |= mfNoMetadata
+	}
+	w.int(flags)
+	w.int(int32(len(cols)))
+	if pagingState != nil {
+		w.bytes(pagingState)
+	}
+	if skip {
+		return
+	}
+	w.columnSpecs(cols, global, version)
+}
+
+func (w *writer) columnSpecs(cols []exec.ColumnSpec, global bool, version byte) {
+	if global {
+		w.string(cols[0].Keyspace)
+		w.string(cols[0].Table)
+	}
+	for _, c := range cols {
+		if !global {
+			w.string(c.Keyspace)
+			w.string(c.Table)
+		}
+		w.string(c.Name)
+		w.writeType(c.Type, version)
+	}
+}
+
+// sameTable reports whether every column comes from one table (and there
+// is at least one), which the global table spec then names once.
+func sameTable(cols []exec.ColumnSpec) bool {
+	if len(cols) == 0 {
+		return false
+	}
+	for _, c := range cols[1:] {
+		if c.Keyspace != cols[0].Keyspace || c.Table != cols[0].Table {
+			return false
+		}
+	}
+	return true
+}
+
+// prepared writes a Prepared result: the id, the bind markers' metadata
+// (with the partition key's marker indexes from version 4) and the result
+// metadata.
+func (w *writer) prepared(id []byte, p *exec.Prepared, version byte) {
+	w.int(resultPrepared)
+	w.shortBytes(id)
+	global := sameTable(p.Markers)
+	flags := int32(0)
+	if global {
+		flags |= mfGlobalTablesSpec
+	}
+	w.int(flags)
+	w.int(int32(len(p.Markers)))
+	if version >= 4 {
+		w.int(int32(len(p.PartitionKeyIndexes)))
+		for _, i := range p.PartitionKeyIndexes {
+			w.short(uint16(i))
+		}
+	}
+	w.columnSpecs(p.Markers, global, version)
+	if p.Columns == nil {
+		w.int(mfNoMetadata)
+		w.int(0)
+		return
+	}
+	w.rowsMetadata(p.Columns, nil, version, false)
+}
+
+// schemaChange writes the body shared by a Schema_change result and a
+// SCHEMA_CHANGE event.
+func (w *writer) schemaChange(c *exec.SchemaChange) {
+	w.string(c.Change)
+	w.string(c.Target)
+	w.string(c.Keyspace)
+	if c.Target != "KEYSPACE" {
+		w.string(c.Name)
+	}
+}
+
+// writeError encodes a failure as an ERROR body with its code's extra
+// fields.
+func (w *writer) writeError(err error, unpreparedID []byte) {
+	var pe *protocolError
+	var ee *exec.Error
+	switch {
+	case errors.As(err, &pe):
+		w.int(codeProtocolError)
+		w.string(pe.msg)
+	case unpreparedID != nil:
+		w.int(codeUnprepared)
+		w.string(err.Error())
+		w.shortBytes(unpreparedID)
+	case errors.As(err, &ee):
+		w.int(int32(ee.Code))
+		w.string(ee.Message)
+		if ee.Code == exec.AlreadyExists {
+			w.string(ee.Keyspace)
+			w.string(ee.Table)
+		}
+	default:
+		w.int(codeServerError)
+		w.string(err.Error())
+	}
+}

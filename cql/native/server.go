@@ -1,0 +1,684 @@
+package native
+
+import (
+	"bufio"
+	"context"
+	"crypto/md5"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+	"github.com/sibyldb/sibyl/cql"
+	"github.com/sibyldb/sibyl/cql/exec"
+)
+
+// Options configure a Server.
+type Options struct {
+	// NewSession returns a session on the node's coordinator; each
+	// connection takes as many as it has requests in flight.
+	NewSession func() *exec.Session
+	// MaxFrameSize bounds a request's body; a bigger one is refused with a
+	// protocol error and the connection closed. Default 16 MiB, as
+	// Cassandra's native_transport_max_frame_size.
+	MaxFrameSize int
+	// MaxPrepared bounds the prepared statement cache; default 10,000.
+	// A statement dropped from it answers Unprepared, and drivers prepare
+	// it again.
+	MaxPrepared int
+	// Logger receives connection events; default none.
+	Logger *zerolog.Logger
+}
+
+// EnsureDefaults fills unset fields with their defaults.
+func (o *Options) EnsureDefaults() {
+	if o.MaxFrameSize == 0 {
+		o.MaxFrameSize = 16 << 20
+	}
+	if o.MaxPrepared == 0 {
+		o.MaxPrepared = 10_000
+	}
+	if o.Logger == nil {
+		nop := zerolog.Nop()
+		o.Logger = &nop
+	}
+}
+
+// Validate reports what is wrong with the options.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.NewSession == nil {
+		errs = append(errs, errors.New("native: Options.NewSession is required"))
+	}
+	if o.MaxFrameSize < 0 {
+		errs = append(errs, fmt.Errorf("native_transport_max_frame_size: %d is negative", o.MaxFrameSize))
+	}
+	if o.MaxPrepared < 0 {
+		errs = append(errs, fmt.Errorf("native: MaxPrepared %d is negative", o.MaxPrepared))
+	}
+	return errors.Join(errs...)
+}
+
+// The CQL version and protocol versions the server announces in SUPPORTED.
+const cqlVersion = "3.4.6"
+
+// Server serves the native protocol on the listeners given to Serve.
+type Server struct {
+	opts     Options
+	prepared preparedCache
+
+	mu        sync.Mutex
+	listeners map[net.Listener]bool
+	conns     map[*conn]bool
+	closing   bool
+	requests  sync.WaitGroup // requests being answered, for a drain
+}
+
+// NewServer returns a server; Serve starts it on a listener.
+func NewServer(opts Options) (*Server, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts.EnsureDefaults()
+	return &Server{opts: opts, listeners: map[net.Listener]bool{}, conns: map[*conn]bool{},
+		prepared: preparedCache{max: opts.MaxPrepared, byID: map[string]*exec.Prepared{}}}, nil
+}
+
+// ErrServerClosed is what Serve returns once Shutdown has begun.
+var ErrServerClosed = errors.New("native: server closed")
+
+// Serve accepts connections on l until Shutdown.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	s.listeners[l] = true
+	s.mu.Unlock()
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closing := s.closing
+			s.mu.Unlock()
+			if closing {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		c := s.newConn(nc)
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			nc.Close()
+			return ErrServerClosed
+		}
+		s.conns[c] = true
+		s.mu.Unlock()
+		go c.serve()
+	}
+}
+
+// Shutdown drains the server: it stops accepting connections and
+// requests, waits for the requests being answered (or for ctx), then
+// closes every connection.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	for l := range s.listeners {
+		l.Close()
+	}
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.stopReading()
+	}
+	done := make(chan struct{})
+	go func() {
+		s.requests.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	for _, c := range conns {
+		c.close()
+	}
+	return err
+}
+
+// broadcast sends an event to every connection registered for it.
+func (s *Server) broadcast(event string, body []byte) {
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		if c.registeredFor(event) {
+			conns = append(conns, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.send(c.frame(0, eventStream, opEvent, body))
+	}
+}
+
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// preparedCache holds prepared statements by id, shared by all
+// connections: a driver prepares once and executes on any connection.
+type preparedCache struct {
+	mu   sync.RWMutex
+	max  int
+	byID map[string]*exec.Prepared
+}
+
+// preparedID is Cassandra's id of a prepared statement: the MD5 of the
+// keyspace the connection was in (if any) followed by the query text, so
+// that ids are the same on every node and across restarts.
+func preparedID(keyspace, query string) []byte {
+	sum := md5.Sum([]byte(keyspace + query))
+	return sum[:]
+}
+
+func (p *preparedCache) get(id []byte) *exec.Prepared {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.byID[string(id)]
+}
+
+func (p *preparedCache) put(id []byte, st *exec.Prepared) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.byID) >= p.max {
+		for k := range p.byID { // drop one at random: its users re-prepare
+			delete(p.byID, k)
+			break
+		}
+	}
+	p.byID[string(id)] = st
+}
+
+// conn is one client connection.
+type conn struct {
+	srv *Server
+	nc  net.Conn
+
+	// Set by the reader before any request runs concurrently.
+	version byte
+	started bool
+
+	mu         sync.Mutex
+	keyspace   string
+	sessions   []*exec.Session // idle sessions
+	registered []string        // event types
+
+	out      chan []byte
+	done     chan struct{} // closed when the connection closes
+	closed   atomic.Bool
+	stopRead atomic.Bool
+	inflight sync.WaitGroup
+}
+
+func (s *Server) newConn(nc net.Conn) *conn {
+	return &conn{srv: s, nc: nc, out: make(chan []byte, 128), done: make(chan struct{})}
+}
+
+func (c *conn) log() *zerolog.Logger { return c.srv.opts.Logger }
+
+// serve reads requests until the client goes or the server drains.
+func (c *conn) serve() {
+	defer c.srv.forget(c)
+	go c.writeLoop()
+	r := bufio.NewReaderSize(c.nc, 64<<10)
+	var hdr [headerSize]byte
+	for !c.stopRead.Load() {
+		f, err := readFrame(r, hdr[:], c.srv.opts.MaxFrameSize)
+		if err != nil {
+			var pe *protocolError
+			if errors.As(err, &pe) {
+				version := f.version
+				if version < minVersion || version > maxVersion {
+					version = maxVersion
+				}
+				if c.started {
+					version = c.version
+				}
+				c.sendError(version, f.stream, err, nil)
+				c.log().Debug().Str("client", c.nc.RemoteAddr().String()).Str("error", pe.msg).Msg("native: protocol error")
+			}
+			break
+		}
+		if err := c.dispatch(f); err != nil {
+			version := f.version
+			if c.started {
+				version = c.version
+			}
+			c.sendError(version, f.stream, err, nil)
+			var pe *protocolError
+			if errors.As(err, &pe) && pe.fatal {
+				break
+			}
+		}
+	}
+	c.inflight.Wait()
+	c.close()
+}
+
+// stopReading makes the reader stop taking requests (a drain); the
+// requests it took are still answered.
+func (c *conn) stopReading() {
+	c.stopRead.Store(true)
+	// Wake a reader blocked in a read: close the read side.
+	if tc, ok := c.nc.(*net.TCPConn); ok {
+		tc.CloseRead()
+	}
+}
+
+func (c *conn) close() {
+	if c.closed.CompareAndSwap(false, true) {
+		close(c.done)
+		// The writer flushes what is queued, then closes the socket.
+	}
+}
+
+// writeLoop writes responses as they come, coalescing those that are
+// ready into one write; it flushes what is queued when the connection
+// closes.
+func (c *conn) writeLoop() {
+	defer c.nc.Close()
+	var buf []byte
+	for {
+		select {
+		case b := <-c.out:
+			buf = append(buf[:0], b...)
+		gather:
+			for len(buf) < 1<<20 {
+				select {
+				case b := <-c.out:
+					buf = append(buf, b...)
+				default:
+					break gather
+				}
+			}
+			if _, err := c.nc.Write(buf); err != nil {
+				c.close()
+				return
+			}
+		case <-c.done:
+			for {
+				select {
+				case b := <-c.out:
+					if _, err := c.nc.Write(b); err != nil {
+						return
+					}
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// send queues a response frame; dropped if the connection has closed.
+func (c *conn) send(frame []byte) {
+	select {
+	case c.out <- frame:
+	case <-c.done:
+	}
+}
+
+func (c *conn) frame(version byte, stream int16, op byte, body []byte) []byte {
+	if version == 0 {
+		version = c.version
+	}
+	return appendFrame(make([]byte, 0, headerSize+len(body)), version, 0, stream, op, body)
+}
+
+func (c *conn) sendError(version byte, stream int16, err error, unpreparedID []byte) {
+	var w writer
+	w.writeError(err, unpreparedID)
+	c.send(c.frame(version, stream, opError, w.b))
+}
+
+// dispatch handles one request: the handshake in order on the reader,
+// statements each in a goroutine of their own.
+func (c *conn) dispatch(f frame) error {
+	if f.flags&flagCompression != 0 {
+		return protocolErrorf(true, "Received a compressed frame, but no compression was negotiated")
+	}
+	if c.started && f.version != c.version {
+		return protocolErrorf(true, "Invalid message version. Got %d/v%d but previous messages on this connection had version %d/v%d",
+			f.version, f.version, c.version, c.version)
+	}
+	switch f.opcode {
+	case opOptions:
+		c.version = f.version
+		c.send(c.frame(f.version, f.stream, opSupported, supportedBody()))
+		return nil
+	case opStartup:
+		if c.started {
+			return protocolErrorf(false, "Unexpected message STARTUP, the connection is already started")
+		}
+		r := &reader{b: f.body}
+		opts := r.stringMap()
+		if r.err != nil {
+			return protocolErrorf(true, "Invalid STARTUP message: %v", r.err)
+		}
+		if err := checkStartup(opts); err != nil {
+			return err
+		}
+		c.version, c.started = f.version, true
+		c.send(c.frame(f.version, f.stream, opReady, nil))
+		return nil
+	}
+	if !c.started {
+		return protocolErrorf(true, "Unexpected message %s, expecting STARTUP or OPTIONS", opName(f.opcode))
+	}
+	switch f.opcode {
+	case opQuery, opPrepare, opExecute, opBatch:
+		c.inflight.Add(1)
+		c.srv.requests.Add(1)
+		go func() {
+			defer c.srv.requests.Done()
+			defer c.inflight.Done()
+			c.answer(f)
+		}()
+		return nil
+	case opRegister:
+		r := &reader{b: f.body}
+		events := r.stringList()
+		if r.err != nil {
+			return protocolErrorf(false, "Invalid REGISTER message: %v", r.err)
+		}
+		for _, e := range events {
+			switch e {
+			case "TOPOLOGY_CHANGE", "STATUS_CHANGE", "SCHEMA_CHANGE":
+			default:
+				return protocolErrorf(false, "Invalid value '%s' for Type", e)
+			}
+		}
+		c.mu.Lock()
+		c.registered = append(c.registered, events...)
+		c.mu.Unlock()
+		c.send(c.frame(0, f.stream, opReady, nil))
+		return nil
+	}
+	return protocolErrorf(false, "Unexpected message %s", opName(f.opcode))
+}
+
+func supportedBody() []byte {
+	var w writer
+	w.stringMultimap([]string{"COMPRESSION", "CQL_VERSION", "PROTOCOL_VERSIONS"}, map[string][]string{
+		"CQL_VERSION":       {cqlVersion},
+		"COMPRESSION":       {},
+		"PROTOCOL_VERSIONS": {"3/v3", "4/v4"},
+	})
+	return w.b
+}
+
+// checkStartup checks STARTUP's options as Cassandra does.
+func checkStartup(opts map[string]string) error {
+	v, ok := opts["CQL_VERSION"]
+	if !ok {
+		return protocolErrorf(true, "CQL_VERSION is mandatory")
+	}
+	if major, _, _ := strings.Cut(v, "."); major < "3" || len(major) != 1 {
+		return protocolErrorf(true, "Invalid or unsupported CQL version %s; supported version is %s", v, cqlVersion)
+	}
+	if comp, ok := opts["COMPRESSION"]; ok && comp != "" {
+		return protocolErrorf(true, "Unknown compression algorithm: %s", comp)
+	}
+	return nil
+}
+
+func (c *conn) registeredFor(event string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Contains(c.registered, event)
+}
+
+// session lends one of the connection's sessions, in its keyspace.
+func (c *conn) session() *exec.Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var s *exec.Session
+	if n := len(c.sessions); n > 0 {
+		s, c.sessions = c.sessions[n-1], c.sessions[:n-1]
+	} else {
+		s = c.srv.opts.NewSession()
+	}
+	s.SetKeyspace(c.keyspace)
+	return s
+}
+
+func (c *conn) release(s *exec.Session) {
+	c.mu.Lock()
+	c.sessions = append(c.sessions, s)
+	c.mu.Unlock()
+}
+
+// answer runs a QUERY, PREPARE, EXECUTE or BATCH and sends its response.
+func (c *conn) answer(f frame) {
+	r := &reader{b: f.body}
+	if f.flags&flagCustomPayload != 0 {
+		r.bytesMap() // nothing here reads custom payloads
+	}
+	s := c.session()
+	defer c.release(s)
+	var w writer
+	var err error
+	var unprepared []byte
+	switch f.opcode {
+	case opQuery:
+		err = c.query(s, r, &w)
+	case opPrepare:
+		err = c.prepare(s, r, &w)
+	case opExecute:
+		unprepared, err = c.execute(s, r, &w)
+	case opBatch:
+		unprepared, err = c.batch(s, r, &w)
+	}
+	if err != nil {
+		c.sendError(0, f.stream, err, unprepared)
+		return
+	}
+	c.send(c.frame(0, f.stream, opResult, w.b))
+}
+
+func (c *conn) query(s *exec.Session, r *reader, w *writer) error {
+	text := r.longString()
+	p := r.queryParams(c.version)
+	if r.err != nil {
+		return protocolErrorf(false, "Invalid QUERY message: %v", r.err)
+	}
+	st, err := parse(text)
+	if err != nil {
+		return err
+	}
+	opts, err := execParams(p, cql.BindMarkers(st), nil)
+	if err != nil {
+		return err
+	}
+	if p.keyspace != "" {
+		s.SetKeyspace(p.keyspace)
+	}
+	res, err := s.Query(st, opts)
+	if err != nil {
+		return err
+	}
+	c.after(res)
+	w.writeResult(res, c.version, false)
+	return nil
+}
+
+func (c *conn) prepare(s *exec.Session, r *reader, w *writer) error {
+	text := r.longString()
+	if c.version >= 5 {
+		if flags := r.int(); flags&0x01 != 0 {
+			s.SetKeyspace(r.string())
+		}
+	}
+	if r.err != nil {
+		return protocolErrorf(false, "Invalid PREPARE message: %v", r.err)
+	}
+	st, err := parse(text)
+	if err != nil {
+		return err
+	}
+	p, err := s.Prepare(st)
+	if err != nil {
+		return err
+	}
+	id := preparedID(s.Keyspace(), text)
+	c.srv.prepared.put(id, p)
+	w.prepared(id, p, c.version)
+	return nil
+}
+
+func (c *conn) execute(s *exec.Session, r *reader, w *writer) (unprepared []byte, err error) {
+	id := r.shortBytes()
+	p := r.queryParams(c.version)
+	if r.err != nil {
+		return nil, protocolErrorf(false, "Invalid EXECUTE message: %v", r.err)
+	}
+	prep := c.srv.prepared.get(id)
+	if prep == nil {
+		return id, fmt.Errorf("Prepared query with ID %x not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", id)
+	}
+	opts, err := execParams(p, nil, prep.Markers)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.ExecutePrepared(prep, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.after(res)
+	w.writeResult(res, c.version, p.flags&qfSkipMetadata != 0)
+	return nil, nil
+}
+
+func (c *conn) batch(s *exec.Session, r *reader, w *writer) (unprepared []byte, err error) {
+	b := r.batch(c.version)
+	if r.err != nil {
+		return nil, protocolErrorf(false, "Invalid BATCH message: %v", r.err)
+	}
+	if b.kind > 2 {
+		return nil, protocolErrorf(false, "Invalid BATCH message: unknown batch type %d", b.kind)
+	}
+	if b.params.keyspace != "" {
+		s.SetKeyspace(b.params.keyspace)
+	}
+	stmts := make([]exec.BatchStatement, len(b.entries))
+	for i, e := range b.entries {
+		bs := exec.BatchStatement{Keyspace: s.Keyspace(), Values: e.values, Unset: e.unset}
+		if e.id != nil {
+			prep := c.srv.prepared.get(e.id)
+			if prep == nil {
+				return e.id, fmt.Errorf("Prepared query with ID %x not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", e.id)
+			}
+			bs.Statement, bs.Keyspace = prep.Statement, prep.Keyspace
+		} else {
+			st, err := parse(e.query)
+			if err != nil {
+				return nil, err
+			}
+			bs.Statement = st
+		}
+		switch bs.Statement.(type) {
+		case *cql.Insert, *cql.Update, *cql.Delete:
+		default:
+			return nil, &exec.Error{Code: exec.Invalid, Message: "Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed."}
+		}
+		stmts[i] = bs
+	}
+	opts, err := execParams(b.params, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.RunBatch(b.kind == 2, stmts, opts)
+	if err != nil {
+		return nil, err
+	}
+	w.writeResult(res, c.version, false)
+	return nil, nil
+}
+
+// after applies what a result means for the connection and the server:
+// USE changes the connection's keyspace; a schema change reaches every
+// connection registered for SCHEMA_CHANGE.
+func (c *conn) after(res *exec.Result) {
+	switch {
+	case res.Kind == exec.SetKeyspaceResult:
+		c.mu.Lock()
+		c.keyspace = res.Keyspace
+		c.mu.Unlock()
+	case res.Kind == exec.SchemaChangeResult && res.Change != nil:
+		var w writer
+		w.string("SCHEMA_CHANGE")
+		w.schemaChange(res.Change)
+		c.srv.broadcast("SCHEMA_CHANGE", w.b)
+	}
+}
+
+// execParams turns the protocol's query parameters into the executor's.
+// Named values are put in marker order: by the names of the markers of the
+// statement (markers) or of the prepared one (specs).
+func execParams(p queryParams, markers []*cql.BindMarker, specs []exec.ColumnSpec) (exec.QueryParams, error) {
+	opts := exec.QueryParams{Values: p.values, Unset: p.unset, PageSize: int(p.pageSize), PagingState: p.pagingState}
+	if p.hasTimestamp {
+		ts := p.timestamp
+		opts.DefaultTimestamp = &ts
+	}
+	if p.names == nil {
+		return opts, nil
+	}
+	var names []string
+	if specs != nil {
+		for _, s := range specs {
+			names = append(names, s.Name)
+		}
+	} else {
+		for _, m := range markers {
+			names = append(names, m.Name)
+		}
+	}
+	opts.Values, opts.Unset = make([][]byte, len(names)), make([]bool, len(names))
+	for i, name := range names {
+		j := slices.Index(p.names, name)
+		if j < 0 {
+			return opts, &exec.Error{Code: exec.Invalid, Message: fmt.Sprintf("Invalid set of values: no value for %s", name)}
+		}
+		opts.Values[i], opts.Unset[i] = p.values[j], p.unset[j]
+	}
+	return opts, nil
+}
+
+// parse parses one statement; a syntax error is a CQL SyntaxError.
+func parse(text string) (cql.Statement, error) {
+	st, err := cql.Parse(text)
+	var se *cql.SyntaxError
+	if errors.As(err, &se) {
+		return nil, &exec.Error{Code: exec.SyntaxError, Message: se.Error()}
+	}
+	return st, err
+}

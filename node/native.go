@@ -1,0 +1,55 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/cql/native"
+)
+
+// drainTimeout bounds how long a shutdown waits for the requests being
+// answered.
+const drainTimeout = 10 * time.Second
+
+// StartNative starts the CQL native protocol server on the node's
+// rpc_address and native_transport_port, and returns the address it
+// listens on. A port in use stops it with a message naming the setting.
+func (n *Node) StartNative() (net.Addr, error) {
+	srv, err := native.NewServer(native.Options{
+		NewSession: func() *exec.Session { return exec.NewSession(n) },
+		Logger:     n.cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	addr := net.JoinHostPort(n.cfg.ListenAddress, strconv.Itoa(n.cfg.NativePort))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("native_transport_port: cannot listen on %s: %w", addr, err)
+	}
+	n.native, n.nativeDone = srv, make(chan error, 1)
+	go func() { n.nativeDone <- srv.Serve(l) }()
+	n.cfg.Logger.Info().Str("address", l.Addr().String()).Msg("CQL native protocol: listening")
+	return l.Addr(), nil
+}
+
+// stopNative drains the native protocol server: no new connections or
+// requests, and those being answered finish.
+func (n *Node) stopNative() error {
+	if n.native == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	defer cancel()
+	err := n.native.Shutdown(ctx)
+	if serveErr := <-n.nativeDone; !errors.Is(serveErr, native.ErrServerClosed) {
+		err = errors.Join(err, serveErr)
+	}
+	n.native = nil
+	return err
+}

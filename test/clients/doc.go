@@ -1,0 +1,9 @@
+// Package clients holds the tests that drive a node as its clients do,
+// over the native protocol: through gocql, the Go driver applications use,
+// and with hand-made frames for what a driver never sends (bad versions,
+// oversized and malformed frames).
+//
+// Owns: tests only (a node started in the test on a free loopback port).
+// Must not import: storage, schema or the executor's internals; it talks
+// to the node as a client does.
+package clients
