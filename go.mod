@@ -9,6 +9,7 @@ require (
 	github.com/google/btree v1.1.3
 	github.com/rs/zerolog v1.35.1
 	github.com/spf13/cobra v1.10.2
+	gopkg.in/inf.v0 v0.9.1
 )
 
 require (
@@ -44,5 +45,4 @@ require (
 	golang.org/x/sys v0.29.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 	google.golang.org/protobuf v1.33.0 // indirect
-	gopkg.in/inf.v0 v0.9.1 // indirect
 )
