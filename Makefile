@@ -4,11 +4,11 @@ BIN      := bin/sibyl
 VERSION  ?= 0.1.0-dev
 LDFLAGS  := -X main.version=$(VERSION)
 # Packages that start goroutines run once more under the race detector.
-RACE_PKGS := ./commitlog/... ./memtable/... ./storage/...
+RACE_PKGS := ./commitlog/... ./memtable/... ./storage/... ./cql/native/... ./test/clients/...
 # Storage packages run once more without the invariants tag, so both code paths are tested.
 STORAGE_PKGS := ./commitlog/... ./memtable/... ./sstable/... ./storage/...
 
-.PHONY: all build test test-long lint bench run clean
+.PHONY: all build test test-long lint bench run compat clean
 
 all: build
 
@@ -37,6 +37,12 @@ bench:
 
 run: build
 	$(BIN) server
+
+# Real-client compatibility: the DataStax Python driver (Debian's
+# python3-cassandra, installed by the script if missing) against a started
+# bin/sibyl.
+compat: build
+	test/compat/run.sh
 
 clean:
 	rm -rf bin

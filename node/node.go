@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/sibyldb/sibyl/cql/native"
@@ -137,7 +138,22 @@ func (n *Node) start() error {
 	if err := n.openTables(s); err != nil {
 		return err
 	}
+	if err := n.describeSystemKeyspaces(); err != nil {
+		return err
+	}
 	return n.writeLocal()
+}
+
+// describeSystemKeyspaces writes the system keyspaces' rows in the
+// system_schema tables (their definitions are the code's, so each start
+// writes them afresh).
+func (n *Node) describeSystemKeyspaces() error {
+	now := time.Now()
+	ms, err := schema.SystemKeyspaceMutations(&schema.CellWriter{Timestamp: now.UnixMicro(), Now: now.Unix()})
+	if err != nil {
+		return fmt.Errorf("node: describing the system keyspaces: %w", err)
+	}
+	return n.Apply(ms)
 }
 
 // Close stops the node: the native protocol server drains (no new

@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/sibyldb/sibyl/cqltype"
@@ -53,6 +55,29 @@ func textList(items []string) []byte {
 
 func double(f float64) []byte {
 	return binary.BigEndian.AppendUint64(nil, math.Float64bits(f))
+}
+
+// SystemKeyspaceMutations describe the system keyspaces, their tables and
+// columns in the system_schema tables, as Cassandra does: drivers build
+// their metadata from those rows, and cqlsh shows a table's rows only if
+// it finds the table there.
+func SystemKeyspaceMutations(w *CellWriter) ([]*mutation.Mutation, error) {
+	var out []*mutation.Mutation
+	for _, ks := range SystemKeyspaces() {
+		m, err := KeyspaceMutation(ks, w)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+		for _, name := range slices.Sorted(maps.Keys(ks.Tables)) {
+			ms, err := TableMutations(ks.Tables[name], w)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ms...)
+		}
+	}
+	return out, nil
 }
 
 // KeyspaceMutation is the system_schema.keyspaces row of ks.
@@ -222,6 +247,9 @@ func Load(read RowReader) (map[string]*Keyspace, error) {
 	}
 	for _, r := range rows {
 		name := string(r["keyspace_name"].Value)
+		if IsSystemKeyspace(name) {
+			continue // described for clients; defined by the code (SystemKeyspaces)
+		}
 		durable, _ := cqltype.DecodeBoolean(r["durable_writes"].Value)
 		repl, err := decodeTextMap(r["replication"].Value)
 		if err != nil {
