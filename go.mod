@@ -6,7 +6,9 @@ require (
 	github.com/cockroachdb/datadriven v1.0.3-0.20230413201302-be42291fc80f
 	github.com/cockroachdb/pebble v1.1.5
 	github.com/gocql/gocql v1.7.0
+	github.com/golang/snappy v0.0.4
 	github.com/google/btree v1.1.3
+	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/rs/zerolog v1.35.1
 	github.com/spf13/cobra v1.10.2
 	gopkg.in/inf.v0 v0.9.1
@@ -24,7 +26,6 @@ require (
 	github.com/getsentry/sentry-go v0.27.0 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.3 // indirect
-	github.com/golang/snappy v0.0.4 // indirect
 	github.com/hailocab/go-hostpool v0.0.0-20160125115350-e80d13ce29ed // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/klauspost/compress v1.16.0 // indirect

@@ -291,6 +291,8 @@ func (p *parser) statement() Statement {
 			return p.alterStatement()
 		case "drop":
 			return p.dropStatement()
+		case "describe", "desc":
+			return p.describeStatement()
 		}
 	}
 	p.noViable(t)

@@ -34,7 +34,7 @@ func WalkExprs(st Statement, fn func(Expr)) {
 		w.options(s.Options)
 	case *AlterTable:
 		w.options(s.Options)
-	case *DropKeyspace, *Use, *DropTable, *Truncate, *CreateType, *DropType:
+	case *DropKeyspace, *Use, *DropTable, *Truncate, *CreateType, *DropType, *Describe:
 	case *Insert:
 		w.exprs(s.Values)
 		w.expr(s.JSON)

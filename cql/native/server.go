@@ -223,8 +223,9 @@ type conn struct {
 	nc  net.Conn
 
 	// Set by the reader before any request runs concurrently.
-	version byte
-	started bool
+	version    byte
+	started    bool
+	compressor compressor // negotiated at STARTUP; nil: none
 
 	mu         sync.Mutex
 	keyspace   string
@@ -350,7 +351,11 @@ func (c *conn) frame(version byte, stream int16, op byte, body []byte) []byte {
 	if version == 0 {
 		version = c.version
 	}
-	return appendFrame(make([]byte, 0, headerSize+len(body)), version, 0, stream, op, body)
+	flags := byte(0)
+	if c.compressor != nil && len(body) > 0 {
+		body, flags = c.compressor.compress(body), flagCompression
+	}
+	return appendFrame(make([]byte, 0, headerSize+len(body)), version, flags, stream, op, body)
 }
 
 func (c *conn) sendError(version byte, stream int16, err error, unpreparedID []byte) {
@@ -363,7 +368,14 @@ func (c *conn) sendError(version byte, stream int16, err error, unpreparedID []b
 // statements each in a goroutine of their own.
 func (c *conn) dispatch(f frame) error {
 	if f.flags&flagCompression != 0 {
-		return protocolErrorf(true, "Received a compressed frame, but no compression was negotiated")
+		if c.compressor == nil {
+			return protocolErrorf(true, "Received a compressed frame, but no compression was negotiated")
+		}
+		body, err := c.compressor.decompress(f.body, c.srv.opts.MaxFrameSize)
+		if err != nil {
+			return protocolErrorf(true, "Invalid compressed frame: %v", err)
+		}
+		f.body = body
 	}
 	if c.started && f.version != c.version {
 		return protocolErrorf(true, "Invalid message version. Got %d/v%d but previous messages on this connection had version %d/v%d",
@@ -383,10 +395,11 @@ func (c *conn) dispatch(f frame) error {
 		if r.err != nil {
 			return protocolErrorf(true, "Invalid STARTUP message: %v", r.err)
 		}
-		if err := checkStartup(opts); err != nil {
+		comp, err := checkStartup(opts)
+		if err != nil {
 			return err
 		}
-		c.version, c.started = f.version, true
+		c.version, c.started, c.compressor = f.version, true, comp
 		c.send(c.frame(f.version, f.stream, opReady, nil))
 		return nil
 	}
@@ -429,25 +442,31 @@ func supportedBody() []byte {
 	var w writer
 	w.stringMultimap([]string{"COMPRESSION", "CQL_VERSION", "PROTOCOL_VERSIONS"}, map[string][]string{
 		"CQL_VERSION":       {cqlVersion},
-		"COMPRESSION":       {},
+		"COMPRESSION":       {"snappy", "lz4"},
 		"PROTOCOL_VERSIONS": {"3/v3", "4/v4"},
 	})
 	return w.b
 }
 
-// checkStartup checks STARTUP's options as Cassandra does.
-func checkStartup(opts map[string]string) error {
+// checkStartup checks STARTUP's options as Cassandra does, and returns
+// the compression asked for (nil for none).
+func checkStartup(opts map[string]string) (compressor, error) {
 	v, ok := opts["CQL_VERSION"]
 	if !ok {
-		return protocolErrorf(true, "CQL_VERSION is mandatory")
+		return nil, protocolErrorf(true, "CQL_VERSION is mandatory")
 	}
 	if major, _, _ := strings.Cut(v, "."); major < "3" || len(major) != 1 {
-		return protocolErrorf(true, "Invalid or unsupported CQL version %s; supported version is %s", v, cqlVersion)
+		return nil, protocolErrorf(true, "Invalid or unsupported CQL version %s; supported version is %s", v, cqlVersion)
 	}
-	if comp, ok := opts["COMPRESSION"]; ok && comp != "" {
-		return protocolErrorf(true, "Unknown compression algorithm: %s", comp)
+	name, ok := opts["COMPRESSION"]
+	if !ok || name == "" {
+		return nil, nil
 	}
-	return nil
+	comp, ok := compressorNamed(name)
+	if !ok {
+		return nil, protocolErrorf(true, "Unknown compression algorithm: %s", name)
+	}
+	return comp, nil
 }
 
 func (c *conn) registeredFor(event string) bool {

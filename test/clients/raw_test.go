@@ -160,3 +160,46 @@ func TestBadFramesAreProtocolErrors(t *testing.T) {
 		t.Errorf("another connection: op %d stream %d", r.op, r.stream)
 	}
 }
+
+// TestCompressedFrames negotiates LZ4 by hand: a compressed request is
+// understood, and the response comes compressed.
+func TestCompressedFrames(t *testing.T) {
+	_, cluster := startNode(t)
+	c := dialRaw(t, cluster.Port)
+	body := []byte{0, 2, 0, 11}
+	body = append(body, "CQL_VERSION"...)
+	body = append(body, 0, 5)
+	body = append(body, "3.0.0"...)
+	body = append(body, 0, 11)
+	body = append(body, "COMPRESSION"...)
+	body = append(body, 0, 3)
+	body = append(body, "lz4"...)
+	c.send(4, 1, 1, body)
+	if r := c.recv(); r.op != 2 {
+		t.Fatalf("STARTUP with lz4: op %d", r.op)
+	}
+	q, err := lz4Compressor{}.Encode(queryBody("SELECT release_version FROM system.local"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := []byte{4, 1, 0, 2, 7, 0, 0, 0, 0} // flags: compressed
+	binary.BigEndian.PutUint32(h[5:], uint32(len(q)))
+	if _, err := c.nc.Write(append(h, q...)); err != nil {
+		t.Fatal(err)
+	}
+	var rh [9]byte
+	if _, err := io.ReadFull(c.nc, rh[:]); err != nil {
+		t.Fatal(err)
+	}
+	resp := make([]byte, binary.BigEndian.Uint32(rh[5:]))
+	if _, err := io.ReadFull(c.nc, resp); err != nil {
+		t.Fatal(err)
+	}
+	if rh[1]&1 == 0 || rh[4] != 8 {
+		t.Fatalf("response flags 0x%02x op %d: want a compressed RESULT", rh[1], rh[4])
+	}
+	plain, err := lz4Compressor{}.Decode(resp)
+	if err != nil || !strings.Contains(string(plain), "4.1.6") {
+		t.Fatalf("decompressed response %q, %v", plain, err)
+	}
+}
