@@ -55,9 +55,9 @@ const (
 	responseBit  = 0x80
 	versionMask  = 0x7F
 	minVersion   = 3
-	maxVersion   = 4
+	maxVersion   = 5
 	eventStream  = -1
-	supportedVer = "3/v3, 4/v4"
+	supportedVer = "3/v3, 4/v4, 5/v5"
 )
 
 // header is an envelope's 9-byte header (versions 3 and up).

@@ -86,6 +86,9 @@ func decodeAll(b []byte) error {
 			body.queryParams(f.version)
 		case opExecute:
 			body.shortBytes()
+			if f.version >= 5 {
+				body.shortBytes()
+			}
 			body.queryParams(f.version)
 		case opBatch:
 			body.batch(f.version)
@@ -116,8 +119,8 @@ func TestFrameErrors(t *testing.T) {
 		frame []byte
 		want  string
 	}{
-		{"version 66", requestFrame(0x42, 0, opOptions, nil), "Invalid or unsupported protocol version (66); supported versions are (3/v3, 4/v4)"},
-		{"version 5", requestFrame(5, 0, opOptions, nil), "Invalid or unsupported protocol version (5)"},
+		{"version 66", requestFrame(0x42, 0, opOptions, nil), "Invalid or unsupported protocol version (66); supported versions are (3/v3, 4/v4, 5/v5)"},
+		{"version 6", requestFrame(6, 0, opOptions, nil), "Invalid or unsupported protocol version (6)"},
 		{"too big", []byte{4, 0, 0, 1, 7, 0, 1, 0, 1}, "Request is too big: length 65537 exceeds maximum allowed length 65536."},
 		{"negative length", []byte{4, 0, 0, 1, 7, 0x80, 0, 0, 0}, "Invalid frame body length"},
 		{"a response", []byte{0x84, 0, 0, 1, 2, 0, 0, 0, 0}, "a response"},

@@ -1,7 +1,9 @@
 package native
 
 import (
+	"crypto/md5"
 	"errors"
+	"fmt"
 
 	"github.com/sibyldb/sibyl/cql/exec"
 )
@@ -20,6 +22,7 @@ const (
 	mfGlobalTablesSpec = 0x0001
 	mfHasMorePages     = 0x0002
 	mfNoMetadata       = 0x0004
+	mfMetadataChanged  = 0x0008
 )
 
 // Error codes the server sends besides those of exec.
@@ -47,13 +50,48 @@ func (w *writer) writeResult(r *exec.Result, version byte, skipMetadata bool) {
 	case exec.RowsResult:
 		w.int(resultRows)
 		w.rowsMetadata(r.Columns, r.PagingState, version, skipMetadata)
-		w.int(int32(len(r.Rows)))
-		for _, row := range r.Rows {
-			for _, v := range row {
-				w.bytes(v)
-			}
+		w.rows(r.Rows)
+	}
+}
+
+func (w *writer) rows(rows [][][]byte) {
+	w.int(int32(len(rows)))
+	for _, row := range rows {
+		for _, v := range row {
+			w.bytes(v)
 		}
 	}
+}
+
+// resultMetadataID identifies a result's columns (protocol v5): a client
+// that executes with an id that is no longer current gets the columns
+// again.
+func resultMetadataID(cols []exec.ColumnSpec) []byte {
+	h := md5.New()
+	for _, c := range cols {
+		fmt.Fprintf(h, "%s.%s.%s %s\n", c.Keyspace, c.Table, c.Name, c.Type.String())
+	}
+	return h.Sum(nil)
+}
+
+// rowsMetadataChanged writes v5 rows metadata that carries a new result
+// metadata id and the full column list.
+func (w *writer) rowsMetadataChanged(cols []exec.ColumnSpec, pagingState, id []byte, version byte) {
+	flags := int32(mfMetadataChanged)
+	global := sameTable(cols)
+	if global {
+		flags |= mfGlobalTablesSpec
+	}
+	if pagingState != nil {
+		flags |= mfHasMorePages
+	}
+	w.int(flags)
+	w.int(int32(len(cols)))
+	if pagingState != nil {
+		w.bytes(pagingState)
+	}
+	w.shortBytes(id)
+	w.columnSpecs(cols, global, version)
 }
 
 // rowsMetadata writes the metadata of rows (or of a prepared statement's
@@ -116,6 +154,9 @@ func sameTable(cols []exec.ColumnSpec) bool {
 func (w *writer) prepared(id []byte, p *exec.Prepared, version byte) {
 	w.int(resultPrepared)
 	w.shortBytes(id)
+	if version >= 5 {
+		w.shortBytes(resultMetadataID(p.Columns))
+	}
 	global := sameTable(p.Markers)
 	flags := int32(0)
 	if global {

@@ -2,10 +2,12 @@ package native
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/md5"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"slices"
 	"strings"
@@ -225,14 +227,16 @@ type conn struct {
 	// Set by the reader before any request runs concurrently.
 	version    byte
 	started    bool
-	compressor compressor // negotiated at STARTUP; nil: none
+	compressor compressor // envelope compression (v3, v4) from STARTUP; nil: none
+	segmented  bool       // v5: envelopes travel in segments after READY
+	segmentLZ4 bool       // v5: segments are LZ4-compressed
 
 	mu         sync.Mutex
 	keyspace   string
 	sessions   []*exec.Session // idle sessions
 	registered []string        // event types
 
-	out      chan []byte
+	out      chan outgoing
 	done     chan struct{} // closed when the connection closes
 	closed   atomic.Bool
 	stopRead atomic.Bool
@@ -240,7 +244,7 @@ type conn struct {
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
-	return &conn{srv: s, nc: nc, out: make(chan []byte, 128), done: make(chan struct{})}
+	return &conn{srv: s, nc: nc, out: make(chan outgoing, 128), done: make(chan struct{})}
 }
 
 func (c *conn) log() *zerolog.Logger { return c.srv.opts.Logger }
@@ -249,9 +253,13 @@ func (c *conn) log() *zerolog.Logger { return c.srv.opts.Logger }
 func (c *conn) serve() {
 	defer c.srv.forget(c)
 	go c.writeLoop()
-	r := bufio.NewReaderSize(c.nc, 64<<10)
+	buffered := bufio.NewReaderSize(c.nc, 64<<10)
+	var r io.Reader = buffered
 	var hdr [headerSize]byte
 	for !c.stopRead.Load() {
+		if c.segmented && r == io.Reader(buffered) {
+			r = &segmentReader{r: buffered, lz4: c.segmentLZ4}
+		}
 		f, err := readFrame(r, hdr[:], c.srv.opts.MaxFrameSize)
 		if err != nil {
 			var pe *protocolError
@@ -301,37 +309,73 @@ func (c *conn) close() {
 	}
 }
 
+// outgoing is what the writer writes: an envelope, or the switch to
+// version 5's segments, which follows the READY that starts the
+// connection.
+type outgoing struct {
+	envelope      []byte
+	startSegments bool
+	segmentLZ4    bool
+}
+
 // writeLoop writes responses as they come, coalescing those that are
-// ready into one write; it flushes what is queued when the connection
-// closes.
+// ready into one write (in segments once version 5 framing starts); it
+// flushes what is queued when the connection closes.
 func (c *conn) writeLoop() {
 	defer c.nc.Close()
 	var buf []byte
+	var ready [][]byte
+	segmented, lz4 := false, false
+	write := func() bool {
+		if segmented {
+			buf = appendSegments(buf[:0], ready, lz4)
+		} else {
+			buf = buf[:0]
+			for _, e := range ready {
+				buf = append(buf, e...)
+			}
+		}
+		ready = ready[:0]
+		if len(buf) == 0 {
+			return true
+		}
+		_, err := c.nc.Write(buf)
+		return err == nil
+	}
+	take := func(o outgoing) {
+		if o.startSegments {
+			write() // what came before goes unframed
+			segmented, lz4 = true, o.segmentLZ4
+			return
+		}
+		ready = append(ready, o.envelope)
+	}
 	for {
 		select {
-		case b := <-c.out:
-			buf = append(buf[:0], b...)
+		case o := <-c.out:
+			take(o)
+			size := len(o.envelope)
 		gather:
-			for len(buf) < 1<<20 {
+			for size < 1<<20 {
 				select {
-				case b := <-c.out:
-					buf = append(buf, b...)
+				case o := <-c.out:
+					take(o)
+					size += len(o.envelope)
 				default:
 					break gather
 				}
 			}
-			if _, err := c.nc.Write(buf); err != nil {
+			if !write() {
 				c.close()
 				return
 			}
 		case <-c.done:
 			for {
 				select {
-				case b := <-c.out:
-					if _, err := c.nc.Write(b); err != nil {
-						return
-					}
+				case o := <-c.out:
+					take(o)
 				default:
+					write()
 					return
 				}
 			}
@@ -339,10 +383,12 @@ func (c *conn) writeLoop() {
 	}
 }
 
-// send queues a response frame; dropped if the connection has closed.
-func (c *conn) send(frame []byte) {
+// send queues a response envelope; dropped if the connection has closed.
+func (c *conn) send(envelope []byte) { c.queue(outgoing{envelope: envelope}) }
+
+func (c *conn) queue(o outgoing) {
 	select {
-	case c.out <- frame:
+	case c.out <- o:
 	case <-c.done:
 	}
 }
@@ -399,8 +445,18 @@ func (c *conn) dispatch(f frame) error {
 		if err != nil {
 			return err
 		}
-		c.version, c.started, c.compressor = f.version, true, comp
+		if f.version >= 5 && comp != nil && comp.name() != "lz4" {
+			// Compression moves into the segments, and only LZ4 is allowed.
+			return protocolErrorf(true, "Compression %s is not supported with protocol version %d: only lz4 is", comp.name(), f.version)
+		}
+		c.version, c.started = f.version, true
 		c.send(c.frame(f.version, f.stream, opReady, nil))
+		if f.version >= 5 {
+			c.segmented, c.segmentLZ4 = true, comp != nil
+			c.queue(outgoing{startSegments: true, segmentLZ4: c.segmentLZ4})
+			return nil
+		}
+		c.compressor = comp
 		return nil
 	}
 	if !c.started {
@@ -443,7 +499,7 @@ func supportedBody() []byte {
 	w.stringMultimap([]string{"COMPRESSION", "CQL_VERSION", "PROTOCOL_VERSIONS"}, map[string][]string{
 		"CQL_VERSION":       {cqlVersion},
 		"COMPRESSION":       {"snappy", "lz4"},
-		"PROTOCOL_VERSIONS": {"3/v3", "4/v4"},
+		"PROTOCOL_VERSIONS": {"3/v3", "4/v4", "5/v5"},
 	})
 	return w.b
 }
@@ -575,6 +631,10 @@ func (c *conn) prepare(s *exec.Session, r *reader, w *writer) error {
 
 func (c *conn) execute(s *exec.Session, r *reader, w *writer) (unprepared []byte, err error) {
 	id := r.shortBytes()
+	var metadataID []byte
+	if c.version >= 5 {
+		metadataID = r.shortBytes()
+	}
 	p := r.queryParams(c.version)
 	if r.err != nil {
 		return nil, protocolErrorf(false, "Invalid EXECUTE message: %v", r.err)
@@ -592,7 +652,18 @@ func (c *conn) execute(s *exec.Session, r *reader, w *writer) (unprepared []byte
 		return nil, err
 	}
 	c.after(res)
-	w.writeResult(res, c.version, p.flags&qfSkipMetadata != 0)
+	skip := p.flags&qfSkipMetadata != 0
+	if c.version >= 5 && res.Kind == exec.RowsResult {
+		// The client decodes rows with the columns of the metadata id it
+		// sent: if the columns have changed since, it gets them again.
+		if current := resultMetadataID(res.Columns); !bytes.Equal(current, metadataID) {
+			w.int(resultRows)
+			w.rowsMetadataChanged(res.Columns, res.PagingState, current, c.version)
+			w.rows(res.Rows)
+			return nil, nil
+		}
+	}
+	w.writeResult(res, c.version, skip)
 	return nil, nil
 }
 

@@ -86,25 +86,25 @@ func queryBody(q string) []byte {
 }
 
 // TestVersionNegotiation answers the versions the Python driver tries
-// first (its DSE versions, then 5) with the protocol error that makes it
-// try the next one down, on the request's stream, in version 4; then
-// closes the connection.
+// first (its DSE versions) and those out of range with the protocol error
+// that makes it try the next one down, on the request's stream, in
+// version 5; then closes the connection.
 func TestVersionNegotiation(t *testing.T) {
 	_, cluster := startNode(t)
-	for _, v := range []byte{0x42, 0x41, 5, 2} {
+	for _, v := range []byte{0x42, 0x41, 6, 2} {
 		c := dialRaw(t, cluster.Port)
 		c.send(v, 0, 5, nil)
 		r := c.recv()
 		code, msg := r.errorText()
-		if r.version != 0x84 || r.stream != 0 || code != 0x000A || !strings.Contains(msg, "unsupported protocol version") {
+		if r.version != 0x85 || r.stream != 0 || code != 0x000A || !strings.Contains(msg, "unsupported protocol version") {
 			t.Errorf("version %d: answered version 0x%02x stream %d code 0x%04x %q", v, r.version, r.stream, code, msg)
 		}
 		if !c.closedByServer() {
 			t.Errorf("version %d: the connection stays open", v)
 		}
 	}
-	// Version 3 and 4 are answered in their own version.
-	for _, v := range []byte{3, 4} {
+	// Versions 3, 4 and 5 are answered in their own version.
+	for _, v := range []byte{3, 4, 5} {
 		c := dialRaw(t, cluster.Port)
 		c.send(v, 7, 5, nil)
 		if r := c.recv(); r.version != 0x80|v || r.op != 6 || r.stream != 7 {

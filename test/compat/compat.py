@@ -25,9 +25,20 @@ def check(what, got, want):
 
 
 host, port = sys.argv[1], int(sys.argv[2])
+
+# Without compression, and with the driver's choice (LZ4 when python3-lz4
+# is installed, which for protocol 5 compresses the segments).
+plain = Cluster([host], port=port, load_balancing_policy=RoundRobinPolicy(), connect_timeout=10, compression=False)
+check("uncompressed connection", plain.connect().execute("SELECT key FROM system.local").one().key, "local")
+plain.shutdown()
 cluster = Cluster([host], port=port, load_balancing_policy=RoundRobinPolicy(), connect_timeout=10)
 session = cluster.connect()
-check("negotiated protocol version", cluster.protocol_version, 4)
+check("negotiated protocol version", cluster.protocol_version, 5)
+try:
+    import lz4  # noqa: F401
+    check("compression", session.get_pool_state and cluster.compression, True)
+except ImportError:
+    pass
 
 row = session.execute("SELECT cluster_name, release_version, partitioner FROM system.local WHERE key = 'local'").one()
 check("release_version", row.release_version, "4.1.6")

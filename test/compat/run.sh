@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # make compat: start bin/sibyl on a free loopback port with a fresh data
-# directory, run compat.py against it with Debian's Python driver
-# (installed here if missing), then stop the node with SIGTERM and check
+# directory, run compat.py against it with Debian's Python driver and its
+# LZ4 module (installed here if missing), then stop the node with SIGTERM and check
 # that it drained and exited cleanly.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=/usr/bin/python3
-if ! "$PY" -c 'import cassandra' 2>/dev/null; then
-	echo "compat: installing python3-cassandra"
+if ! "$PY" -c 'import cassandra, lz4' 2>/dev/null; then
+	echo "compat: installing python3-cassandra and python3-lz4"
 	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-cassandra >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-cassandra python3-lz4 >/dev/null
 fi
 port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 data=$(mktemp -d)
