@@ -169,4 +169,3 @@ func appendSegment(dst, payload []byte, selfContained, useLZ4 bool) []byte {
 	dst = append(dst, payload...)
 	return binary.LittleEndian.AppendUint32(dst, payloadCRC(payload))
 }
-
