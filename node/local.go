@@ -1,15 +1,14 @@
 package node
 
 import (
-	"crypto/rand"
-	"encoding/binary"
+	cryptorand "crypto/rand"
+	"fmt"
+	"math/rand/v2"
 	"net"
-	"strconv"
 	"time"
 
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
-	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/schema"
 )
 
@@ -20,8 +19,16 @@ const (
 	ReleaseVersion        = "4.1.6"
 	CQLVersion            = "3.4.6"
 	NativeProtocolVersion = "5"
-	murmur3Class          = "org.apache.cassandra.dht.Murmur3Partitioner"
 )
+
+// inetBytes is an address as an inet value: 4 bytes for IPv4.
+func inetBytes(addr string) []byte {
+	ip := net.ParseIP(addr)
+	if v4 := ip.To4(); v4 != nil {
+		return v4
+	}
+	return ip.To16()
+}
 
 // writeLocal writes the system.local row. The host id and tokens chosen the
 // first time are read back and kept.
@@ -30,11 +37,7 @@ func (n *Node) writeLocal() error {
 	if err != nil {
 		return err
 	}
-	ip := net.ParseIP(n.cfg.ListenAddress)
-	inet := []byte(ip.To4())
-	if inet == nil {
-		inet = []byte(ip.To16())
-	}
+	inet := inetBytes(n.cfg.ListenAddress)
 	tokenSet := make([][]byte, len(tokens))
 	for i, t := range tokens {
 		tokenSet[i] = []byte(t)
@@ -55,10 +58,10 @@ func (n *Node) writeLocal() error {
 		"listen_address":          inet,
 		"listen_port":             cqltype.EncodeInt(7000),
 		"native_protocol_version": []byte(NativeProtocolVersion),
-		"partitioner":             []byte(murmur3Class),
+		"partitioner":             []byte(n.engine.Partitioner().Name()),
 		"rack":                    []byte(n.cfg.Rack),
 		"release_version":         []byte(ReleaseVersion),
-		"rpc_address":             inet,
+		"rpc_address":             inetBytes(n.cfg.RPCAddress),
 		"rpc_port":                cqltype.EncodeInt(int32(n.cfg.NativePort)),
 		"schema_version":          version[:],
 		"tokens":                  cqltype.EncodeCollection(tokenSet),
@@ -70,14 +73,19 @@ func (n *Node) writeLocal() error {
 }
 
 // localIdentity returns the host id and tokens system.local holds, or new
-// ones: a random (version 4) host id and one random Murmur3 token (vnodes
-// arrive with the cluster).
+// ones: a random (version 4) host id and num_tokens random tokens. A node
+// keeps the partitioner its data was written with: starting it with
+// another is refused.
 func (n *Node) localIdentity() ([]byte, []string, error) {
 	rows, err := n.readRows(schema.LocalTable)
 	if err != nil {
 		return nil, nil, err
 	}
+	part := n.engine.Partitioner()
 	for _, r := range rows {
+		if was := string(r["partitioner"].Value); was != "" && was != part.Name() {
+			return nil, nil, fmt.Errorf("partitioner: this node's data was written with %s; it cannot start with %s", was, part.Name())
+		}
 		if id := r["host_id"].Value; len(id) == 16 {
 			tokens, err := cqltype.DecodeCollection(r["tokens"].Value)
 			if err == nil && len(tokens) > 0 {
@@ -90,11 +98,19 @@ func (n *Node) localIdentity() ([]byte, []string, error) {
 		}
 	}
 	id := make([]byte, 16)
-	_, _ = rand.Read(id)
+	_, _ = cryptorand.Read(id)
 	id[6] = id[6]&0x0f | 0x40
 	id[8] = id[8]&0x3f | 0x80
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	token := partitioner.Murmur3Token(int64(binary.BigEndian.Uint64(b[:])))
-	return id, []string{strconv.FormatInt(token.Int64(), 10)}, nil
+	var seed [32]byte
+	_, _ = cryptorand.Read(seed[:])
+	r := rand.New(rand.NewChaCha8(seed))
+	seen := map[string]bool{}
+	var tokens []string
+	for len(tokens) < n.cfg.NumTokens {
+		if t := part.RandomToken(r).String(); !seen[t] {
+			seen[t] = true
+			tokens = append(tokens, t)
+		}
+	}
+	return id, tokens, nil
 }

@@ -21,13 +21,14 @@ const drainTimeout = 10 * time.Second
 // listens on. A port in use stops it with a message naming the setting.
 func (n *Node) StartNative() (net.Addr, error) {
 	srv, err := native.NewServer(native.Options{
-		NewSession: func() *exec.Session { return exec.NewSession(n) },
-		Logger:     n.cfg.Logger,
+		NewSession:   func() *exec.Session { return exec.NewSession(n) },
+		MaxFrameSize: int(n.cfg.NativeMaxFrameSize),
+		Logger:       n.cfg.Logger,
 	})
 	if err != nil {
 		return nil, err
 	}
-	addr := net.JoinHostPort(n.cfg.ListenAddress, strconv.Itoa(n.cfg.NativePort))
+	addr := net.JoinHostPort(n.cfg.RPCAddress, strconv.Itoa(n.cfg.NativePort))
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("native_transport_port: cannot listen on %s: %w", addr, err)

@@ -3,83 +3,13 @@ package node
 import (
 	"errors"
 	"fmt"
-	"net"
-	"path/filepath"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/sibyldb/sibyl/cql/native"
+	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
 )
-
-// Config is a node's configuration. The zero value of a field means its
-// default: zero configuration runs a single node with data in ./data.
-type Config struct {
-	// DataDir holds everything the node keeps on disk: data/<keyspace>/...
-	// for SSTables and commitlog/ for the commit log. Default "data".
-	DataDir string
-	// CommitLogSync is commitlog_sync: periodic (default), group or batch.
-	CommitLogSync string
-	// ClusterName is cluster_name; default "Test Cluster", as Cassandra's.
-	ClusterName string
-	// ListenAddress is listen_address, the node's address; default
-	// 127.0.0.1.
-	ListenAddress string
-	// NativePort is native_transport_port; default 9042.
-	NativePort int
-	// DataCenter and Rack place the node; default datacenter1 and rack1.
-	DataCenter, Rack string
-	// Logger receives the node's events; default none.
-	Logger *zerolog.Logger
-}
-
-// EnsureDefaults fills unset fields with their defaults.
-func (c *Config) EnsureDefaults() {
-	if c.DataDir == "" {
-		c.DataDir = "data"
-	}
-	if c.CommitLogSync == "" {
-		c.CommitLogSync = "periodic"
-	}
-	if c.ClusterName == "" {
-		c.ClusterName = "Test Cluster"
-	}
-	if c.ListenAddress == "" {
-		c.ListenAddress = "127.0.0.1"
-	}
-	if c.NativePort == 0 {
-		c.NativePort = 9042
-	}
-	if c.DataCenter == "" {
-		c.DataCenter = "datacenter1"
-	}
-	if c.Rack == "" {
-		c.Rack = "rack1"
-	}
-	if c.Logger == nil {
-		nop := zerolog.Nop()
-		c.Logger = &nop
-	}
-}
-
-// Validate reports every problem with the configuration at once, naming the
-// setting.
-func (c *Config) Validate() error {
-	var errs []error
-	if c.CommitLogSync != "" {
-		if _, err := storage.ParseCommitLogSync(c.CommitLogSync); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if c.ListenAddress != "" && net.ParseIP(c.ListenAddress) == nil {
-		errs = append(errs, fmt.Errorf("listen_address: %q is not an IP address", c.ListenAddress))
-	}
-	if c.NativePort < 0 || c.NativePort > 65535 {
-		errs = append(errs, fmt.Errorf("native_transport_port: %d is not a port", c.NativePort))
-	}
-	return errors.Join(errs...)
-}
 
 // Node is one running node.
 type Node struct {
@@ -103,9 +33,11 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	cfg.EnsureDefaults()
-	opts := storage.Options{DataDir: filepath.Join(cfg.DataDir, "data"), Logger: cfg.Logger}
-	opts.CommitLog.Dir = filepath.Join(cfg.DataDir, "commitlog")
+	part, _ := partitioner.ByName(cfg.Partitioner)
+	opts := storage.Options{DataDir: cfg.DataFileDirectories[0], Logger: cfg.Logger, Partitioner: part}
+	opts.CommitLog.Dir = cfg.CommitLogDirectory
 	opts.CommitLog.SyncMode, _ = storage.ParseCommitLogSync(cfg.CommitLogSync)
+	opts.CommitLog.SyncPeriod = time.Duration(cfg.CommitLogSyncPeriod)
 	engine, err := storage.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("node: %w", err)

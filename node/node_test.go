@@ -11,6 +11,7 @@ import (
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
 )
@@ -187,7 +188,7 @@ func TestSystemLocal(t *testing.T) {
 	}
 	first := local(n)
 	for col, want := range map[string]string{"release_version": ReleaseVersion, "cql_version": CQLVersion,
-		"partitioner": murmur3Class, "cluster_name": "Test Cluster", "data_center": "datacenter1", "rack": "rack1",
+		"partitioner": partitioner.Murmur3Name, "cluster_name": "Test Cluster", "data_center": "datacenter1", "rack": "rack1",
 		"bootstrapped": "COMPLETED", "native_protocol_version": NativeProtocolVersion} {
 		if got := string(first[col]); got != want {
 			t.Errorf("%s = %q, want %q", col, got, want)
@@ -219,7 +220,6 @@ func TestSystemLocal(t *testing.T) {
 	}
 }
 
-// TestTokenRangeScan checks token() bounds become the engine's key bounds.
 // openNode opens a node on a fresh directory, closed when the test ends,
 // and a session on it.
 func openNode(t *testing.T) (*Node, *exec.Session) {
@@ -232,6 +232,7 @@ func openNode(t *testing.T) (*Node, *exec.Session) {
 	return n, exec.NewSession(n)
 }
 
+// TestTokenRangeScan checks token() bounds become the engine's key bounds.
 func TestTokenRangeScan(t *testing.T) {
 	_, s := openNode(t)
 	script := `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
@@ -311,5 +312,92 @@ func TestPagedScanMatchesUnpaged(t *testing.T) {
 		if want := max((len(whole)+size-1)/size, 1); pages != want {
 			t.Errorf("pages of %d: %d pages, want %d", size, pages, want)
 		}
+	}
+}
+
+func TestConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(text string) string {
+		p := filepath.Join(dir, "sibyl.yaml")
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cfg, err := LoadConfigFile(write(`cluster_name: Prod
+listen_address: 127.0.0.2
+native_transport_port: 19999
+commitlog_sync: batch
+commitlog_sync_period: 2500ms
+native_transport_max_frame_size: 32MiB
+num_tokens: 4
+partitioner: RandomPartitioner
+data_file_directories: [/srv/sibyl/data]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.EnsureDefaults()
+	if cfg.ClusterName != "Prod" || cfg.RPCAddress != "127.0.0.2" || cfg.NativePort != 19999 ||
+		time.Duration(cfg.CommitLogSyncPeriod) != 2500*time.Millisecond || cfg.NativeMaxFrameSize != 32<<20 ||
+		cfg.NumTokens != 4 || cfg.DataFileDirectories[0] != "/srv/sibyl/data" || cfg.CommitLogDirectory != "data/commitlog" {
+		t.Errorf("loaded %+v", cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("valid configuration refused: %v", err)
+	}
+	if empty, err := LoadConfigFile(write("")); err != nil || empty.ClusterName != "" {
+		t.Errorf("an empty file: %+v, %v", empty, err)
+	}
+	for text, want := range map[string]string{
+		"cluster_nam: x\n":                        "field cluster_nam not found",
+		"commitlog_sync_period: soon\n":           `"soon" is not a duration`,
+		"native_transport_max_frame_size: 1 TB\n": `"1 TB" is not a data size`,
+		"native_transport_port: [1]\n":            "cannot unmarshal",
+	} {
+		_, err := LoadConfigFile(write(text))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error containing %q", text, err, want)
+		}
+	}
+	bad := Config{Partitioner: "ByteOrderedPartitioner", NumTokens: -1, RPCAddress: "here", DataFileDirectories: []string{"a", "b"}}
+	err = bad.Validate()
+	for _, want := range []string{"partitioner:", "num_tokens: -1", `rpc_address: "here"`, "data_file_directories: 2 directories"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate: %v, want %q named", err, want)
+		}
+	}
+}
+
+// TestTokensAndPartitioner checks num_tokens and the partitioner reach
+// system.local, and that a node refuses to start with another
+// partitioner than its data was written with.
+func TestTokensAndPartitioner(t *testing.T) {
+	dir := t.TempDir()
+	n, err := Open(Config{DataDir: dir, Partitioner: "RandomPartitioner", NumTokens: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := exec.NewSession(n).Run("SELECT partitioner, tokens FROM system.local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(res[0].Rows[0][0]); got != partitioner.RandomName {
+		t.Errorf("partitioner %q", got)
+	}
+	tokens, _ := cqltype.DecodeCollection(res[0].Rows[0][1])
+	if len(tokens) != 8 {
+		t.Errorf("%d tokens, want 8", len(tokens))
+	}
+	for _, tok := range tokens {
+		if _, err := partitioner.Random().ParseToken(string(tok)); err != nil {
+			t.Errorf("token %s: %v", tok, err)
+		}
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(Config{DataDir: dir}); err == nil || !strings.Contains(err.Error(), "a node keeps the partitioner its data was written with") {
+		t.Fatalf("restart with Murmur3: %v", err)
 	}
 }

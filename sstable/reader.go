@@ -36,6 +36,12 @@ func Open(fs vfs.FS, dir string, gen uint64, cache *Cache, tokenLen int) (*Reade
 	if err != nil {
 		return nil, err
 	}
+	if n := len(meta.MinToken); n > 0 && n != tokenLen {
+		// Tokens are 8 bytes under Murmur3Partitioner, 16 under
+		// RandomPartitioner: the partitioner setting changed.
+		return nil, fmt.Errorf("sstable: %s holds %d-byte tokens and this node's partitioner makes %d-byte ones: "+
+			"a node keeps the partitioner its data was written with", fs.PathJoin(dir, DataFileName(gen)), n, tokenLen)
+	}
 	filter, err := readFilter(fs, fs.PathJoin(dir, FilterFileName(gen)))
 	if err != nil {
 		return nil, err

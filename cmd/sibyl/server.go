@@ -13,6 +13,7 @@ import (
 
 func newServerCommand() *cobra.Command {
 	var cfg node.Config
+	var configPath string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run a Sibyl node",
@@ -21,6 +22,13 @@ func newServerCommand() *cobra.Command {
 			"SIGTERM or SIGINT drains it: no new requests, those in flight answered, memtables flushed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if configPath != "" {
+				file, err := node.LoadConfigFile(configPath)
+				if err != nil {
+					return err
+				}
+				cfg = withFlags(file, cfg, cmd)
+			}
 			cfg.Logger = &log.Logger
 			n, err := node.Open(cfg)
 			if err != nil {
@@ -43,10 +51,33 @@ func newServerCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&configPath, "config", "", "sibyl.yaml to read (keys as in cassandra.yaml; flags override it)")
 	f.StringVar(&cfg.DataDir, "data-dir", "data", "directory for SSTables and the commit log")
 	f.StringVar(&cfg.CommitLogSync, "commitlog-sync", "periodic", "commitlog_sync: periodic, group or batch")
 	f.StringVar(&cfg.ListenAddress, "listen-address", "127.0.0.1", "listen_address: the address the node serves on")
 	f.IntVar(&cfg.NativePort, "native-transport-port", 9042, "native_transport_port: the CQL native protocol port")
 	f.StringVar(&cfg.ClusterName, "cluster-name", "Test Cluster", "cluster_name")
 	return cmd
+}
+
+// withFlags is the file's configuration with the flags given on the
+// command line laid over it.
+func withFlags(file, flags node.Config, cmd *cobra.Command) node.Config {
+	set := cmd.Flags().Changed
+	if set("data-dir") || file.DataDir == "" {
+		file.DataDir = flags.DataDir
+	}
+	if set("commitlog-sync") {
+		file.CommitLogSync = flags.CommitLogSync
+	}
+	if set("listen-address") {
+		file.ListenAddress = flags.ListenAddress
+	}
+	if set("native-transport-port") {
+		file.NativePort = flags.NativePort
+	}
+	if set("cluster-name") {
+		file.ClusterName = flags.ClusterName
+	}
+	return file
 }

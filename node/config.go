@@ -1,0 +1,240 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/storage"
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is a node's configuration. The zero value of a field means its
+// default: zero configuration runs a single node on 127.0.0.1:9042 with
+// data in ./data. In sibyl.yaml the keys are cassandra.yaml's where it
+// has one (docs/configuration.md lists them all).
+type Config struct {
+	// DataDir is the directory everything goes under unless placed
+	// elsewhere: data/ for SSTables, commitlog/ for the commit log.
+	// Default "data". (--data-dir; no cassandra.yaml key.)
+	DataDir string `yaml:"-"`
+	// DataFileDirectories is data_file_directories: where SSTables go.
+	// One directory; default DataDir/data.
+	DataFileDirectories []string `yaml:"data_file_directories"`
+	// CommitLogDirectory is commitlog_directory; default DataDir/commitlog.
+	CommitLogDirectory string `yaml:"commitlog_directory"`
+	// CommitLogSync is commitlog_sync: periodic (default), group or batch.
+	CommitLogSync string `yaml:"commitlog_sync"`
+	// CommitLogSyncPeriod is commitlog_sync_period ("10000ms", "10s"): the
+	// fsync interval of periodic mode; default 10s.
+	CommitLogSyncPeriod Duration `yaml:"commitlog_sync_period"`
+	// ClusterName is cluster_name; default "Test Cluster", as Cassandra's.
+	ClusterName string `yaml:"cluster_name"`
+	// ListenAddress is listen_address, the node's address; default
+	// 127.0.0.1.
+	ListenAddress string `yaml:"listen_address"`
+	// RPCAddress is rpc_address, where clients connect (the native
+	// protocol listens there); default the listen address.
+	RPCAddress string `yaml:"rpc_address"`
+	// NativePort is native_transport_port; default 9042.
+	NativePort int `yaml:"native_transport_port"`
+	// NativeMaxFrameSize is native_transport_max_frame_size ("16MiB"):
+	// the largest request accepted; default 16 MiB.
+	NativeMaxFrameSize Size `yaml:"native_transport_max_frame_size"`
+	// NumTokens is num_tokens, the node's tokens (vnodes), chosen at its
+	// first start; default 16, as Cassandra 4's.
+	NumTokens int `yaml:"num_tokens"`
+	// Partitioner is partitioner: Murmur3Partitioner (default) or
+	// RandomPartitioner, by class name or short name. A node keeps the
+	// partitioner its data was written with.
+	Partitioner string `yaml:"partitioner"`
+	// DataCenter and Rack place the node (Cassandra reads them from the
+	// snitch's properties file); default datacenter1 and rack1.
+	DataCenter string `yaml:"data_center"`
+	Rack       string `yaml:"rack"`
+	// Logger receives the node's events; default none.
+	Logger *zerolog.Logger `yaml:"-"`
+}
+
+// LoadConfigFile reads a sibyl.yaml. Unknown keys are refused, with the
+// key and its line, so that a misspelt setting never goes unnoticed.
+func LoadConfigFile(path string) (Config, error) {
+	var cfg Config
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, fmt.Errorf("config: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	// An empty file (io.EOF) is zero configuration.
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// EnsureDefaults fills unset fields with their defaults.
+func (c *Config) EnsureDefaults() {
+	if c.DataDir == "" {
+		c.DataDir = "data"
+	}
+	if len(c.DataFileDirectories) == 0 {
+		c.DataFileDirectories = []string{filepath.Join(c.DataDir, "data")}
+	}
+	if c.CommitLogDirectory == "" {
+		c.CommitLogDirectory = filepath.Join(c.DataDir, "commitlog")
+	}
+	if c.CommitLogSync == "" {
+		c.CommitLogSync = "periodic"
+	}
+	if c.CommitLogSyncPeriod == 0 {
+		c.CommitLogSyncPeriod = Duration(10 * time.Second)
+	}
+	if c.ClusterName == "" {
+		c.ClusterName = "Test Cluster"
+	}
+	if c.ListenAddress == "" {
+		c.ListenAddress = "127.0.0.1"
+	}
+	if c.RPCAddress == "" {
+		c.RPCAddress = c.ListenAddress
+	}
+	if c.NativePort == 0 {
+		c.NativePort = 9042
+	}
+	if c.NativeMaxFrameSize == 0 {
+		c.NativeMaxFrameSize = 16 << 20
+	}
+	if c.NumTokens == 0 {
+		c.NumTokens = 16
+	}
+	if c.Partitioner == "" {
+		c.Partitioner = partitioner.Murmur3Name
+	}
+	if c.DataCenter == "" {
+		c.DataCenter = "datacenter1"
+	}
+	if c.Rack == "" {
+		c.Rack = "rack1"
+	}
+	if c.Logger == nil {
+		nop := zerolog.Nop()
+		c.Logger = &nop
+	}
+}
+
+// Validate reports every problem with the configuration at once, naming the
+// setting.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.CommitLogSync != "" {
+		if _, err := storage.ParseCommitLogSync(c.CommitLogSync); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.CommitLogSyncPeriod < 0 {
+		errs = append(errs, fmt.Errorf("commitlog_sync_period: %s is negative", time.Duration(c.CommitLogSyncPeriod)))
+	}
+	for _, a := range []struct{ key, value string }{{"listen_address", c.ListenAddress}, {"rpc_address", c.RPCAddress}} {
+		if a.value != "" && net.ParseIP(a.value) == nil {
+			errs = append(errs, fmt.Errorf("%s: %q is not an IP address", a.key, a.value))
+		}
+	}
+	if c.NativePort < 0 || c.NativePort > 65535 {
+		errs = append(errs, fmt.Errorf("native_transport_port: %d is not a port", c.NativePort))
+	}
+	if c.NativeMaxFrameSize < 0 {
+		errs = append(errs, fmt.Errorf("native_transport_max_frame_size: %d is negative", c.NativeMaxFrameSize))
+	}
+	if len(c.DataFileDirectories) > 1 {
+		errs = append(errs, fmt.Errorf("data_file_directories: %d directories given; one is supported", len(c.DataFileDirectories)))
+	}
+	if c.NumTokens < 0 || c.NumTokens > 1536 {
+		errs = append(errs, fmt.Errorf("num_tokens: %d is not between 1 and 1536", c.NumTokens))
+	}
+	if c.Partitioner != "" {
+		if _, err := partitioner.ByName(c.Partitioner); err != nil {
+			errs = append(errs, fmt.Errorf("partitioner: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Duration is a cassandra.yaml duration: a number with a unit (ms, s, m,
+// h, d; Cassandra 4.1's "10000ms"), or a bare number of milliseconds.
+type Duration time.Duration
+
+// UnmarshalYAML reads the forms Cassandra accepts.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := parseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		unit   time.Duration
+	}{{"ms", time.Millisecond}, {"us", time.Microsecond}, {"µs", time.Microsecond}, {"ns", time.Nanosecond},
+		{"s", time.Second}, {"m", time.Minute}, {"h", time.Hour}, {"d", 24 * time.Hour}}
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(s, u.suffix); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+			if err != nil {
+				break
+			}
+			return time.Duration(n) * u.unit, nil
+		}
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.Duration(n) * time.Millisecond, nil
+	}
+	return 0, fmt.Errorf("%q is not a duration (a number with ms, s, m, h or d)", s)
+}
+
+// Size is a cassandra.yaml data size: a number with a unit (B, KiB, MiB,
+// GiB), or a bare number of bytes.
+type Size int64
+
+// UnmarshalYAML reads the forms Cassandra accepts.
+func (z *Size) UnmarshalYAML(n *yaml.Node) error {
+	v, err := parseSize(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*z = Size(v)
+	return nil
+}
+
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}} {
+		if num, ok := strings.CutSuffix(s, u.suffix); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+			if err != nil || n < 0 {
+				break
+			}
+			return n << u.shift, nil
+		}
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 {
+		return n, nil
+	}
+	return 0, fmt.Errorf("%q is not a data size (a number with B, KiB, MiB or GiB)", s)
+}
