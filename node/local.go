@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/schema"
@@ -37,6 +38,7 @@ func (n *Node) writeLocal() error {
 	if err != nil {
 		return err
 	}
+	n.tokens = tokens
 	inet := inetBytes(n.cfg.ListenAddress)
 	tokenSet := make([][]byte, len(tokens))
 	for i, t := range tokens {
@@ -70,6 +72,24 @@ func (n *Node) writeLocal() error {
 		return err
 	}
 	return n.Apply([]*mutation.Mutation{m})
+}
+
+// ClusterInfo tells DESCRIBE CLUSTER about the node's cluster: on a
+// single node it owns every range its tokens end.
+func (n *Node) ClusterInfo() exec.ClusterInfo {
+	endpoint := "/" + net.JoinHostPort(n.cfg.ListenAddress, "7000")
+	return exec.ClusterInfo{
+		Name:        n.cfg.ClusterName,
+		Partitioner: n.engine.Partitioner().Name(),
+		Snitch:      "DynamicEndpointSnitch",
+		Ownership: func(string) map[string][]string {
+			out := map[string][]string{}
+			for _, t := range n.tokens {
+				out[t] = []string{endpoint}
+			}
+			return out
+		},
+	}
 }
 
 // localIdentity returns the host id and tokens system.local holds, or new

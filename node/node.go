@@ -21,6 +21,7 @@ type Node struct {
 
 	native     *native.Server
 	nativeDone chan error
+	tokens     []string // the node's tokens, as system.local holds them
 }
 
 // Open starts a node: the storage engine; the system tables; the schema,

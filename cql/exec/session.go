@@ -212,6 +212,8 @@ func (s *Session) run(st cql.Statement, opts QueryParams, bound *binding) (*Resu
 		return s.batch(st, bound)
 	case *cql.Select:
 		return s.selectRows(st, opts, bound)
+	case *cql.Describe:
+		return s.describe(st)
 	}
 	return nil, invalidf("%T statements are not supported yet", st)
 }
