@@ -32,7 +32,7 @@ test-long:
 
 # Built as the product is (CGO_ENABLED=0): with cgo, pebble's block cache
 # allocates through C for both engines, which no shipped binary does.
-bench:
+bench: build
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/
 
 run: build

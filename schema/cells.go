@@ -165,7 +165,7 @@ func (t *Table) RowVisible(r *mutation.Row, now int64) bool {
 // putValues adds to out the live values of a row's non-key columns at now:
 // multi-cell columns are put back together into one serialized value.
 // Columns without a live value are left out.
-func (t *Table) putValues(out RowValues, r *mutation.Row, now int64) error {
+func (t *Table) putValues(out RowValues, need []bool, r *mutation.Row, now int64) error {
 	cells := r.Cells
 	for i := 0; i < len(cells); {
 		j := i
@@ -173,8 +173,8 @@ func (t *Table) putValues(out RowValues, r *mutation.Row, now int64) error {
 			j++
 		}
 		c := t.byName[cells[i].Column]
-		if c == nil || c.IsPrimaryKey() {
-			i = j // a dropped column: its cells are ignored, as Cassandra does
+		if c == nil || c.IsPrimaryKey() || need != nil && !need[c.Index] {
+			i = j // a dropped column's cells are ignored, as Cassandra does
 			continue
 		}
 		if err := t.putColumn(out, c, cells[i:j], now); err != nil {

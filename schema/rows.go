@@ -142,7 +142,7 @@ func (t *Table) newRowMutation(cols []*Column, vals [][]byte) (*mutation.Mutatio
 // nil). Null columns are absent.
 func (t *Table) RowCells(partitionKey, clustering []byte, row, static *mutation.Row, now int64) (map[string]Cell, error) {
 	vals := make(RowValues, len(t.Columns))
-	if err := t.ReadRow(vals, partitionKey, clustering, row, static, now); err != nil {
+	if err := t.ReadRow(vals, nil, partitionKey, clustering, row, static, now); err != nil {
 		return nil, err
 	}
 	out := make(map[string]Cell, len(t.Columns))
@@ -159,8 +159,10 @@ func (t *Table) RowCells(partitionKey, clustering []byte, row, static *mutation.
 type RowValues []Cell
 
 // ReadRow fills out (len(t.Columns) long) with one row as RowCells reads
-// it: a read of many rows reuses one RowValues.
-func (t *Table) ReadRow(out RowValues, partitionKey, clustering []byte, row, static *mutation.Row, now int64) error {
+// it: a read of many rows reuses one RowValues. need, when set, says by
+// Column.Index which regular and static columns the reader uses; the
+// others are left null, unread.
+func (t *Table) ReadRow(out RowValues, need []bool, partitionKey, clustering []byte, row, static *mutation.Row, now int64) error {
 	clear(out)
 	pk, err := t.SplitPartitionKey(partitionKey)
 	if err != nil {
@@ -180,7 +182,7 @@ func (t *Table) ReadRow(out RowValues, partitionKey, clustering []byte, row, sta
 		if r == nil {
 			continue
 		}
-		if err := t.putValues(out, r, now); err != nil {
+		if err := t.putValues(out, need, r, now); err != nil {
 			return err
 		}
 	}

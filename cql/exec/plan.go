@@ -66,6 +66,7 @@ func newInsertPlan(t *schema.Table, st *cql.Insert) (*insertPlan, error) {
 type selectPlan struct {
 	sels    []*selector
 	columns []ColumnSpec // the result's columns, when sels is kept
+	need    []bool       // the columns sels read, by Column.Index
 	point   *pointRead
 }
 

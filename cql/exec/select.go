@@ -28,6 +28,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 		p.sel = &selectPlan{}
 		if !takesTerms {
 			p.sel.sels, p.sel.columns = sels, resultColumns(t, sels)
+			p.sel.need = neededColumns(t, sels, nil)
 		}
 		if !st.AllowFiltering {
 			p.sel.point = newPointRead(t, st.Where)
@@ -123,6 +124,10 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 	var partitionKey []byte
 	kept := 0 // rows of this partition the filters let through
 	cells := s.rowScratch(len(t.Columns))
+	need := pl.sel.need
+	if need == nil || len(filters) > 0 {
+		need = neededColumns(t, sels, filters)
+	}
 	for first := true; ; first = false {
 		p, whole, err := rd.next()
 		if err != nil {
@@ -150,7 +155,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 			}
 			haveCells := false
 			if len(filters) > 0 {
-				if err := t.ReadRow(cells, p.Key, r.Clustering, r.Row, p.Static, now); err != nil {
+				if err := t.ReadRow(cells, need, p.Key, r.Clustering, r.Row, p.Static, now); err != nil {
 					return nil, &Error{Code: ServerError, Message: err.Error()}
 				}
 				if haveCells = true; !acceptsAll(filters, cells) {
@@ -172,7 +177,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 				}
 			}
 			if !haveCells {
-				if err := t.ReadRow(cells, p.Key, r.Clustering, r.Row, p.Static, now); err != nil {
+				if err := t.ReadRow(cells, need, p.Key, r.Clustering, r.Row, p.Static, now); err != nil {
 					return nil, &Error{Code: ServerError, Message: err.Error()}
 				}
 			}
@@ -311,4 +316,26 @@ func (s *Session) rowScratch(n int) schema.RowValues {
 		s.scratch = make(schema.RowValues, n)
 	}
 	return s.scratch[:n]
+}
+
+// neededColumns marks, by Column.Index, the columns the selectors and
+// filters read: a row is decoded only as far as they need.
+func neededColumns(t *schema.Table, sels []*selector, filters []rowFilter) []bool {
+	need := make([]bool, len(t.Columns))
+	var visit func(s *selector)
+	visit = func(s *selector) {
+		if s.column != nil {
+			need[s.column.Index] = true
+		}
+		for _, a := range s.args {
+			visit(a)
+		}
+	}
+	for _, s := range sels {
+		visit(s)
+	}
+	for _, f := range filters {
+		need[f.column.Index] = true
+	}
+	return need
 }

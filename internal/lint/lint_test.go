@@ -172,7 +172,7 @@ var confinedDeps = []struct {
 	{"github.com/spf13/cobra", []string{"cmd/"}},
 	{"github.com/rs/zerolog/log", []string{"cmd/"}},
 	{"log", []string{"cmd/"}},
-	{"github.com/gocql/gocql", []string{"tools", "test"}},
+	{"github.com/gocql/gocql", []string{"tools", "test", "bench"}},
 	{"github.com/hashicorp/memberlist", []string{"gossip"}},
 	{"github.com/prometheus/client_golang", []string{"node"}},
 	{"github.com/cockroachdb/pebble/sstable", []string{"sstable", "bench", "test"}},
