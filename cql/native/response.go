@@ -27,9 +27,10 @@ const (
 
 // Error codes the server sends besides those of exec.
 const (
-	codeServerError   = 0x0000
-	codeProtocolError = 0x000A
-	codeUnprepared    = 0x2500
+	codeServerError         = 0x0000
+	codeProtocolError       = 0x000A
+	codeAuthenticationError = 0x0100
+	codeUnprepared          = 0x2500
 )
 
 // writeResult encodes a statement's result as a RESULT body.
@@ -194,11 +195,15 @@ func (w *writer) schemaChange(c *exec.SchemaChange) {
 // fields.
 func (w *writer) writeError(err error, unpreparedID []byte) {
 	var pe *protocolError
+	var ae *authError
 	var ee *exec.Error
 	switch {
 	case errors.As(err, &pe):
 		w.int(codeProtocolError)
 		w.string(pe.msg)
+	case errors.As(err, &ae):
+		w.int(codeAuthenticationError)
+		w.string(ae.msg)
 	case unpreparedID != nil:
 		w.int(codeUnprepared)
 		w.string(err.Error())

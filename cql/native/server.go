@@ -32,9 +32,50 @@ type Options struct {
 	// A statement dropped from it answers Unprepared, and drivers prepare
 	// it again.
 	MaxPrepared int
+	// Authenticator, when set, makes every connection authenticate after
+	// STARTUP (AUTHENTICATE, AUTH_RESPONSE, AUTH_SUCCESS); nil lets every
+	// connection in, as Cassandra's AllowAllAuthenticator.
+	Authenticator Authenticator
 	// Logger receives connection events; default none.
 	Logger *zerolog.Logger
 }
+
+// Authenticator checks the credentials clients send.
+type Authenticator interface {
+	// Class is the authenticator's Cassandra class name, sent in
+	// AUTHENTICATE: drivers choose how to answer by it.
+	Class() string
+	// Authenticate checks an AUTH_RESPONSE token; its error is what the
+	// client is told.
+	Authenticate(token []byte) error
+}
+
+// PasswordAuthenticator takes SASL PLAIN tokens (NUL, user, NUL, password)
+// as Cassandra's PasswordAuthenticator does, and asks check about them.
+type PasswordAuthenticator struct {
+	Check func(user, password string) bool
+}
+
+// Class names Cassandra's PasswordAuthenticator: gocql answers only
+// authenticators it knows by name.
+func (PasswordAuthenticator) Class() string { return "org.apache.cassandra.auth.PasswordAuthenticator" }
+
+// Authenticate checks one PLAIN token.
+func (a PasswordAuthenticator) Authenticate(token []byte) error {
+	parts := strings.Split(string(token), "\x00")
+	if len(parts) != 3 {
+		return errors.New("Authentication failed: the token is not a SASL PLAIN response")
+	}
+	if a.Check == nil || !a.Check(parts[1], parts[2]) {
+		return fmt.Errorf("Provided username %s and/or password are incorrect", parts[1])
+	}
+	return nil
+}
+
+// authError is a failed authentication (error code 0x0100).
+type authError struct{ msg string }
+
+func (e *authError) Error() string { return e.msg }
 
 // EnsureDefaults fills unset fields with their defaults.
 func (o *Options) EnsureDefaults() {
@@ -229,7 +270,10 @@ type conn struct {
 	started    bool
 	compressor compressor // envelope compression (v3, v4) from STARTUP; nil: none
 	segmented  bool       // v5: envelopes travel in segments after READY
-	segmentLZ4 bool       // v5: segments are LZ4-compressed
+	// authenticated says requests may run: at STARTUP without an
+	// authenticator, else once AUTH_RESPONSE is accepted.
+	authenticated bool
+	segmentLZ4    bool // v5: segments are LZ4-compressed
 
 	mu         sync.Mutex
 	keyspace   string
@@ -450,7 +494,14 @@ func (c *conn) dispatch(f frame) error {
 			return protocolErrorf(true, "Compression %s is not supported with protocol version %d: only lz4 is", comp.name(), f.version)
 		}
 		c.version, c.started = f.version, true
-		c.send(c.frame(f.version, f.stream, opReady, nil))
+		if auth := c.srv.opts.Authenticator; auth != nil {
+			var w writer
+			w.string(auth.Class())
+			c.send(c.frame(f.version, f.stream, opAuthenticate, w.b))
+		} else {
+			c.authenticated = true
+			c.send(c.frame(f.version, f.stream, opReady, nil))
+		}
 		if f.version >= 5 {
 			c.segmented, c.segmentLZ4 = true, comp != nil
 			c.queue(outgoing{startSegments: true, segmentLZ4: c.segmentLZ4})
@@ -461,6 +512,27 @@ func (c *conn) dispatch(f frame) error {
 	}
 	if !c.started {
 		return protocolErrorf(true, "Unexpected message %s, expecting STARTUP or OPTIONS", opName(f.opcode))
+	}
+	if f.opcode == opAuthResponse {
+		if c.authenticated || c.srv.opts.Authenticator == nil {
+			return protocolErrorf(false, "Unexpected message AUTH_RESPONSE: the connection is not authenticating")
+		}
+		r := &reader{b: f.body}
+		token := r.bytes()
+		if r.err != nil {
+			return protocolErrorf(true, "Invalid AUTH_RESPONSE message: %v", r.err)
+		}
+		if err := c.srv.opts.Authenticator.Authenticate(token); err != nil {
+			return &authError{msg: err.Error()}
+		}
+		c.authenticated = true
+		var w writer
+		w.bytes(nil)
+		c.send(c.frame(0, f.stream, opAuthSuccess, w.b))
+		return nil
+	}
+	if !c.authenticated {
+		return protocolErrorf(false, "Unexpected message %s, expecting AUTH_RESPONSE", opName(f.opcode))
 	}
 	switch f.opcode {
 	case opQuery, opPrepare, opExecute, opBatch:

@@ -47,7 +47,7 @@ var allowedImports = map[string][]string{
 	"internal/lint":       {},
 	"internal/invariants": {},
 	"internal/testutil":   {"mutation", "partitioner"},
-	"test/clients":        {"node", "cqltype"},
+	"test/clients":        {"node", "cql/native", "cql/exec", "cqltype"},
 	"bench": {"storage", "commitlog", "mutation", "partitioner", "internal/testutil", "node", "cql", "cql/exec",
 		"schema", "cqltype"},
 }

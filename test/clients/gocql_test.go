@@ -218,3 +218,24 @@ func TestErrorsReachGocqlTyped(t *testing.T) {
 		}
 	}
 }
+
+// TestProtocolVersion3 runs statements with gocql pinned to protocol
+// version 3 (one-byte query flags, no unset values, collections as in v4).
+func TestProtocolVersion3(t *testing.T) {
+	_, cluster := startNode(t)
+	cluster.ProtoVersion = 3
+	s := session(t, cluster)
+	mustExec(t, s, createKeyspace, "CREATE TABLE ks.v3 (k int PRIMARY KEY, t text, l list<int>, m map<text, bigint>)")
+	if err := s.Query("INSERT INTO ks.v3 (k, t, l, m) VALUES (?, ?, ?, ?)", 1, "three", []int{3, 2}, map[string]int64{"a": 1}).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	var l []int
+	var m map[string]int64
+	if err := s.Query("SELECT t, l, m FROM ks.v3 WHERE k = ?", 1).Scan(&text, &l, &m); err != nil {
+		t.Fatal(err)
+	}
+	if text != "three" || fmt.Sprint(l) != "[3 2]" || m["a"] != 1 {
+		t.Fatalf("read %q %v %v", text, l, m)
+	}
+}

@@ -203,3 +203,44 @@ func TestCompressedFrames(t *testing.T) {
 		t.Fatalf("decompressed response %q, %v", plain, err)
 	}
 }
+
+// TestEventsAndUnprepared registers a connection for schema changes and
+// checks a DDL statement on another connection reaches it as an EVENT on
+// stream -1; and that executing an unknown prepared id answers
+// Unprepared with that id.
+func TestEventsAndUnprepared(t *testing.T) {
+	_, cluster := startNode(t)
+	listener := dialRaw(t, cluster.Port)
+	listener.send(4, 1, 1, startupBody())
+	listener.recv()
+	reg := []byte{0, 1, 0, 13}
+	reg = append(reg, "SCHEMA_CHANGE"...)
+	listener.send(4, 2, 0x0B, reg)
+	if r := listener.recv(); r.op != 2 || r.stream != 2 {
+		t.Fatalf("REGISTER answered op %d stream %d", r.op, r.stream)
+	}
+	c := dialRaw(t, cluster.Port)
+	c.send(4, 1, 1, startupBody())
+	c.recv()
+	c.send(4, 2, 7, queryBody("CREATE KEYSPACE evks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"))
+	if r := c.recv(); r.op != 8 || binary.BigEndian.Uint32(r.body) != 5 {
+		t.Fatalf("CREATE KEYSPACE answered op %d body %x", r.op, r.body)
+	}
+	ev := listener.recv()
+	if ev.op != 0x0C || ev.stream != -1 || !strings.Contains(string(ev.body), "SCHEMA_CHANGE") ||
+		!strings.Contains(string(ev.body), "CREATED") || !strings.Contains(string(ev.body), "evks") {
+		t.Fatalf("event: op %d stream %d body %q", ev.op, ev.stream, ev.body)
+	}
+
+	id := []byte("0123456789abcdef")
+	body := append([]byte{0, 16}, id...)
+	body = append(body, 0, 1, 0) // consistency ONE, no flags
+	c.send(4, 3, 0x0A, body)
+	r := c.recv()
+	code, _ := r.errorText()
+	n := int(binary.BigEndian.Uint16(r.body[4:6]))
+	rest := r.body[6+n:]
+	if code != 0x2500 || len(rest) < 2 || string(rest[2:2+binary.BigEndian.Uint16(rest)]) != string(id) {
+		t.Fatalf("EXECUTE of an unknown id: code 0x%04x, rest %x", code, rest)
+	}
+}
