@@ -17,7 +17,49 @@ const (
 	ConfigError    ErrorCode = 0x2300
 	AlreadyExists  ErrorCode = 0x2400
 	UnpreparedCode ErrorCode = 0x2500
+
+	// The failures of replicas, which the coordinator reports (their extra
+	// fields are in Error.Replicas).
+	Unavailable     ErrorCode = 0x1000
+	Overloaded      ErrorCode = 0x1001
+	IsBootstrapping ErrorCode = 0x1002
+	TruncateError   ErrorCode = 0x1003
+	WriteTimeout    ErrorCode = 0x1100
+	ReadTimeout     ErrorCode = 0x1200
+	ReadFailure     ErrorCode = 0x1300
+	FunctionFailure ErrorCode = 0x1400
+	WriteFailure    ErrorCode = 0x1500
+	CDCWriteFailure ErrorCode = 0x1600
+	CASWriteUnknown ErrorCode = 0x1700
 )
+
+// ReplicaFailure is what Unavailable, the timeouts and the failures say
+// besides their message: the consistency level, how many replicas
+// answered (or were alive) of how many it needed, and so on.
+type ReplicaFailure struct {
+	Consistency uint16 // the protocol's consistency code
+	Received    int32  // answers (Unavailable: replicas alive)
+	BlockFor    int32  // answers the consistency level needs
+	DataPresent bool   // ReadTimeout, ReadFailure: the data replica answered
+	NumFailures int32  // ReadFailure, WriteFailure
+	// Failures are the failed replicas' addresses (4 or 16 bytes) and
+	// reason codes, which protocol v5 sends instead of NumFailures.
+	Failures []ReplicaReason
+	// WriteType is WriteTimeout's and WriteFailure's SIMPLE, BATCH,
+	// UNLOGGED_BATCH, COUNTER, BATCH_LOG, CAS, VIEW or CDC.
+	WriteType   string
+	Contentions uint16 // v5 WriteTimeout of a CAS write
+	// Function, FunctionKeyspace and ArgTypes name a FunctionFailure's
+	// function.
+	FunctionKeyspace, Function string
+	ArgTypes                   []string
+}
+
+// ReplicaReason is one replica's failure.
+type ReplicaReason struct {
+	Address []byte
+	Reason  uint16
+}
 
 // Error is a statement's failure as a client sees it.
 type Error struct {
@@ -26,6 +68,8 @@ type Error struct {
 	// Keyspace and Table name what AlreadyExists found (Table empty for a
 	// keyspace).
 	Keyspace, Table string
+	// Replica holds the extra fields of the replica failures.
+	Replica *ReplicaFailure
 	// onData says the failure comes from the data the statement found
 	// (a list too short), not from the statement: preparing, which runs
 	// against no data, passes over it.

@@ -2,8 +2,11 @@ package native
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"testing"
+
+	"github.com/sibyldb/sibyl/cql/exec"
 )
 
 // requestFrame builds a request envelope.
@@ -152,6 +155,43 @@ func TestFrameErrors(t *testing.T) {
 			if body.err != nil || !p.unset[0] || p.names[0] != "k" || p.pageSize != 100 || string(p.pagingState) != "\x01\x02" {
 				t.Fatalf("execute params decoded as %+v, %v", p, body.err)
 			}
+		}
+	}
+}
+
+// TestReplicaFailureBodies checks the extra fields of the replica
+// failures, as each version lays them out.
+func TestReplicaFailureBodies(t *testing.T) {
+	f := &exec.ReplicaFailure{Consistency: 4, Received: 1, BlockFor: 2, DataPresent: true, NumFailures: 1,
+		Failures: []exec.ReplicaReason{{Address: []byte{127, 0, 0, 2}, Reason: 3}}, WriteType: "BATCH_LOG",
+		FunctionKeyspace: "ks", Function: "f", ArgTypes: []string{"int"}}
+	body := func(code exec.ErrorCode, version byte) []byte {
+		var w writer
+		w.writeError(&exec.Error{Code: code, Message: "m", Replica: f}, nil, version)
+		return w.b
+	}
+	head := func(code int32) []byte { return append(binary.BigEndian.AppendUint32(nil, uint32(code)), 0, 1, 'm') }
+	cl := []byte{0, 4}
+	one, two := []byte{0, 0, 0, 1}, []byte{0, 0, 0, 2}
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	for _, c := range []struct {
+		name    string
+		code    exec.ErrorCode
+		version byte
+		want    []byte
+	}{
+		{"unavailable", exec.Unavailable, 4, cat(head(0x1000), cl, two, one)},
+		{"write timeout", exec.WriteTimeout, 4, cat(head(0x1100), cl, one, two, []byte{0, 9}, []byte("BATCH_LOG"))},
+		{"read timeout", exec.ReadTimeout, 4, cat(head(0x1200), cl, one, two, []byte{1})},
+		{"read failure v4", exec.ReadFailure, 4, cat(head(0x1300), cl, one, two, one, []byte{1})},
+		{"read failure v5", exec.ReadFailure, 5, cat(head(0x1300), cl, one, two, one, []byte{4, 127, 0, 0, 2, 0, 3}, []byte{1})},
+		{"read failure v3", exec.ReadFailure, 3, cat(head(0x1200), cl, one, two, []byte{1})},
+		{"write failure v4", exec.WriteFailure, 4, cat(head(0x1500), cl, one, two, one, []byte{0, 9}, []byte("BATCH_LOG"))},
+		{"function failure", exec.FunctionFailure, 4, cat(head(0x1400), []byte{0, 2, 'k', 's', 0, 1, 'f', 0, 1, 0, 3}, []byte("int"))},
+		{"cas unknown v5", exec.CASWriteUnknown, 5, cat(head(0x1700), cl, one, two)},
+	} {
+		if got := body(c.code, c.version); !bytes.Equal(got, c.want) {
+			t.Errorf("%s:\n got %x\nwant %x", c.name, got, c.want)
 		}
 	}
 }

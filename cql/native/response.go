@@ -193,7 +193,7 @@ func (w *writer) schemaChange(c *exec.SchemaChange) {
 
 // writeError encodes a failure as an ERROR body with its code's extra
 // fields.
-func (w *writer) writeError(err error, unpreparedID []byte) {
+func (w *writer) writeError(err error, unpreparedID []byte, version byte) {
 	var pe *protocolError
 	var ae *authError
 	var ee *exec.Error
@@ -209,14 +209,85 @@ func (w *writer) writeError(err error, unpreparedID []byte) {
 		w.string(err.Error())
 		w.shortBytes(unpreparedID)
 	case errors.As(err, &ee):
-		w.int(int32(ee.Code))
+		code := ee.Code
+		if version < 4 && (code == exec.ReadFailure || code == exec.WriteFailure) {
+			// Version 3 has no failures: Cassandra sends the timeouts.
+			code = map[exec.ErrorCode]exec.ErrorCode{exec.ReadFailure: exec.ReadTimeout, exec.WriteFailure: exec.WriteTimeout}[code]
+		}
+		if version < 5 && code == exec.CASWriteUnknown {
+			code = exec.WriteTimeout
+		}
+		w.int(int32(code))
 		w.string(ee.Message)
-		if ee.Code == exec.AlreadyExists {
+		switch {
+		case code == exec.AlreadyExists:
 			w.string(ee.Keyspace)
 			w.string(ee.Table)
+		case ee.Replica != nil:
+			w.replicaFailure(code, ee.Replica, version)
 		}
 	default:
 		w.int(codeServerError)
 		w.string(err.Error())
+	}
+}
+
+// replicaFailure writes the extra fields of Unavailable, the timeouts and
+// the failures (cql-clients.md 1.15), as the connection's version has them.
+func (w *writer) replicaFailure(code exec.ErrorCode, f *exec.ReplicaFailure, version byte) {
+	failures := func() {
+		if version >= 5 {
+			w.int(int32(len(f.Failures)))
+			for _, r := range f.Failures {
+				w.byte(byte(len(r.Address)))
+				w.b = append(w.b, r.Address...)
+				w.short(r.Reason)
+			}
+			return
+		}
+		w.int(f.NumFailures)
+	}
+	dataPresent := byte(0)
+	if f.DataPresent {
+		dataPresent = 1
+	}
+	switch code {
+	case exec.Unavailable: // consistency, required, alive
+		w.short(f.Consistency)
+		w.int(f.BlockFor)
+		w.int(f.Received)
+	case exec.CASWriteUnknown:
+		w.short(f.Consistency)
+		w.int(f.Received)
+		w.int(f.BlockFor)
+	case exec.WriteTimeout:
+		w.short(f.Consistency)
+		w.int(f.Received)
+		w.int(f.BlockFor)
+		w.string(f.WriteType)
+		if version >= 5 && f.WriteType == "CAS" {
+			w.short(f.Contentions)
+		}
+	case exec.ReadTimeout:
+		w.short(f.Consistency)
+		w.int(f.Received)
+		w.int(f.BlockFor)
+		w.byte(dataPresent)
+	case exec.ReadFailure:
+		w.short(f.Consistency)
+		w.int(f.Received)
+		w.int(f.BlockFor)
+		failures()
+		w.byte(dataPresent)
+	case exec.WriteFailure:
+		w.short(f.Consistency)
+		w.int(f.Received)
+		w.int(f.BlockFor)
+		failures()
+		w.string(f.WriteType)
+	case exec.FunctionFailure:
+		w.string(f.FunctionKeyspace)
+		w.string(f.Function)
+		w.stringList(f.ArgTypes)
 	}
 }

@@ -449,8 +449,11 @@ func (c *conn) frame(version byte, stream int16, op byte, body []byte) []byte {
 }
 
 func (c *conn) sendError(version byte, stream int16, err error, unpreparedID []byte) {
+	if version == 0 {
+		version = c.version
+	}
 	var w writer
-	w.writeError(err, unpreparedID)
+	w.writeError(err, unpreparedID, version)
 	c.send(c.frame(version, stream, opError, w.b))
 }
 
