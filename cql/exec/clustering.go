@@ -125,11 +125,13 @@ func parseClustering(t *schema.Table, rels []clusteringRelation, bound *binding)
 	}
 	pos := 0
 	var ranges []clusteringRelation
+	visitedStart := map[int]bool{} // positions whose relations the loop took
 	for pos < len(t.Clustering) {
 		here := byFirst[pos]
 		if len(here) == 0 {
 			break
 		}
+		visitedStart[pos] = true
 		var eqs []clusteringRelation
 		for _, r := range here {
 			if r.isRange() {
@@ -161,6 +163,13 @@ func parseClustering(t *schema.Table, rels []clusteringRelation, bound *binding)
 	end := pos // the first column after everything consumed
 	for _, r := range ranges {
 		end = max(end, r.first+len(r.columns))
+	}
+	// A relation that starts inside what an = or IN tuple covered was
+	// never visited: Cassandra refuses the pair.
+	for _, r := range rels {
+		if r.first < end && !visitedStart[r.first] {
+			return cr, invalidf("%s cannot be restricted by more than one relation if it includes an Equal", r.columns[0].Name)
+		}
 	}
 	for later := end; later < len(t.Clustering); later++ {
 		if !covered[later] {

@@ -61,8 +61,8 @@ func setListElement(w *schema.CellWriter, r *mutation.Row, c *schema.Column, ind
 		return err
 	}
 	v, err := term(value, c.Type.Params[0], c.Name, bound)
-	if err != nil {
-		return err
+	if err != nil || bound.preparing() {
+		return err // preparing: no data to check the index against
 	}
 	cells, err := current(c)
 	if err != nil {
@@ -85,8 +85,8 @@ func setListElement(w *schema.CellWriter, r *mutation.Row, c *schema.Column, ind
 // deleteListElement writes DELETE l[i].
 func deleteListElement(w *schema.CellWriter, r *mutation.Row, c *schema.Column, index cql.Expr, bound *binding, current currentList) error {
 	i, err := listIndex(index, bound)
-	if err != nil {
-		return err
+	if err != nil || bound.preparing() {
+		return err // preparing: no data to check the index against
 	}
 	cells, err := current(c)
 	if err != nil {

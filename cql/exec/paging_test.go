@@ -221,3 +221,33 @@ func TestPagesReadOnlyWhatTheyReturn(t *testing.T) {
 		}
 	}
 }
+
+// TestFilteredPartitionReadsEveryRow filters a partition wider than a read
+// chunk: the rows that match near its end are found, paged or not.
+func TestFilteredPartitionReadsEveryRow(t *testing.T) {
+	s := NewSession(newMemCoordinator())
+	script := `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+		USE ks;
+		CREATE TABLE t (k int, c int, v text, PRIMARY KEY (k, c));`
+	for c := 0; c < 700; c++ {
+		v := "no"
+		if c >= 600 && c%10 == 0 {
+			v = "yes"
+		}
+		script += fmt.Sprintf("INSERT INTO t (k, c, v) VALUES (1, %d, '%s');", c, v)
+	}
+	if _, err := s.Run(script); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"SELECT c FROM t WHERE k = 1 AND v = 'yes' ALLOW FILTERING",
+		"SELECT c FROM t WHERE k = 1 AND v = 'yes' ORDER BY c DESC ALLOW FILTERING",
+	} {
+		for _, size := range []int{0, 3, 100} {
+			got, _ := pages(t, s, q, size)
+			if len(got) != 10 {
+				t.Errorf("%s in pages of %d: %d rows, want 10", q, size, len(got))
+			}
+		}
+	}
+}

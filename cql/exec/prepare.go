@@ -66,6 +66,9 @@ func (s *Session) Prepare(st cql.Statement) (*Prepared, error) {
 			name = m.Name
 		}
 		t := tables[m.Index]
+		if t == nil {
+			return nil, &Error{Code: ServerError, Message: fmt.Sprintf("cannot work out the table of bind marker %d in %s", i, st)}
+		}
 		p.Markers = append(p.Markers, ColumnSpec{Keyspace: t.Keyspace, Table: t.Name, Name: name, Type: r.typ})
 	}
 	if sel, ok := st.(*cql.Select); ok && res != nil {
@@ -96,25 +99,15 @@ func (s *Session) markerTables(st cql.Statement) (map[int]*schema.Table, error) 
 	out := map[int]*schema.Table{}
 	var visit func(st cql.Statement, top bool) error
 	visit = func(st cql.Statement, top bool) error {
-		var name cql.QualifiedName
-		switch st := st.(type) {
-		case *cql.Insert:
-			name = st.Table
-		case *cql.Update:
-			name = st.Table
-		case *cql.Delete:
-			name = st.Table
-		case *cql.Select:
-			name = st.Table
-		case *cql.Batch:
-			for _, sub := range st.Statements {
+		if b, ok := st.(*cql.Batch); ok {
+			for _, sub := range b.Statements {
 				if err := visit(sub, false); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
-		t, err := s.table(name)
+		t, err := s.table(statementTable(st))
 		if err != nil {
 			return err
 		}
@@ -132,14 +125,13 @@ func (s *Session) markerTables(st cql.Statement) (map[int]*schema.Table, error) 
 	// A batch's own USING markers belong to no statement: give them the
 	// first statement's table, as a client only needs one.
 	if b, ok := st.(*cql.Batch); ok && len(b.Statements) > 0 {
+		first, err := s.table(statementTable(b.Statements[0]))
+		if err != nil {
+			return nil, err
+		}
 		for _, m := range cql.BindMarkers(st) {
 			if out[m.Index] == nil {
-				for _, sub := range b.Statements {
-					if ms := cql.BindMarkers(sub); len(ms) > 0 {
-						out[m.Index] = out[ms[0].Index]
-						break
-					}
-				}
+				out[m.Index] = first
 			}
 		}
 	}
@@ -200,4 +192,19 @@ func (d dryCoordinator) Partitioner() partitioner.Partitioner {
 		return ps.Partitioner()
 	}
 	return nil
+}
+
+// statementTable is the table a write or a SELECT names.
+func statementTable(st cql.Statement) cql.QualifiedName {
+	switch st := st.(type) {
+	case *cql.Insert:
+		return st.Table
+	case *cql.Update:
+		return st.Table
+	case *cql.Delete:
+		return st.Table
+	case *cql.Select:
+		return st.Table
+	}
+	return cql.QualifiedName{}
 }

@@ -33,6 +33,7 @@ type partitionReader struct {
 	resume   *pagingState
 	keyIdx   int
 	sliceIdx int
+	keyTaken int // rows read of the key being read
 	slices   []clusteringSlice
 	entered  bool
 
@@ -71,24 +72,40 @@ func (r *partitionReader) nextByKey() (*Partition, bool, error) {
 	for r.keyIdx < len(r.kr.keys) {
 		key := r.kr.keys[r.keyIdx]
 		if !r.entered {
-			r.entered, r.sliceIdx = true, 0
+			r.entered, r.sliceIdx, r.keyTaken = true, 0, 0
 			r.slices = r.keySlices(key)
 		}
-		if r.sliceIdx >= len(r.slices) {
+		limit := r.pieceLimit(r.keyTaken)
+		if r.sliceIdx >= len(r.slices) || r.perPartition > 0 && limit <= 0 {
 			r.keyIdx, r.entered = r.keyIdx+1, false
 			continue
 		}
 		sl := r.slices[r.sliceIdx]
 		r.sliceIdx++
-		q := PartitionQuery{Reverse: r.reverse, Limit: r.pieceLimit(0), Now: r.now}
+		q := PartitionQuery{Reverse: r.reverse, Limit: limit, Now: r.now}
 		q.Start, q.End = sl.bounds()
 		p, err := r.s.c.ReadPartition(r.t, key, q)
 		if err != nil {
 			return nil, false, &Error{Code: ServerError, Message: err.Error()}
 		}
-		if p != nil {
-			return p, sl.whole(), nil
+		if p == nil {
+			continue
 		}
+		r.keyTaken += len(p.Rows)
+		if n := len(p.Rows); n > 0 && r.limit > 0 && n == r.limit && limit == r.limit {
+			// The read stopped at the chunk size: the slice goes on after
+			// its last row, read next.
+			last := p.Rows[n-1].Clustering
+			rest := sl
+			if r.reverse {
+				rest.end = mutation.EndBound(last, false)
+			} else {
+				rest.start = mutation.StartBound(last, false)
+			}
+			r.sliceIdx--
+			r.slices[r.sliceIdx] = rest
+		}
+		return p, sl.whole(), nil
 	}
 	return nil, false, nil
 }
@@ -113,8 +130,8 @@ func (r *partitionReader) keySlices(key []byte) []clusteringSlice {
 			sl = intersectSlices(sl, []clusteringSlice{after})
 		}
 	}
+	sl = slices.Clone(sl) // a slice read in chunks narrows in place
 	if r.reverse {
-		sl = slices.Clone(sl)
 		slices.Reverse(sl)
 	}
 	return sl

@@ -1,6 +1,7 @@
 package native
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -119,11 +120,23 @@ func readFrame(r io.Reader, hdr []byte, maxSize int) (frame, error) {
 	if int(h.length) > maxSize {
 		return f, protocolErrorf(true, "Request is too big: length %d exceeds maximum allowed length %d.", h.length, maxSize)
 	}
-	f.body = make([]byte, h.length)
-	if _, err := io.ReadFull(r, f.body); err != nil {
-		return f, err
+	body, err := readBody(r, int(h.length))
+	f.body = body
+	return f, err
+}
+
+// readBody reads n bytes. A big body is read in steps, so that memory
+// follows the bytes that arrive, not a length a client declared.
+func readBody(r io.Reader, n int) ([]byte, error) {
+	const step = 64 << 10
+	if n <= step {
+		b := make([]byte, n)
+		_, err := io.ReadFull(r, b)
+		return b, err
 	}
-	return f, nil
+	var buf bytes.Buffer
+	_, err := io.CopyN(&buf, r, int64(n))
+	return buf.Bytes(), err
 }
 
 // appendFrame appends a response envelope with the given body.

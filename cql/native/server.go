@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/sibyldb/sibyl/cql"
@@ -109,6 +111,19 @@ func (o *Options) Validate() error {
 // The CQL version and protocol versions the server announces in SUPPORTED.
 const cqlVersion = "3.4.6"
 
+const (
+	// maxInFlight bounds the requests one connection runs at once; the
+	// connection reads no more until one finishes.
+	maxInFlight = 1024
+	// writeTimeout bounds a write to a client: one that stops reading is
+	// disconnected rather than holding its responses, and the events of
+	// every schema change, forever.
+	writeTimeout = 30 * time.Second
+	// handshakeFrameLimit bounds the frames of a connection not yet
+	// started (or authenticated).
+	handshakeFrameLimit = 64 << 10
+)
+
 // Server serves the native protocol on the listeners given to Serve.
 type Server struct {
 	opts     Options
@@ -143,6 +158,7 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.listeners[l] = true
 	s.mu.Unlock()
+	backoff := 5 * time.Millisecond
 	for {
 		nc, err := l.Accept()
 		if err != nil {
@@ -152,12 +168,17 @@ func (s *Server) Serve(l net.Listener) error {
 			if closing {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				return err
 			}
-			return err
+			// Out of descriptors and the like pass: wait and accept again.
+			c := s.opts.Logger
+			c.Warn().Err(err).Dur("retry_in", backoff).Msg("native: accept failed")
+			time.Sleep(backoff)
+			backoff = min(2*backoff, time.Second)
+			continue
 		}
+		backoff = 5 * time.Millisecond
 		c := s.newConn(nc)
 		s.mu.Lock()
 		if s.closing {
@@ -196,13 +217,29 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	select {
 	case <-done:
+		for _, c := range conns {
+			c.close()
+		}
 	case <-ctx.Done():
 		err = ctx.Err()
-	}
-	for _, c := range conns {
-		c.close()
+		for _, c := range conns {
+			c.abort()
+		}
 	}
 	return err
+}
+
+// beginRequest counts a request in, unless a drain has begun: Shutdown
+// sets closing under the same lock before it waits, so no request joins
+// after the wait started.
+func (s *Server) beginRequest() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.requests.Add(1)
+	return true
 }
 
 // broadcast sends an event to every connection registered for it.
@@ -216,7 +253,15 @@ func (s *Server) broadcast(event string, body []byte) {
 	}
 	s.mu.Unlock()
 	for _, c := range conns {
-		c.send(c.frame(0, eventStream, opEvent, body))
+		// A connection whose responses back up is not waited for: it is
+		// closed, and its driver reconnects and reads the schema afresh.
+		select {
+		case c.out <- outgoing{envelope: c.frame(0, eventStream, opEvent, body)}:
+		case <-c.done:
+		default:
+			c.log().Warn().Str("client", c.nc.RemoteAddr().String()).Msg("native: a client does not read its responses; closing it")
+			c.abort()
+		}
 	}
 }
 
@@ -248,10 +293,16 @@ func (p *preparedCache) get(id []byte) *exec.Prepared {
 	return p.byID[string(id)]
 }
 
+func (p *preparedCache) drop(id []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.byID, string(id))
+}
+
 func (p *preparedCache) put(id []byte, st *exec.Prepared) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.byID) >= p.max {
+	if _, ok := p.byID[string(id)]; !ok && len(p.byID) >= p.max {
 		for k := range p.byID { // drop one at random: its users re-prepare
 			delete(p.byID, k)
 			break
@@ -281,6 +332,7 @@ type conn struct {
 	registered []string        // event types
 
 	out      chan outgoing
+	slots    chan struct{} // one per request running
 	done     chan struct{} // closed when the connection closes
 	closed   atomic.Bool
 	stopRead atomic.Bool
@@ -288,7 +340,7 @@ type conn struct {
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
-	return &conn{srv: s, nc: nc, out: make(chan outgoing, 128), done: make(chan struct{})}
+	return &conn{srv: s, nc: nc, out: make(chan outgoing, 128), slots: make(chan struct{}, maxInFlight), done: make(chan struct{})}
 }
 
 func (c *conn) log() *zerolog.Logger { return c.srv.opts.Logger }
@@ -304,7 +356,11 @@ func (c *conn) serve() {
 		if c.segmented && r == io.Reader(buffered) {
 			r = &segmentReader{r: buffered, lz4: c.segmentLZ4}
 		}
-		f, err := readFrame(r, hdr[:], c.srv.opts.MaxFrameSize)
+		limit := c.srv.opts.MaxFrameSize
+		if !c.authenticated {
+			limit = min(limit, handshakeFrameLimit) // OPTIONS, STARTUP, AUTH_RESPONSE are small
+		}
+		f, err := readFrame(r, hdr[:], limit)
 		if err != nil {
 			var pe *protocolError
 			if errors.As(err, &pe) {
@@ -353,6 +409,13 @@ func (c *conn) close() {
 	}
 }
 
+// abort closes the connection at once, its socket included, whatever the
+// writer is doing.
+func (c *conn) abort() {
+	c.close()
+	c.nc.Close()
+}
+
 // outgoing is what the writer writes: an envelope, or the switch to
 // version 5's segments, which follows the READY that starts the
 // connection.
@@ -383,6 +446,7 @@ func (c *conn) writeLoop() {
 		if len(buf) == 0 {
 			return true
 		}
+		c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
 		_, err := c.nc.Write(buf)
 		return err == nil
 	}
@@ -476,7 +540,9 @@ func (c *conn) dispatch(f frame) error {
 	}
 	switch f.opcode {
 	case opOptions:
-		c.version = f.version
+		if !c.started {
+			c.version = f.version // fixed once STARTUP has run
+		}
 		c.send(c.frame(f.version, f.stream, opSupported, supportedBody()))
 		return nil
 	case opStartup:
@@ -539,11 +605,15 @@ func (c *conn) dispatch(f frame) error {
 	}
 	switch f.opcode {
 	case opQuery, opPrepare, opExecute, opBatch:
+		if !c.srv.beginRequest() {
+			return &exec.Error{Code: exec.Overloaded, Message: "The server is shutting down"}
+		}
+		c.slots <- struct{}{} // at most maxInFlight run at once: the reader waits
 		c.inflight.Add(1)
-		c.srv.requests.Add(1)
 		go func() {
 			defer c.srv.requests.Done()
 			defer c.inflight.Done()
+			defer func() { <-c.slots }()
 			c.answer(f)
 		}()
 		return nil
@@ -628,6 +698,13 @@ func (c *conn) release(s *exec.Session) {
 
 // answer runs a QUERY, PREPARE, EXECUTE or BATCH and sends its response.
 func (c *conn) answer(f frame) {
+	defer func() {
+		// A failure in a statement costs that request, not the node.
+		if p := recover(); p != nil {
+			c.log().Error().Interface("panic", p).Str("stack", string(debug.Stack())).Msg("native: a request failed")
+			c.sendError(0, f.stream, fmt.Errorf("internal error: %v", p), nil)
+		}
+	}()
 	r := &reader{b: f.body}
 	if f.flags&flagCustomPayload != 0 {
 		r.bytesMap() // nothing here reads custom payloads
@@ -728,6 +805,13 @@ func (c *conn) execute(s *exec.Session, r *reader, w *writer) (unprepared []byte
 	}
 	c.after(res)
 	skip := p.flags&qfSkipMetadata != 0
+	if c.version < 5 && res.Kind == exec.RowsResult && !bytes.Equal(resultMetadataID(res.Columns), resultMetadataID(prep.Columns)) {
+		// The table changed since the statement was prepared: before v5 a
+		// client would decode the rows with the old columns. Cassandra
+		// drops such statements; the client prepares it again.
+		c.srv.prepared.drop(id)
+		return id, fmt.Errorf("Prepared query with ID %x is out of date: its table changed since it was prepared", id)
+	}
 	if c.version >= 5 && res.Kind == exec.RowsResult {
 		// The client decodes rows with the columns of the metadata id it
 		// sent: if the columns have changed since, it gets them again.

@@ -239,3 +239,27 @@ func TestProtocolVersion3(t *testing.T) {
 		t.Fatalf("read %q %v %v", text, l, m)
 	}
 }
+
+// TestPreparedAfterSchemaChange prepares SELECT *, adds a column, and
+// reads again: gocql, which decodes rows with the columns it prepared,
+// is told to prepare again and sees the new column.
+func TestPreparedAfterSchemaChange(t *testing.T) {
+	_, cluster := startNode(t)
+	s := session(t, cluster)
+	mustExec(t, s, createKeyspace, "CREATE TABLE ks.t (k int PRIMARY KEY, v text)",
+		"INSERT INTO ks.t (k, v) VALUES (1, 'one')")
+	read := func() map[string]any {
+		row := map[string]any{}
+		if err := s.Query("SELECT * FROM ks.t WHERE k = ?", 1).MapScan(row); err != nil {
+			t.Fatal(err)
+		}
+		return row
+	}
+	if row := read(); len(row) != 2 || row["v"] != "one" {
+		t.Fatalf("before: %v", row)
+	}
+	mustExec(t, s, "ALTER TABLE ks.t ADD w int", "UPDATE ks.t SET w = 7 WHERE k = 1")
+	if row := read(); len(row) != 3 || row["v"] != "one" || row["w"] != 7 {
+		t.Fatalf("after ADD: %v", row)
+	}
+}
