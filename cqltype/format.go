@@ -32,27 +32,72 @@ func (t *Type) Format(v []byte) string {
 		return hexDump(v)
 	}
 	var b strings.Builder
-	t.format(&b, v, false)
+	t.format(&b, v, false, false)
+	return b.String()
+}
+
+// Display returns v as cqlsh shows it in a result table, where Format's
+// deviations do not apply: text at the top level unquoted (backslashes
+// doubled and control characters escaped as Python escapes them, inside
+// collections too), booleans True and False, a zero duration empty, empty
+// text empty.
+func (t *Type) Display(v []byte) string {
+	if t.Validate(v) != nil {
+		return hexDump(v)
+	}
+	var b strings.Builder
+	t.format(&b, v, false, true)
+	return b.String()
+}
+
+// displayText escapes text as cqlsh does: backslashes doubled, and
+// U+0000-U+001F and U+007F-U+00A0 as Python's repr writes them.
+func displayText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r >= 0x7F && r <= 0xA0:
+			b.WriteString(`\x`)
+			b.WriteString(hex.EncodeToString([]byte{byte(r)}))
+		default:
+			b.WriteRune(r)
+		}
+	}
 	return b.String()
 }
 
 func hexDump(v []byte) string { return "0x" + hex.EncodeToString(v) }
 
 // format writes a valid v. nested is true inside collections, tuples and
-// UDTs, where cqlsh quotes more types.
-func (t *Type) format(b *strings.Builder, v []byte, nested bool) {
+// UDTs, where cqlsh quotes more types; display is Display's rules.
+func (t *Type) format(b *strings.Builder, v []byte, nested, display bool) {
 	if len(v) == 0 {
-		switch t.Kind {
-		case Ascii, Text:
+		switch {
+		case (t.Kind == Ascii || t.Kind == Text) && (!display || nested):
 			b.WriteString("''")
-		case Blob, Custom:
+		case t.Kind == Blob || t.Kind == Custom:
 			b.WriteString("0x")
 		}
 		return
 	}
 	switch t.Kind {
 	case Ascii, Text:
-		b.WriteString(quoteString(string(v)))
+		switch {
+		case !display:
+			b.WriteString(quoteString(string(v)))
+		case nested:
+			b.WriteString(quoteString(displayText(string(v))))
+		default:
+			b.WriteString(displayText(string(v)))
+		}
 	case Blob, Custom:
 		b.WriteString(hexDump(v))
 	case Tinyint:
@@ -69,7 +114,14 @@ func (t *Type) format(b *strings.Builder, v []byte, nested bool) {
 		u, scale, _ := DecodeDecimal(v)
 		b.WriteString(formatDecimal(u, scale))
 	case Boolean:
-		b.WriteString(strconv.FormatBool(v[0] != 0))
+		switch {
+		case !display:
+			b.WriteString(strconv.FormatBool(v[0] != 0))
+		case v[0] != 0:
+			b.WriteString("True")
+		default:
+			b.WriteString("False")
+		}
 	case Float:
 		b.WriteString(formatFloat(float64(math.Float32frombits(binary.BigEndian.Uint32(v))), 5))
 	case Double:
@@ -95,7 +147,9 @@ func (t *Type) format(b *strings.Builder, v []byte, nested bool) {
 		b.WriteString(s)
 	case Duration:
 		m, d, ns, _ := DecodeDuration(v)
-		b.WriteString(formatDuration(m, d, ns))
+		if s := formatDuration(m, d, ns); !display || s != "0s" {
+			b.WriteString(s)
+		}
 	case List, Set:
 		elems, _ := DecodeCollection(v)
 		open, end := byte('['), byte(']')
@@ -107,7 +161,7 @@ func (t *Type) format(b *strings.Builder, v []byte, nested bool) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			t.Params[0].format(b, e, true)
+			t.Params[0].format(b, e, true, display)
 		}
 		b.WriteByte(end)
 	case Map:
@@ -117,9 +171,9 @@ func (t *Type) format(b *strings.Builder, v []byte, nested bool) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			t.Params[0].format(b, keys[i], true)
+			t.Params[0].format(b, keys[i], true, display)
 			b.WriteString(": ")
-			t.Params[1].format(b, vals[i], true)
+			t.Params[1].format(b, vals[i], true, display)
 		}
 		b.WriteByte('}')
 	case Tuple, UDT:
@@ -145,7 +199,7 @@ func (t *Type) format(b *strings.Builder, v []byte, nested bool) {
 				b.WriteString("null")
 				continue
 			}
-			t.Params[i].format(b, f, true)
+			t.Params[i].format(b, f, true, display)
 		}
 		if t.Kind == Tuple {
 			b.WriteByte(')')

@@ -28,7 +28,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(newVersionCommand(), newServerCommand())
+	root.AddCommand(newVersionCommand(), newServerCommand(), newCqlshCommand())
 	return root
 }
 

@@ -43,11 +43,12 @@ var allowedImports = map[string][]string{
 	"node": {"cql/native", "cql/exec", "coordinator", "gossip", "messaging", "ring", "schema",
 		"storage", "mutation", "partitioner"},
 	"tools":               {},
-	"cmd/sibyl":           {"tools", "node"},
+	"tools/cqlsh":         {},
+	"cmd/sibyl":           {"tools", "tools/cqlsh", "node"},
 	"internal/lint":       {},
 	"internal/invariants": {},
 	"internal/testutil":   {"mutation", "partitioner"},
-	"test/clients":        {"node", "cql/native", "cql/exec", "cqltype"},
+	"test/clients":        {"node", "cql/native", "cql/exec", "cqltype", "tools/cqlsh"},
 	"bench": {"storage", "commitlog", "mutation", "partitioner", "internal/testutil", "node", "cql", "cql/exec",
 		"schema", "cqltype"},
 }
@@ -172,7 +173,8 @@ var confinedDeps = []struct {
 	{"github.com/spf13/cobra", []string{"cmd/"}},
 	{"github.com/rs/zerolog/log", []string{"cmd/"}},
 	{"log", []string{"cmd/"}},
-	{"github.com/gocql/gocql", []string{"tools", "test", "bench"}},
+	{"github.com/gocql/gocql", []string{"tools/", "test", "bench", "cmd/"}},
+	{"github.com/chzyer/readline", []string{"tools/"}},
 	{"github.com/hashicorp/memberlist", []string{"gossip"}},
 	{"github.com/prometheus/client_golang", []string{"node"}},
 	{"github.com/cockroachdb/pebble/sstable", []string{"sstable", "bench", "test"}},
@@ -183,7 +185,7 @@ var confinedDeps = []struct {
 	// sstable takes the block cache constructor from the root package: pebble v1
 	// has no public cache package.
 	{"github.com/cockroachdb/pebble", []string{"bench", "test", "sstable"}},
-	{"github.com/HdrHistogram/hdrhistogram-go", []string{"tools", "bench", "test"}},
+	{"github.com/HdrHistogram/hdrhistogram-go", []string{"tools/", "bench", "test"}},
 }
 
 // Rule 2: confined dependencies.

@@ -1,0 +1,87 @@
+package clients
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/sibyldb/sibyl/tools/cqlsh"
+)
+
+// TestCqlshOutput drives the shell against a node and compares its
+// output, byte for byte, with what cqlsh 6.1.0 prints.
+func TestCqlshOutput(t *testing.T) {
+	_, cluster := startNode(t)
+	var out, errs bytes.Buffer
+	sh, err := cqlsh.New(cqlsh.Options{Host: "127.0.0.1", Port: cluster.Port, Cluster: cluster, Out: &out, Err: &errs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	run := func(script string) (string, string) {
+		out.Reset()
+		errs.Reset()
+		sh.RunInput(strings.NewReader(script), "test.cql")
+		return out.String(), errs.String()
+	}
+	run(`CREATE KEYSPACE demo WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+USE demo;
+CREATE TYPE addr (street text, zip int);
+CREATE TABLE t (k int, c text, b blob, bo boolean, d double, de decimal, du duration, f float, i inet, l list<text>,
+  m map<text, int>, s set<int>, ti time, ts timestamp, tup tuple<int, text>, u uuid, ad frozen<addr>, dt date, PRIMARY KEY (k, c));
+INSERT INTO t (k, c, b, bo, d, de, du, f, i, l, m, s, ti, ts, tup, u, ad, dt) VALUES (1, 'it''s', 0x0102, true,
+  3.14159265358979, 1.50, 1mo2d3ns, 100000, '127.0.0.1', ['a', 'it''s'], {'x': 1}, {3, 1}, '12:34:56.123456789',
+  '2012-05-14 12:53:20+0000', (1, 'x'), 550e8400-e29b-41d4-a716-446655440000, {street: 'Main', zip: 1}, '2020-01-01');
+INSERT INTO t (k, c) VALUES (22, 'tab	and\back');`)
+	got, errText := run("SELECT * FROM t;\nSELECT k FROM t WHERE k = 99;\n")
+	want := `
+ k  | c              | ad                       | b      | bo   | d       | de   | dt         | du       | f     | i         | l              | m        | s      | ti                 | ts                              | tup      | u
+----+----------------+--------------------------+--------+------+---------+------+------------+----------+-------+-----------+----------------+----------+--------+--------------------+---------------------------------+----------+--------------------------------------
+  1 |           it's | {street: 'Main', zip: 1} | 0x0102 | True | 3.14159 | 1.50 | 2020-01-01 | 1mo2d3ns | 1e+05 | 127.0.0.1 | ['a', 'it''s'] | {'x': 1} | {1, 3} | 12:34:56.123456789 | 2012-05-14 12:53:20.000000+0000 | (1, 'x') | 550e8400-e29b-41d4-a716-446655440000
+ 22 | tab\tand\\back |                     null |   null | null |    null | null |       null |     null |  null |      null |           null |     null |   null |               null |                            null |     null |                                 null
+
+(2 rows)
+
+ k
+---
+
+
+(0 rows)
+`
+	if got != want || errText != "" {
+		t.Errorf("SELECT printed\n%s\nwant\n%s\nerrors %q", got, want, errText)
+	}
+	got, errText = run("SELECT * FROM nope;\nCONSISTENCY\nCONSISTENCY quorum\nEXPAND ON\nSELECT k, c FROM t WHERE k = 1;\nEXPAND OFF\nPAGING 1\n")
+	want = `Current consistency level is ONE.
+Consistency level set to QUORUM.
+Now Expanded output is enabled
+
+@ Row 1
+---+------
+ k | 1
+ c | it's
+
+
+(1 rows)
+Disabled Expanded output.
+Page size: 1
+`
+	wantErr := "test.cql:2:InvalidRequest: Error from server: code=2200 [Invalid query] message=\"unconfigured table nope\"\n"
+	if got != want || errText != wantErr {
+		t.Errorf("commands printed\n%s\nwant\n%s\nerrors %q, want %q", got, want, errText, wantErr)
+	}
+	// Not a tty: later pages follow the first with no header of their
+	// own, each padded to its own widths, as cqlsh prints them.
+	got, _ = run("SELECT k, c FROM t;\n")
+	if want := "\n k | c\n---+------\n 1 | it's\n 22 | tab\\tand\\\\back\n\n(2 rows)\n"; got != want {
+		t.Errorf("paged SELECT printed %q, want %q", got, want)
+	}
+	got, _ = run("PAGING OFF\nDESCRIBE KEYSPACES;\nDESC TABLES;\nDESCRIBE TYPE addr;\n")
+	want = "Disabled Query paging.\n\ndemo  system  system_schema\n\n\nt\n\n\nCREATE TYPE demo.addr (\n    street text,\n    zip int\n);\n"
+	if got != want {
+		t.Errorf("DESCRIBE printed %q, want %q", got, want)
+	}
+	if !sh.Failed() {
+		t.Error("the failed SELECT did not mark the shell failed")
+	}
+}

@@ -1,0 +1,720 @@
+package cqlsh
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gocql/gocql"
+	"github.com/sibyldb/sibyl/cqltype"
+)
+
+// Version is the cqlsh version the shell presents itself as: the one its
+// output follows (Cassandra 4.1's).
+const Version = "6.1.0"
+
+// Options configure a shell.
+type Options struct {
+	Host string
+	Port int
+	// Cluster connects; its Keyspace is changed by USE.
+	Cluster *gocql.ClusterConfig
+	// Out and Err receive results and errors.
+	Out, Err io.Writer
+	// TTY makes the shell interactive: banner, prompts, ---MORE--- and
+	// no file:line: prefixes on errors.
+	TTY bool
+}
+
+// EnsureDefaults fills unset fields: 127.0.0.1:9042, standard output and
+// error.
+func (o *Options) EnsureDefaults() {
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	if o.Port == 0 {
+		o.Port = 9042
+	}
+	if o.Out == nil {
+		o.Out = os.Stdout
+	}
+	if o.Err == nil {
+		o.Err = os.Stderr
+	}
+}
+
+// Validate reports what is wrong with the options.
+func (o *Options) Validate() error {
+	if o.Cluster == nil {
+		return errors.New("cqlsh: Options.Cluster is required")
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		return fmt.Errorf("cqlsh: port %d is not a port", o.Port)
+	}
+	return nil
+}
+
+// Shell runs statements and shell commands, printing as cqlsh does.
+type Shell struct {
+	opts        Options
+	session     *gocql.Session
+	keyspace    string
+	consistency gocql.Consistency
+	serial      gocql.SerialConsistency
+	paging      bool
+	pageSize    int
+	expand      bool
+	// source and line name the input for error prefixes (non-tty).
+	source string
+	line   int
+	// failed says some statement failed (batch mode exits 2).
+	failed bool
+	// more waits for Enter between pages (interactive).
+	more func() bool
+}
+
+// New connects a shell.
+func New(opts Options) (*Shell, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts.EnsureDefaults()
+	s := &Shell{opts: opts, consistency: gocql.One, serial: gocql.Serial, paging: true, pageSize: 100}
+	if err := s.connect(opts.Cluster.Keyspace); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Shell) connect(keyspace string) error {
+	cfg := *s.opts.Cluster
+	cfg.Keyspace = keyspace
+	session, err := cfg.CreateSession()
+	if err != nil {
+		return err
+	}
+	if s.session != nil {
+		s.session.Close()
+	}
+	s.session, s.keyspace = session, keyspace
+	return nil
+}
+
+// Close disconnects.
+func (s *Shell) Close() { s.session.Close() }
+
+// Failed reports whether a statement failed.
+func (s *Shell) Failed() bool { return s.failed }
+
+// Prompt is the prompt before a new statement, or its continuation.
+func (s *Shell) Prompt(continuation bool) string {
+	switch {
+	case continuation && s.keyspace == "":
+		return "   ... "
+	case continuation:
+		return strings.Repeat(" ", len(s.keyspace)) + "    ... "
+	case s.keyspace == "":
+		return "cqlsh> "
+	}
+	return "cqlsh:" + s.keyspace + "> "
+}
+
+// Banner prints what an interactive shell shows first.
+func (s *Shell) Banner() {
+	var cluster string
+	_ = s.session.Query("SELECT cluster_name FROM system.local WHERE key = 'local'").Scan(&cluster)
+	fmt.Fprintf(s.opts.Out, "Connected to %s at %s:%d\n", cluster, s.opts.Host, s.opts.Port)
+	s.showVersion()
+	fmt.Fprintln(s.opts.Out, "Use HELP for help.")
+}
+
+func (s *Shell) showVersion() {
+	var release, cql string
+	_ = s.session.Query("SELECT release_version, cql_version FROM system.local WHERE key = 'local'").Scan(&release, &cql)
+	for strings.Count(cql, ".") < 2 {
+		cql += ".0"
+	}
+	fmt.Fprintf(s.opts.Out, "[cqlsh %s | Cassandra %s | CQL spec %s | Native protocol v%d]\n", Version, release, cql, s.opts.Cluster.ProtoVersion)
+}
+
+// RunInput reads statements from r (a file, piped input) and runs them,
+// naming source in errors.
+func (s *Shell) RunInput(r io.Reader, source string) {
+	s.source, s.line = source, 1
+	var sp splitter
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		text := sc.Text()
+		s.line++
+		if !sp.pending() {
+			if cmd, ok := s.shellLine(text); ok {
+				if s.command(cmd) {
+					return
+				}
+				continue
+			}
+		}
+		for _, st := range sp.add(text) {
+			if s.Run(st) {
+				return
+			}
+		}
+	}
+	if sp.pending() {
+		s.error("Incomplete statement at end of file")
+	}
+}
+
+// shellLine recognises the shell commands, which end at the end of their
+// line, semicolon or not.
+func (s *Shell) shellLine(line string) (string, bool) {
+	t := strings.TrimSpace(line)
+	word := strings.ToUpper(strings.TrimRight(strings.SplitN(t, " ", 2)[0], ";"))
+	switch word {
+	case "CONSISTENCY", "SERIAL", "PAGING", "EXPAND", "SHOW", "HELP", "?", "EXIT", "QUIT", "CLEAR", "CLS":
+		return strings.TrimSuffix(t, ";"), true
+	}
+	return "", false
+}
+
+// Run runs one statement or shell command; it reports whether the shell
+// should stop (EXIT).
+func (s *Shell) Run(stmt string) bool {
+	if cmd, ok := s.shellLine(stmt); ok {
+		return s.command(cmd)
+	}
+	word := strings.ToUpper(firstWord(stmt))
+	switch word {
+	case "USE":
+		s.use(stmt)
+	case "DESC", "DESCRIBE":
+		s.describe(stmt)
+	default:
+		s.query(stmt)
+	}
+	return false
+}
+
+func firstWord(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexFunc(s, func(r rune) bool { return r == ' ' || r == '\n' || r == '\t' || r == '(' }); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// use switches keyspace: gocql sessions are bound to one, so the shell
+// reconnects in it (after checking it exists, as USE would).
+func (s *Shell) use(stmt string) {
+	name := strings.TrimSpace(stmt[len(firstWord(stmt)):])
+	if strings.HasPrefix(name, `"`) && strings.HasSuffix(name, `"`) && len(name) >= 2 {
+		name = strings.ReplaceAll(name[1:len(name)-1], `""`, `"`)
+	} else {
+		name = strings.ToLower(name)
+	}
+	var found string
+	err := s.session.Query("SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?", name).Scan(&found)
+	if errors.Is(err, gocql.ErrNotFound) {
+		s.error(fmt.Sprintf("InvalidRequest: Error from server: code=2200 [Invalid query] message=\"Keyspace '%s' does not exist\"", name))
+		return
+	}
+	if err != nil {
+		s.queryError(err)
+		return
+	}
+	if err := s.connect(name); err != nil {
+		s.error(fmt.Sprintf("Connection error: %v", err))
+	}
+}
+
+// command runs a shell command; it reports whether to exit.
+func (s *Shell) command(cmd string) bool {
+	fields := strings.Fields(cmd)
+	word := strings.ToUpper(fields[0])
+	args := fields[1:]
+	out := s.opts.Out
+	switch word {
+	case "EXIT", "QUIT":
+		return true
+	case "CLEAR", "CLS":
+		if s.opts.TTY {
+			fmt.Fprint(out, "\x1b[H\x1b[2J")
+		}
+	case "CONSISTENCY":
+		if len(args) == 0 {
+			fmt.Fprintf(out, "Current consistency level is %s.\n", s.consistency)
+			break
+		}
+		c, err := parseConsistency(args[0])
+		if err != nil {
+			s.error(fmt.Sprintf("Improper CONSISTENCY command (problem at %s).", quoteRepr(args[0])))
+			break
+		}
+		s.consistency = c
+		fmt.Fprintf(out, "Consistency level set to %s.\n", c)
+	case "SERIAL":
+		if len(args) == 0 || strings.ToUpper(args[0]) != "CONSISTENCY" {
+			s.error("Improper SERIAL command.")
+			break
+		}
+		if len(args) == 1 {
+			fmt.Fprintf(out, "Current serial consistency level is %s.\n", s.serial)
+			break
+		}
+		switch strings.ToUpper(args[1]) {
+		case "SERIAL":
+			s.serial = gocql.Serial
+		case "LOCAL_SERIAL":
+			s.serial = gocql.LocalSerial
+		default:
+			s.error(fmt.Sprintf("Improper SERIAL command (problem at %s).", quoteRepr(args[1])))
+			return false
+		}
+		fmt.Fprintf(out, "Serial consistency level set to %s.\n", s.serial)
+	case "EXPAND":
+		s.expand = s.switchCommand("Expanded output", "EXPAND", s.expand, args)
+	case "PAGING":
+		if len(args) == 1 {
+			if n, err := strconv.Atoi(args[0]); err == nil && n > 0 {
+				s.paging, s.pageSize = true, n
+				fmt.Fprintf(out, "Page size: %d\n", n)
+				break
+			}
+		}
+		s.paging = s.switchCommand("Query paging", "PAGING", s.paging, args)
+		if s.paging {
+			fmt.Fprintf(out, "Page size: %d\n", s.pageSize)
+		} else {
+			s.pageSize = 100
+		}
+	case "SHOW":
+		switch {
+		case len(args) == 1 && strings.ToUpper(args[0]) == "VERSION":
+			s.showVersion()
+		case len(args) == 1 && strings.ToUpper(args[0]) == "HOST":
+			var cluster string
+			_ = s.session.Query("SELECT cluster_name FROM system.local WHERE key = 'local'").Scan(&cluster)
+			fmt.Fprintf(out, "Connected to %s at %s:%d\n", cluster, s.opts.Host, s.opts.Port)
+		default:
+			s.error("Improper SHOW command.")
+		}
+	case "HELP", "?":
+		fmt.Fprint(out, "\nDocumented shell commands:\n===========================\n")
+		fmt.Fprint(out, columnize([]string{"CLEAR", "CLS", "CONSISTENCY", "DESC", "DESCRIBE", "EXIT", "EXPAND", "HELP", "PAGING", "QUIT", "SERIAL", "SHOW"}, 79))
+		fmt.Fprintln(out)
+	}
+	return false
+}
+
+// switchCommand runs EXPAND-like ON/OFF commands with cqlsh's messages.
+func (s *Shell) switchCommand(what, cmd string, on bool, args []string) bool {
+	out := s.opts.Out
+	if len(args) == 0 {
+		if on {
+			fmt.Fprintf(out, "%s is currently enabled. Use %s OFF to disable\n", what, cmd)
+		} else {
+			fmt.Fprintf(out, "%s is currently disabled. Use %s ON to enable.\n", what, cmd)
+		}
+		return on
+	}
+	switch strings.ToUpper(args[0]) {
+	case "ON":
+		if on {
+			s.error(fmt.Sprintf("%s is already enabled. Use %s OFF to disable.", what, cmd))
+			return true
+		}
+		fmt.Fprintf(out, "Now %s is enabled\n", what)
+		return true
+	case "OFF":
+		if !on {
+			s.error(fmt.Sprintf("%s is not enabled.", what))
+			return false
+		}
+		fmt.Fprintf(out, "Disabled %s.\n", what)
+		return false
+	}
+	s.error(fmt.Sprintf("Improper %s command.", cmd))
+	return on
+}
+
+func parseConsistency(s string) (gocql.Consistency, error) {
+	var c gocql.Consistency
+	err := c.UnmarshalText([]byte(strings.ToUpper(s)))
+	return c, err
+}
+
+// quoteRepr quotes as Python's repr of a string does.
+func quoteRepr(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }
+
+// error prints a failure: on stderr, prefixed by the input's name and
+// line when not interactive.
+func (s *Shell) error(msg string) {
+	s.failed = true
+	if !s.opts.TTY {
+		source, line := s.source, s.line
+		if source == "" {
+			source, line = "<stdin>", 1
+		}
+		msg = fmt.Sprintf("%s:%d:%s", source, line, msg)
+	}
+	fmt.Fprintln(s.opts.Err, msg)
+}
+
+// queryError prints a statement's failure as cqlsh (through the Python
+// driver) words it.
+func (s *Shell) queryError(err error) {
+	var exists *gocql.RequestErrAlreadyExists
+	var re gocql.RequestError
+	switch {
+	case errors.As(err, &exists):
+		if exists.Table == "" {
+			s.error(fmt.Sprintf("AlreadyExists: Keyspace '%s' already exists", exists.Keyspace))
+		} else {
+			s.error(fmt.Sprintf("AlreadyExists: Table '%s.%s' already exists", exists.Keyspace, exists.Table))
+		}
+	case errors.As(err, &re):
+		switch re.Code() {
+		case gocql.ErrCodeSyntax:
+			s.error("SyntaxException: " + re.Message())
+		case gocql.ErrCodeConfig:
+			s.error("ConfigurationException: " + re.Message())
+		default:
+			class, what := errorClass(re.Code())
+			s.error(fmt.Sprintf("%s: Error from server: code=%04x [%s] message=%q", class, re.Code(), what, re.Message()))
+		}
+	default:
+		s.error(err.Error())
+	}
+}
+
+// errorClasses name server errors as the Python driver does: its class
+// and the description it puts in brackets.
+var errorClasses = map[int][2]string{
+	gocql.ErrCodeInvalid:      {"InvalidRequest", "Invalid query"},
+	gocql.ErrCodeUnauthorized: {"Unauthorized", "Unauthorized"},
+	gocql.ErrCodeReadTimeout:  {"ReadTimeout", "Coordinator node timed out waiting for replica nodes' responses"},
+	gocql.ErrCodeWriteTimeout: {"WriteTimeout", "Coordinator node timed out waiting for replica nodes' responses"},
+	gocql.ErrCodeUnavailable:  {"Unavailable", "Unavailable exception"},
+	gocql.ErrCodeReadFailure:  {"ReadFailure", "Replica(s) failed to execute read"},
+	gocql.ErrCodeWriteFailure: {"WriteFailure", "Replica(s) failed to execute write"},
+	gocql.ErrCodeOverloaded:   {"OverloadedErrorMessage", "Coordinator node overloaded"},
+	gocql.ErrCodeTruncate:     {"TruncateError", "Error during truncate"},
+}
+
+func errorClass(code int) (class, description string) {
+	if c, ok := errorClasses[code]; ok {
+		return c[0], c[1]
+	}
+	return "ServerError", "Server error"
+}
+
+// query runs a CQL statement and prints its rows, page by page.
+func (s *Shell) query(stmt string) {
+	q := s.session.Query(stmt).Consistency(s.consistency).SerialConsistency(s.serial)
+	size := s.pageSize
+	if !s.paging {
+		size = 0
+	}
+	q.PageSize(size)
+	iter := q.Iter()
+	cols := iter.Columns()
+	isSelect := strings.EqualFold(firstWord(stmt), "select")
+	if len(cols) == 0 {
+		if err := iter.Close(); err != nil {
+			s.queryError(err)
+		}
+		return
+	}
+	var page [][]string
+	total := 0
+	first := true
+	for {
+		row, ok := s.scanRow(iter, cols)
+		if !ok {
+			break
+		}
+		page = append(page, row)
+		total++
+		if size > 0 && iter.WillSwitchPage() {
+			// A page ends and another follows: print it, and when
+			// interactive wait for the reader.
+			s.printPage(cols, page, first, total-len(page))
+			first, page = false, page[:0]
+			if s.opts.TTY && s.more != nil && !s.more() {
+				break
+			}
+		}
+	}
+	if err := iter.Close(); err != nil {
+		s.queryError(err)
+		return
+	}
+	if first || len(page) > 0 {
+		s.printPage(cols, page, first, total-len(page))
+	}
+	if !s.opts.TTY {
+		fmt.Fprintln(s.opts.Out)
+	}
+	if isSelect {
+		fmt.Fprintf(s.opts.Out, "(%d rows)\n", total)
+	}
+}
+
+// scanRow reads one row's values as cqlsh prints them.
+func (s *Shell) scanRow(iter *gocql.Iter, cols []gocql.ColumnInfo) ([]string, bool) {
+	var dests []any
+	var spans []int // values per column: a tuple spreads over its elements
+	for _, c := range cols {
+		n := 1
+		if t, ok := c.TypeInfo.(gocql.TupleTypeInfo); ok {
+			n = len(t.Elems)
+		}
+		spans = append(spans, n)
+		for i := 0; i < n; i++ {
+			dests = append(dests, &rawValue{})
+		}
+	}
+	if !iter.Scan(dests...) {
+		return nil, false
+	}
+	out := make([]string, len(cols))
+	at := 0
+	for i, c := range cols {
+		if t, ok := c.TypeInfo.(gocql.TupleTypeInfo); ok {
+			// gocql hands a tuple over element by element; a null tuple
+			// comes as elements that are all null.
+			fields := make([][]byte, spans[i])
+			null := true
+			for j := range fields {
+				if v := dests[at+j].(*rawValue); !v.null {
+					fields[j], null = v.data, false
+				}
+			}
+			out[i] = "null"
+			if !null {
+				out[i] = cqlType(t).Display(cqltype.EncodeTuple(fields))
+			}
+		} else if v := dests[at].(*rawValue); v.null {
+			out[i] = "null"
+		} else {
+			out[i] = cqlType(c.TypeInfo).Display(v.data)
+		}
+		at += spans[i]
+	}
+	return out, true
+}
+
+// printPage prints one page of rows as a table (or, with EXPAND ON, row
+// by row). The first page has the blank line, header and rule; later
+// pages get them again only when interactive.
+func (s *Shell) printPage(cols []gocql.ColumnInfo, rows [][]string, first bool, before int) {
+	out := s.opts.Out
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = displayName(c.Name)
+	}
+	if first {
+		fmt.Fprintln(out)
+	}
+	if s.expand && len(rows) > 0 {
+		nameWidth, valueWidth := 0, 0
+		for _, n := range names {
+			nameWidth = max(nameWidth, width(n))
+		}
+		for _, r := range rows {
+			for _, v := range r {
+				valueWidth = max(valueWidth, width(v))
+			}
+		}
+		for i, r := range rows {
+			fmt.Fprintf(out, "@ Row %d\n", before+i+1)
+			fmt.Fprintf(out, "-%s-+-%s-\n", strings.Repeat("-", nameWidth), strings.Repeat("-", valueWidth))
+			for j, v := range r {
+				fmt.Fprintf(out, " %s | %s\n", pad(names[j], nameWidth, false), v)
+			}
+			fmt.Fprintln(out)
+		}
+		return
+	}
+	widths := make([]int, len(cols))
+	for i, n := range names {
+		widths[i] = width(n)
+	}
+	for _, r := range rows {
+		for i, v := range r {
+			widths[i] = max(widths[i], width(v))
+		}
+	}
+	if first || s.opts.TTY {
+		cells := make([]string, len(names))
+		rule := make([]string, len(names))
+		for i, n := range names {
+			cells[i] = pad(n, widths[i], false)
+			rule[i] = strings.Repeat("-", widths[i])
+		}
+		fmt.Fprintln(out, strings.TrimRight(" "+strings.Join(cells, " | "), " "))
+		fmt.Fprintln(out, "-"+strings.Join(rule, "-+-")+"-")
+	}
+	for _, r := range rows {
+		cells := make([]string, len(r))
+		for i, v := range r {
+			cells[i] = pad(v, widths[i], true)
+		}
+		fmt.Fprintln(out, " "+strings.Join(cells, " | "))
+	}
+	if s.opts.TTY || len(rows) == 0 {
+		fmt.Fprintln(out)
+	}
+}
+
+// displayName is a column name as cqlsh shows it (escaped like text).
+func displayName(n string) string { return cqltype.TextType.Display([]byte(n)) }
+
+// width is the display width of s: characters, East Asian wide ones
+// counting two.
+func width(s string) int {
+	w := 0
+	for _, r := range s {
+		switch {
+		case r >= 0x1100 && (r <= 0x115F || r == 0x2329 || r == 0x232A ||
+			r >= 0x2E80 && r <= 0xA4CF && r != 0x303F || r >= 0xAC00 && r <= 0xD7A3 ||
+			r >= 0xF900 && r <= 0xFAFF || r >= 0xFE30 && r <= 0xFE6F || r >= 0xFF00 && r <= 0xFF60 ||
+			r >= 0xFFE0 && r <= 0xFFE6 || r >= 0x20000 && r <= 0x2FFFD || r >= 0x30000 && r <= 0x3FFFD):
+			w += 2
+		case r >= 0x300 && r <= 0x36F: // combining marks
+		default:
+			w++
+		}
+	}
+	return w
+}
+
+func pad(s string, w int, right bool) string {
+	n := w - width(s)
+	if n <= 0 {
+		return s
+	}
+	if right {
+		return strings.Repeat(" ", n) + s
+	}
+	return s + strings.Repeat(" ", n)
+}
+
+// columnize lays names out in columns as Python's cmd.Cmd.columnize does:
+// the fewest rows whose columns (two spaces apart) fit in width.
+func columnize(items []string, lineWidth int) string {
+	if len(items) == 0 {
+		return "<empty>\n"
+	}
+	if len(items) == 1 {
+		return items[0] + "\n"
+	}
+	for nrows := 1; nrows < len(items); nrows++ {
+		ncols := (len(items) + nrows - 1) / nrows
+		widths := make([]int, ncols)
+		total := -2
+		for c := 0; c < ncols; c++ {
+			for r := 0; r < nrows; r++ {
+				if i := c*nrows + r; i < len(items) {
+					widths[c] = max(widths[c], utf8.RuneCountInString(items[i]))
+				}
+			}
+			total += widths[c] + 2
+		}
+		if total > lineWidth {
+			continue
+		}
+		var b strings.Builder
+		for r := 0; r < nrows; r++ {
+			var cells []string
+			for c := 0; c < ncols; c++ {
+				if i := c*nrows + r; i < len(items) {
+					cells = append(cells, pad(items[i], widths[c], false))
+				}
+			}
+			b.WriteString(strings.Join(cells, "  ") + "\n")
+		}
+		return b.String()
+	}
+	return strings.Join(items, "\n") + "\n"
+}
+
+// describe runs DESCRIBE on the server and prints as cqlsh does.
+func (s *Shell) describe(stmt string) {
+	iter := s.session.Query(stmt).Consistency(gocql.LocalOne).PageSize(0).Iter()
+	rows, err := iter.SliceMap()
+	if err != nil {
+		var re gocql.RequestError
+		if errors.As(err, &re) {
+			s.error(re.Message())
+		} else {
+			s.error(err.Error())
+		}
+		return
+	}
+	out := s.opts.Out
+	fields := strings.Fields(strings.ToUpper(stmt))
+	kind := ""
+	if len(fields) > 1 {
+		kind = fields[1]
+	}
+	switch kind {
+	case "CLUSTER":
+		if len(rows) == 0 {
+			return
+		}
+		r := rows[0]
+		fmt.Fprintf(out, "\nCluster: %v\nPartitioner: %v\nSnitch: %v\n\n", r["cluster"], r["partitioner"], r["snitch"])
+		if own, ok := r["range_ownership"].(map[string][]string); ok {
+			fmt.Fprintln(out, "Range ownership:")
+			tokens := make([]string, 0, len(own))
+			for t := range own {
+				tokens = append(tokens, t)
+			}
+			slices.Sort(tokens)
+			for _, t := range tokens {
+				fmt.Fprintf(out, " %39s  [%s]\n", t, strings.Join(own[t], ", "))
+			}
+			fmt.Fprintln(out)
+		}
+	case "KEYSPACES":
+		var names []string
+		for _, r := range rows {
+			names = append(names, fmt.Sprint(r["name"]))
+		}
+		fmt.Fprintln(out)
+		fmt.Fprint(out, columnize(names, 80))
+		fmt.Fprintln(out)
+	case "TABLES", "COLUMNFAMILIES", "TYPES", "FUNCTIONS", "AGGREGATES":
+		if len(rows) == 0 {
+			return
+		}
+		for i := 0; i < len(rows); {
+			ks := fmt.Sprint(rows[i]["keyspace_name"])
+			var names []string
+			j := i
+			for ; j < len(rows) && fmt.Sprint(rows[j]["keyspace_name"]) == ks; j++ {
+				names = append(names, fmt.Sprint(rows[j]["name"]))
+			}
+			fmt.Fprintln(out)
+			if s.keyspace == "" {
+				header := "Keyspace " + ks
+				fmt.Fprintf(out, "%s\n%s\n", header, strings.Repeat("-", len(header)))
+			}
+			fmt.Fprint(out, columnize(names, 80))
+			i = j
+		}
+		fmt.Fprintln(out)
+	default:
+		for _, r := range rows {
+			fmt.Fprintf(out, "\n%v\n", r["create_statement"])
+		}
+	}
+}
