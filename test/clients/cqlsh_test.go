@@ -2,6 +2,8 @@ package clients
 
 import (
 	"bytes"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,5 +85,46 @@ Page size: 1
 	}
 	if !sh.Failed() {
 		t.Error("the failed SELECT did not mark the shell failed")
+	}
+}
+
+// TestCqlshCopy exports a table with COPY TO and imports the file into
+// another table with COPY FROM: the rows come back identical.
+func TestCqlshCopy(t *testing.T) {
+	_, cluster := startNode(t)
+	var out, errs bytes.Buffer
+	sh, err := cqlsh.New(cqlsh.Options{Host: "127.0.0.1", Port: cluster.Port, Cluster: cluster, Out: &out, Err: &errs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	file := filepath.Join(t.TempDir(), "rows.csv")
+	script := `CREATE KEYSPACE demo WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+USE demo;
+CREATE TYPE addr (street text, zip int);
+CREATE TABLE src (k int, c text, b blob, bo boolean, d double, l list<text>, m map<text, int>, ts timestamp, u uuid, tup frozen<tuple<int, text>>, ad frozen<addr>, du duration, PRIMARY KEY (k, c));
+CREATE TABLE dst (k int, c text, b blob, bo boolean, d double, l list<text>, m map<text, int>, ts timestamp, u uuid, tup frozen<tuple<int, text>>, ad frozen<addr>, du duration, PRIMARY KEY (k, c));
+`
+	for k := 0; k < 50; k++ {
+		script += fmt.Sprintf("INSERT INTO src (k, c, b, bo, d, l, m, ts, u, tup, ad, du) VALUES (%d, 'row, \"%d\" it''s', 0x%02x, %v, %d.25, ['x', 'y''s'], {'a': %d}, '2024-01-02 03:04:05.678+0000', 550e8400-e29b-41d4-a716-4466554400%02d, (%d, 'z'), {street: 'S', zip: %d}, 1h%dm);\n",
+			k, k, k, k%2 == 0, k, k, k, k, k, k+1)
+	}
+	script += "INSERT INTO src (k, c) VALUES (99, 'nulls');\n"
+	script += fmt.Sprintf("COPY src TO '%s' WITH HEADER = true\nCOPY dst FROM '%s' WITH HEADER = true\n", file, file)
+	sh.RunInput(strings.NewReader(script), "copy.cql")
+	if errs.Len() > 0 {
+		t.Fatalf("errors: %s", errs.String())
+	}
+	if !strings.Contains(out.String(), "51 rows exported to 1 files in") || !strings.Contains(out.String(), "51 rows imported from 1 files in") {
+		t.Fatalf("COPY printed %q", out.String())
+	}
+	sh.RunInput(strings.NewReader("PAGING OFF\n"), "paging.cql")
+	read := func(table string) string {
+		out.Reset()
+		sh.RunInput(strings.NewReader("SELECT * FROM "+table+";\n"), "read.cql")
+		return out.String()
+	}
+	if src, dst := read("src"), read("dst"); src != dst || !strings.Contains(src, "(51 rows)") {
+		t.Fatalf("src and dst differ:\n%s\n%s", src, dst)
 	}
 }

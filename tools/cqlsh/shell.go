@@ -178,7 +178,7 @@ func (s *Shell) shellLine(line string) (string, bool) {
 	t := strings.TrimSpace(line)
 	word := strings.ToUpper(strings.TrimRight(strings.SplitN(t, " ", 2)[0], ";"))
 	switch word {
-	case "CONSISTENCY", "SERIAL", "PAGING", "EXPAND", "SHOW", "HELP", "?", "EXIT", "QUIT", "CLEAR", "CLS":
+	case "CONSISTENCY", "SERIAL", "PAGING", "EXPAND", "SHOW", "HELP", "?", "EXIT", "QUIT", "CLEAR", "CLS", "COPY":
 		return strings.TrimSuffix(t, ";"), true
 	}
 	return "", false
@@ -241,6 +241,8 @@ func (s *Shell) command(cmd string) bool {
 	args := fields[1:]
 	out := s.opts.Out
 	switch word {
+	case "COPY":
+		s.copy(cmd)
 	case "EXIT", "QUIT":
 		return true
 	case "CLEAR", "CLS":
@@ -307,7 +309,7 @@ func (s *Shell) command(cmd string) bool {
 		}
 	case "HELP", "?":
 		fmt.Fprint(out, "\nDocumented shell commands:\n===========================\n")
-		fmt.Fprint(out, columnize([]string{"CLEAR", "CLS", "CONSISTENCY", "DESC", "DESCRIBE", "EXIT", "EXPAND", "HELP", "PAGING", "QUIT", "SERIAL", "SHOW"}, 79))
+		fmt.Fprint(out, columnize([]string{"CLEAR", "CLS", "CONSISTENCY", "COPY", "DESC", "DESCRIBE", "EXIT", "EXPAND", "HELP", "PAGING", "QUIT", "SERIAL", "SHOW"}, 79))
 		fmt.Fprintln(out)
 	}
 	return false
@@ -469,6 +471,23 @@ func (s *Shell) query(stmt string) {
 
 // scanRow reads one row's values as cqlsh prints them.
 func (s *Shell) scanRow(iter *gocql.Iter, cols []gocql.ColumnInfo) ([]string, bool) {
+	vals, ok := scanRaw(iter, cols)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		if vals[i].null {
+			out[i] = "null"
+		} else {
+			out[i] = cqlType(c.TypeInfo).Display(vals[i].data)
+		}
+	}
+	return out, true
+}
+
+// scanRaw reads one row's values as the server sent them, one per column.
+func scanRaw(iter *gocql.Iter, cols []gocql.ColumnInfo) ([]*rawValue, bool) {
 	var dests []any
 	var spans []int // values per column: a tuple spreads over its elements
 	for _, c := range cols {
@@ -484,10 +503,10 @@ func (s *Shell) scanRow(iter *gocql.Iter, cols []gocql.ColumnInfo) ([]string, bo
 	if !iter.Scan(dests...) {
 		return nil, false
 	}
-	out := make([]string, len(cols))
+	out := make([]*rawValue, len(cols))
 	at := 0
 	for i, c := range cols {
-		if t, ok := c.TypeInfo.(gocql.TupleTypeInfo); ok {
+		if _, ok := c.TypeInfo.(gocql.TupleTypeInfo); ok {
 			// gocql hands a tuple over element by element; a null tuple
 			// comes as elements that are all null.
 			fields := make([][]byte, spans[i])
@@ -497,14 +516,9 @@ func (s *Shell) scanRow(iter *gocql.Iter, cols []gocql.ColumnInfo) ([]string, bo
 					fields[j], null = v.data, false
 				}
 			}
-			out[i] = "null"
-			if !null {
-				out[i] = cqlType(t).Display(cqltype.EncodeTuple(fields))
-			}
-		} else if v := dests[at].(*rawValue); v.null {
-			out[i] = "null"
+			out[i] = &rawValue{typ: c.TypeInfo, data: cqltype.EncodeTuple(fields), null: null}
 		} else {
-			out[i] = cqlType(c.TypeInfo).Display(v.data)
+			out[i] = dests[at].(*rawValue)
 		}
 		at += spans[i]
 	}
