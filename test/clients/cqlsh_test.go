@@ -10,16 +10,24 @@ import (
 	"github.com/sibyldb/sibyl/tools/cqlsh"
 )
 
-// TestCqlshOutput drives the shell against a node and compares its
-// output, byte for byte, with what cqlsh 6.1.0 prints.
-func TestCqlshOutput(t *testing.T) {
+// newShell starts a node and a (non-interactive) shell on it, closed when
+// the test ends.
+func newShell(t *testing.T, out, errs *bytes.Buffer) *cqlsh.Shell {
+	t.Helper()
 	_, cluster := startNode(t)
-	var out, errs bytes.Buffer
-	sh, err := cqlsh.New(cqlsh.Options{Host: "127.0.0.1", Port: cluster.Port, Cluster: cluster, Out: &out, Err: &errs})
+	sh, err := cqlsh.New(cqlsh.Options{Host: "127.0.0.1", Port: cluster.Port, Cluster: cluster, Out: out, Err: errs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sh.Close()
+	t.Cleanup(sh.Close)
+	return sh
+}
+
+// TestCqlshOutput drives the shell against a node and compares its
+// output, byte for byte, with what cqlsh 6.1.0 prints.
+func TestCqlshOutput(t *testing.T) {
+	var out, errs bytes.Buffer
+	sh := newShell(t, &out, &errs)
 	run := func(script string) (string, string) {
 		out.Reset()
 		errs.Reset()
@@ -91,13 +99,8 @@ Page size: 1
 // TestCqlshCopy exports a table with COPY TO and imports the file into
 // another table with COPY FROM: the rows come back identical.
 func TestCqlshCopy(t *testing.T) {
-	_, cluster := startNode(t)
 	var out, errs bytes.Buffer
-	sh, err := cqlsh.New(cqlsh.Options{Host: "127.0.0.1", Port: cluster.Port, Cluster: cluster, Out: &out, Err: &errs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
+	sh := newShell(t, &out, &errs)
 	file := filepath.Join(t.TempDir(), "rows.csv")
 	script := `CREATE KEYSPACE demo WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
 USE demo;
