@@ -127,7 +127,7 @@ func CompleteObsoleteLogs(fs vfs.FS, dir string) (removed []uint64, pending []Pe
 			if present[StatisticsFileName(g)] {
 				removed = append(removed, g)
 			}
-			for _, c := range componentNames(g) {
+			for _, c := range ComponentNames(g) {
 				if !present[c] {
 					continue
 				}

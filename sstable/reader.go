@@ -363,7 +363,7 @@ func RemoveIncomplete(fs vfs.FS, dir string) ([]string, error) {
 // Remove deletes the files of generation gen: Statistics first, so a crash
 // midway leaves unpublished components that RemoveIncomplete clears.
 func Remove(fs vfs.FS, dir string, gen uint64) error {
-	for _, name := range componentNames(gen) {
+	for _, name := range ComponentNames(gen) {
 		err := fs.Remove(fs.PathJoin(dir, name))
 		if err != nil && !(name == FilterFileName(gen) && errors.Is(err, os.ErrNotExist)) {
 			return fmt.Errorf("sstable: remove generation %d: %w", gen, err)
@@ -372,9 +372,9 @@ func Remove(fs vfs.FS, dir string, gen uint64) error {
 	return nil
 }
 
-// componentNames are a generation's files, Statistics first: the order in
+// ComponentNames are a generation's files, Statistics first: the order in
 // which they go.
-func componentNames(gen uint64) []string {
+func ComponentNames(gen uint64) []string {
 	return []string{StatisticsFileName(gen), DataFileName(gen), FilterFileName(gen)}
 }
 

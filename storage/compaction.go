@@ -153,7 +153,7 @@ func (t *Table) compact(inputs []*sstableRef, level int, cutSize int64) error {
 		}
 	}
 	outs := &compactionOutputs{t: t, level: level, cutSize: cutSize, bound: bound,
-		limiter: newRateLimiter(t.e.opts.CompactionThroughput, t.e.opts.Now)}
+		limiter: newRateLimiter(int(t.e.throughput.Load()), t.e.opts.Now)}
 	merged := newMergingIter(its)
 	err := t.writeCompacted(merged, outs, v.memtables, outside, now, gcBefore)
 	if cerr := merged.Close(); err == nil {

@@ -44,6 +44,9 @@ type Engine struct {
 	// long compactions never hold off the flushes that writes wait for.
 	flushSlots      chan struct{}
 	compactionSlots chan struct{}
+	// throughput is the compaction throughput limit in MiB/s (0: none),
+	// changed at run time by nodetool setcompactionthroughput.
+	throughput atomic.Int64
 }
 
 // Open prepares an engine; no table is open yet.
@@ -58,6 +61,7 @@ func Open(opts Options) (*Engine, error) {
 	e := &Engine{opts: opts, cache: sstable.NewCache(opts.BlockCacheSize),
 		flushSlots: make(chan struct{}, 2), compactionSlots: make(chan struct{}, 2)}
 	e.mu.tables = map[mutation.TableID]*Table{}
+	e.throughput.Store(int64(opts.CompactionThroughput))
 	e.space.init()
 	return e, nil
 }

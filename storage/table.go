@@ -187,6 +187,7 @@ type Table struct {
 	// compactMu.
 	levelCursors levelCursors
 	readStats    struct{ reads, sstables atomic.Int64 }
+	writes       atomic.Int64
 }
 
 func openTable(e *Engine, opts TableOptions) (*Table, error) {
@@ -309,6 +310,7 @@ func (t *Table) heldBytes() int64 {
 var payloadBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 func (t *Table) apply(log *commitlog.Log, m *mutation.Mutation) error {
+	t.writes.Add(1)
 	entries := m.AppendEntries(make([]mutation.Entry, 0, len(m.Rows)+1), t.e.opts.Partitioner.Token(m.Key))
 	if err := t.e.waitForMemtableSpace(); err != nil {
 		return err

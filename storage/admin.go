@@ -1,0 +1,201 @@
+package storage
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sibyldb/sibyl/sstable"
+)
+
+// What operators ask of the engine (nodetool): sizes and counts,
+// the compaction throughput, and snapshots.
+
+// TableStats describes a table as nodetool tablestats shows it.
+type TableStats struct {
+	SSTables         int
+	LiveBytes        int64 // the live SSTables' files
+	MemtableBytes    int64
+	MemtableEntries  int
+	Partitions       int64 // an estimate: the SSTables' partitions and the memtable's entries
+	Reads            int64
+	SSTablesPerRead  float64
+	Writes           int64
+	BloomFilterBytes int64
+	PendingFlushes   int
+}
+
+// Stats reads the table's figures.
+func (t *Table) Stats() TableStats {
+	v := t.acquireView()
+	defer v.release()
+	fs := t.e.opts.FS
+	var st TableStats
+	st.SSTables = len(v.sstables)
+	for _, s := range v.sstables {
+		meta := s.meta()
+		st.Partitions += meta.Partitions
+		for _, name := range sstable.ComponentNames(s.gen) {
+			if info, err := fs.Stat(fs.PathJoin(t.dir, name)); err == nil {
+				st.LiveBytes += info.Size()
+				if name == sstable.FilterFileName(s.gen) {
+					st.BloomFilterBytes += info.Size()
+				}
+			}
+		}
+	}
+	for i, m := range v.memtables {
+		st.MemtableBytes += m.Size()
+		if i == 0 {
+			st.MemtableEntries = m.Len()
+			st.Partitions += int64(m.Len())
+		} else {
+			st.PendingFlushes++
+		}
+	}
+	reads, sstables := t.ReadStats()
+	st.Reads, st.Writes = reads, t.writes.Load()
+	if reads > 0 {
+		st.SSTablesPerRead = float64(sstables) / float64(reads)
+	}
+	return st
+}
+
+// Load is the bytes of every table's live SSTables, what nodetool calls a
+// node's load.
+func (e *Engine) Load() int64 {
+	var n int64
+	for _, t := range e.tables() {
+		n += t.Stats().LiveBytes
+	}
+	return n
+}
+
+// CompactionThroughput is the compaction throughput limit in MiB/s (0:
+// none).
+func (e *Engine) CompactionThroughput() int { return int(e.throughput.Load()) }
+
+// SetCompactionThroughput changes the limit for the compactions that start
+// from now on.
+func (e *Engine) SetCompactionThroughput(mibPerSec int) error {
+	if mibPerSec < 0 {
+		return fmt.Errorf("compaction_throughput: %d MiB/s is negative", mibPerSec)
+	}
+	e.throughput.Store(int64(mibPerSec))
+	return nil
+}
+
+// snapshotManifest is manifest.json of a snapshot, as Cassandra writes it.
+type snapshotManifest struct {
+	Files     []string   `json:"files"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt *time.Time `json:"expires_at"`
+}
+
+func (t *Table) snapshotDir(tag string) string {
+	return t.e.opts.FS.PathJoin(t.dir, "snapshots", tag)
+}
+
+// Snapshot hard-links the table's live SSTables under
+// snapshots/<tag>/ in the table's directory, with a manifest.json naming
+// them and schema.cql holding schema (the statement that recreates the
+// table). A tag already used is refused.
+func (t *Table) Snapshot(tag, schema string) error {
+	if tag == "" || strings.ContainsAny(tag, `/\`) || tag == "." || tag == ".." {
+		return fmt.Errorf("snapshot: %q is not a snapshot name", tag)
+	}
+	fs := t.e.opts.FS
+	dir := t.snapshotDir(tag)
+	if _, err := fs.Stat(dir); err == nil {
+		return fmt.Errorf("Snapshot %s already exists.", tag)
+	}
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	v := t.acquireView()
+	defer v.release()
+	m := snapshotManifest{CreatedAt: time.Now().UTC()}
+	for _, s := range v.sstables {
+		for _, name := range sstable.ComponentNames(s.gen) {
+			if err := fs.Link(fs.PathJoin(t.dir, name), fs.PathJoin(dir, name)); err != nil {
+				return fmt.Errorf("snapshot %s: %w", tag, err)
+			}
+			m.Files = append(m.Files, name)
+		}
+	}
+	manifest, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	for name, content := range map[string][]byte{"manifest.json": manifest, "schema.cql": []byte(schema + "\n")} {
+		f, err := fs.Create(fs.PathJoin(dir, name))
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(content)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SnapshotInfo describes one snapshot of a table.
+type SnapshotInfo struct {
+	Tag string
+	// Bytes is the snapshot's files; TrueBytes those of them the table no
+	// longer holds (what the snapshot alone keeps on disk).
+	Bytes, TrueBytes int64
+}
+
+// Snapshots lists the table's snapshots by tag.
+func (t *Table) Snapshots() ([]SnapshotInfo, error) {
+	fs := t.e.opts.FS
+	tags, err := fs.List(fs.PathJoin(t.dir, "snapshots"))
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	slices.Sort(tags)
+	var out []SnapshotInfo
+	for _, tag := range tags {
+		files, err := fs.List(t.snapshotDir(tag))
+		if err != nil {
+			return nil, err
+		}
+		info := SnapshotInfo{Tag: tag}
+		for _, name := range files {
+			st, err := fs.Stat(fs.PathJoin(t.snapshotDir(tag), name))
+			if err != nil {
+				return nil, err
+			}
+			info.Bytes += st.Size()
+			if _, err := fs.Stat(fs.PathJoin(t.dir, name)); err != nil {
+				info.TrueBytes += st.Size()
+			}
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// ClearSnapshot removes the snapshot tag, or every snapshot when tag is
+// empty.
+func (t *Table) ClearSnapshot(tag string) error {
+	fs := t.e.opts.FS
+	if tag == "" {
+		return fs.RemoveAll(fs.PathJoin(t.dir, "snapshots"))
+	}
+	return fs.RemoveAll(t.snapshotDir(tag))
+}
