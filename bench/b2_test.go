@@ -158,15 +158,19 @@ type server struct {
 }
 
 func startServer(b *testing.B, bin string) *server {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
+	freePort := func() int {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer l.Close()
+		return l.Addr().(*net.TCPAddr).Port
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port := freePort()
 	dir := b.TempDir()
 	srv := &server{port: port, dir: dir}
-	srv.cmd = exec.Command(bin, "server", "--data-dir", filepath.Join(dir, "node"), "--native-transport-port", strconv.Itoa(port))
+	srv.cmd = exec.Command(bin, "server", "--data-dir", filepath.Join(dir, "node"), "--native-transport-port", strconv.Itoa(port),
+		"--admin-port", strconv.Itoa(freePort()))
 	log, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
 		b.Fatal(err)

@@ -47,6 +47,10 @@ type Config struct {
 	RPCAddress string `yaml:"rpc_address"`
 	// NativePort is native_transport_port; default 9042.
 	NativePort int `yaml:"native_transport_port"`
+	// AdminPort is where the admin API (nodetool's) listens, on the
+	// listen address; default 7199, Cassandra's JMX port. (admin_port;
+	// Cassandra sets its JMX port outside cassandra.yaml.)
+	AdminPort int `yaml:"admin_port"`
 	// NativeMaxFrameSize is native_transport_max_frame_size ("16MiB"):
 	// the largest request accepted; default 16 MiB.
 	NativeMaxFrameSize Size `yaml:"native_transport_max_frame_size"`
@@ -111,6 +115,9 @@ func (c *Config) EnsureDefaults() {
 	if c.NativePort == 0 {
 		c.NativePort = 9042
 	}
+	if c.AdminPort == 0 {
+		c.AdminPort = 7199
+	}
 	if c.NativeMaxFrameSize == 0 {
 		c.NativeMaxFrameSize = 16 << 20
 	}
@@ -151,6 +158,9 @@ func (c *Config) Validate() error {
 	}
 	if c.NativePort < 0 || c.NativePort > 65535 {
 		errs = append(errs, fmt.Errorf("native_transport_port: %d is not a port", c.NativePort))
+	}
+	if c.AdminPort < 0 || c.AdminPort > 65535 {
+		errs = append(errs, fmt.Errorf("admin_port: %d is not a port", c.AdminPort))
 	}
 	if c.NativeMaxFrameSize < 0 {
 		errs = append(errs, fmt.Errorf("native_transport_max_frame_size: %d is negative", c.NativeMaxFrameSize))

@@ -3,6 +3,8 @@ package node
 import (
 	"errors"
 	"fmt"
+	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/sibyldb/sibyl/cql/native"
@@ -22,6 +24,9 @@ type Node struct {
 	native     *native.Server
 	nativeDone chan error
 	tokens     []string // the node's tokens, as system.local holds them
+	admin      *http.Server
+	drained    atomic.Bool
+	started    time.Time
 }
 
 // Open starts a node: the storage engine; the system tables; the schema,
@@ -43,7 +48,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n := &Node{cfg: cfg, engine: engine}
+	n := &Node{cfg: cfg, engine: engine, started: time.Now()}
 	if err := n.start(); err != nil {
 		return nil, errors.Join(err, engine.Close())
 	}
@@ -93,7 +98,7 @@ func (n *Node) describeSystemKeyspaces() error {
 // requests; those in flight are answered), memtables are flushed, and the
 // engine closes.
 func (n *Node) Close() error {
-	err := n.stopNative()
+	err := errors.Join(n.stopAdmin(), n.stopNative())
 	if ferr := n.engine.Flush(); ferr != nil {
 		err = errors.Join(err, fmt.Errorf("node: flushing at shutdown: %w", ferr))
 	}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,6 +219,17 @@ func TestSystemLocal(t *testing.T) {
 			t.Errorf("%s changed across a restart: %x then %x", col, after[col], again[col])
 		}
 	}
+}
+
+// freePort is a loopback port free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
 
 // openNode opens a node on a fresh directory, closed when the test ends,

@@ -39,6 +39,10 @@ func newServerCommand() *cobra.Command {
 				n.Close()
 				return err
 			}
+			if _, err := n.StartAdmin(); err != nil {
+				n.Close()
+				return err
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			<-ctx.Done()
@@ -57,6 +61,7 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&cfg.ListenAddress, "listen-address", "127.0.0.1", "listen_address: the address the node serves on")
 	f.IntVar(&cfg.NativePort, "native-transport-port", 9042, "native_transport_port: the CQL native protocol port")
 	f.StringVar(&cfg.ClusterName, "cluster-name", "Test Cluster", "cluster_name")
+	f.IntVar(&cfg.AdminPort, "admin-port", 7199, "admin_port: the admin API (nodetool) port, on the listen address")
 	return cmd
 }
 
@@ -78,6 +83,9 @@ func withFlags(file, flags node.Config, cmd *cobra.Command) node.Config {
 	}
 	if set("cluster-name") {
 		file.ClusterName = flags.ClusterName
+	}
+	if set("admin-port") {
+		file.AdminPort = flags.AdminPort
 	}
 	return file
 }

@@ -11,10 +11,12 @@ if ! "$PY" -c 'import cassandra, lz4' 2>/dev/null; then
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-cassandra python3-lz4 >/dev/null
 fi
-port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+admin_port=$(free_port)
 data=$(mktemp -d)
 log="$data/server.log"
-bin/sibyl server --data-dir "$data/node" --native-transport-port "$port" >"$log" 2>&1 &
+bin/sibyl server --data-dir "$data/node" --native-transport-port "$port" --admin-port "$admin_port" >"$log" 2>&1 &
 pid=$!
 cleanup() {
 	if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi

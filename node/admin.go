@@ -1,0 +1,402 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/schema"
+	"github.com/sibyldb/sibyl/storage"
+)
+
+// The admin API: what nodetool asks of a node, as HTTP and JSON on
+// listen_address:admin_port (7199, Cassandra's JMX port). Reads are GET,
+// actions POST; a failure is a 4xx or 5xx answer whose body is
+// {"error": "..."}, the message nodetool prints.
+
+// AdminStatus is a node's line in nodetool status and ring.
+type AdminStatus struct {
+	Address     string   `json:"address"`
+	DataCenter  string   `json:"data_center"`
+	Rack        string   `json:"rack"`
+	Status      string   `json:"status"` // Up or Down
+	State       string   `json:"state"`  // Normal, Leaving, Joining, Moving
+	LoadBytes   int64    `json:"load_bytes"`
+	Tokens      []string `json:"tokens"`
+	HostID      string   `json:"host_id"`
+	Ownership   float64  `json:"ownership"` // of the token ring, 0..1
+	ReleaseVers string   `json:"release_version"`
+}
+
+// AdminInfo is nodetool info's.
+type AdminInfo struct {
+	AdminStatus
+	NativeTransport bool    `json:"native_transport_active"`
+	Generation      int64   `json:"generation"`
+	UptimeSeconds   int64   `json:"uptime_seconds"`
+	HeapUsedMiB     float64 `json:"heap_used_mib"`
+	HeapTotalMiB    float64 `json:"heap_total_mib"`
+	OffHeapMiB      float64 `json:"off_heap_mib"`
+	Drained         bool    `json:"drained"`
+}
+
+// AdminTableStats is one table in nodetool tablestats.
+type AdminTableStats struct {
+	Keyspace string `json:"keyspace"`
+	Table    string `json:"table"`
+	storage.TableStats
+}
+
+// AdminSnapshot is one table's snapshot in nodetool listsnapshots.
+type AdminSnapshot struct {
+	Tag       string `json:"tag"`
+	Keyspace  string `json:"keyspace"`
+	Table     string `json:"table"`
+	Bytes     int64  `json:"bytes"`
+	TrueBytes int64  `json:"true_bytes"`
+}
+
+// AdminRange is one token range in nodetool describering.
+type AdminRange struct {
+	Start      string   `json:"start_token"`
+	End        string   `json:"end_token"`
+	Endpoints  []string `json:"endpoints"`
+	DataCenter string   `json:"data_center"`
+	Rack       string   `json:"rack"`
+}
+
+// adminError is a failure with the HTTP status it answers with.
+type adminError struct {
+	status int
+	msg    string
+}
+
+func (e *adminError) Error() string { return e.msg }
+
+func badRequest(format string, args ...any) error {
+	return &adminError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
+}
+
+// StartAdmin serves the admin API on listen_address:admin_port and
+// returns the address it listens on.
+func (n *Node) StartAdmin() (net.Addr, error) {
+	addr := net.JoinHostPort(n.cfg.ListenAddress, strconv.Itoa(n.cfg.AdminPort))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("admin_port: cannot listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	handle := func(pattern string, fn func(r *http.Request) (any, error)) {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			v, err := fn(r)
+			w.Header().Set("Content-Type", "application/json")
+			if err != nil {
+				status := http.StatusInternalServerError
+				var ae *adminError
+				if errors.As(err, &ae) {
+					status = ae.status
+				}
+				w.WriteHeader(status)
+				_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+				return
+			}
+			_ = json.NewEncoder(w).Encode(v)
+		})
+	}
+	handle("GET /status", func(*http.Request) (any, error) { return []AdminStatus{n.adminStatus()}, nil })
+	handle("GET /info", func(*http.Request) (any, error) { return n.adminInfo(), nil })
+	handle("GET /version", func(*http.Request) (any, error) {
+		return map[string]string{"release_version": ReleaseVersion}, nil
+	})
+	handle("GET /describering", n.adminDescribeRing)
+	handle("GET /endpoints", n.adminEndpoints)
+	handle("POST /flush", func(r *http.Request) (any, error) {
+		return nil, n.eachTable(r, func(_ *schema.Table, st *storage.Table) error { return st.Flush() })
+	})
+	handle("POST /compact", func(r *http.Request) (any, error) {
+		return nil, n.eachTable(r, func(_ *schema.Table, st *storage.Table) error { return st.CompactMajor() })
+	})
+	handle("GET /tablestats", n.adminTableStats)
+	handle("GET /compactionstats", func(*http.Request) (any, error) {
+		return map[string]any{"pending_tasks": 0, "active": []any{}}, nil
+	})
+	handle("GET /compactionthroughput", func(*http.Request) (any, error) {
+		return map[string]int{"mib_per_sec": n.engine.CompactionThroughput()}, nil
+	})
+	handle("POST /compactionthroughput", func(r *http.Request) (any, error) {
+		v, err := strconv.Atoi(r.URL.Query().Get("value"))
+		if err != nil {
+			return nil, badRequest("compaction throughput: %q is not a number", r.URL.Query().Get("value"))
+		}
+		return nil, n.engine.SetCompactionThroughput(v)
+	})
+	handle("POST /snapshot", n.adminSnapshot)
+	handle("GET /snapshots", n.adminListSnapshots)
+	handle("POST /clearsnapshot", n.adminClearSnapshot)
+	handle("POST /drain", func(*http.Request) (any, error) { return nil, n.Drain() })
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	n.admin = srv
+	go func() { _ = srv.Serve(l) }()
+	n.cfg.Logger.Info().Str("address", l.Addr().String()).Msg("admin API: listening")
+	return l.Addr(), nil
+}
+
+func (n *Node) stopAdmin() error {
+	if n.admin == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	defer cancel()
+	err := n.admin.Shutdown(ctx)
+	n.admin = nil
+	return err
+}
+
+// Drain stops the node taking requests and flushes its memtables, as
+// nodetool drain does; the process goes on until stopped.
+func (n *Node) Drain() error {
+	n.drained.Store(true)
+	if err := n.stopNative(); err != nil {
+		return err
+	}
+	return n.engine.Flush()
+}
+
+func (n *Node) adminStatus() AdminStatus {
+	hostID, _ := n.localIdentityCached()
+	return AdminStatus{Address: n.cfg.ListenAddress, DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack,
+		Status: "Up", State: "Normal", LoadBytes: n.engine.Load(), Tokens: slices.Clone(n.tokens),
+		HostID: hostID, Ownership: 1, ReleaseVers: ReleaseVersion}
+}
+
+func (n *Node) adminInfo() AdminInfo {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	const mib = 1 << 20
+	return AdminInfo{
+		AdminStatus:     n.adminStatus(),
+		NativeTransport: n.native != nil,
+		Generation:      n.started.Unix(),
+		UptimeSeconds:   int64(time.Since(n.started).Seconds()),
+		HeapUsedMiB:     float64(ms.HeapAlloc) / mib,
+		HeapTotalMiB:    float64(ms.HeapSys) / mib,
+		OffHeapMiB:      float64(ms.Sys-ms.HeapSys) / mib,
+		Drained:         n.drained.Load(),
+	}
+}
+
+// localIdentityCached is the host id as system.local holds it.
+func (n *Node) localIdentityCached() (string, error) {
+	rows, err := n.readRows(schema.LocalTable)
+	if err != nil || len(rows) == 0 {
+		return "", err
+	}
+	return cqltype.UUIDType.Format(rows[0]["host_id"].Value), nil
+}
+
+func (n *Node) keyspace(name string) (*schema.Keyspace, error) {
+	ks := n.schema.Keyspace(name)
+	if ks == nil {
+		return nil, badRequest("Keyspace [%s] does not exist.", name)
+	}
+	return ks, nil
+}
+
+// adminDescribeRing lists the token ranges of a keyspace: on one node,
+// each range ends at one of its tokens and it holds them all.
+func (n *Node) adminDescribeRing(r *http.Request) (any, error) {
+	if _, err := n.keyspace(r.URL.Query().Get("keyspace")); err != nil {
+		return nil, err
+	}
+	part := n.engine.Partitioner()
+	tokens := slices.Clone(n.tokens)
+	slices.SortFunc(tokens, func(a, b string) int {
+		ta, _ := part.ParseToken(a)
+		tb, _ := part.ParseToken(b)
+		return partitioner.Compare(ta, tb)
+	})
+	var out []AdminRange
+	for i, end := range tokens {
+		start := tokens[(i+len(tokens)-1)%len(tokens)]
+		out = append(out, AdminRange{Start: start, End: end, Endpoints: []string{n.cfg.ListenAddress},
+			DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack})
+	}
+	return out, nil
+}
+
+// adminEndpoints answers getendpoints: the replicas of a key (its
+// partition key as text; a composite one with its parts joined by ':').
+func (n *Node) adminEndpoints(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	t, err := n.table(q.Get("keyspace"), q.Get("table"))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := partitionKeyFromString(t, q.Get("key")); err != nil {
+		return nil, err
+	}
+	return []string{n.cfg.ListenAddress}, nil
+}
+
+// partitionKeyFromString reads a partition key as nodetool takes it.
+func partitionKeyFromString(t *schema.Table, key string) ([]byte, error) {
+	parts := []string{key}
+	if len(t.PartitionKey) > 1 {
+		parts = strings.Split(key, ":")
+		if len(parts) != len(t.PartitionKey) {
+			return nil, badRequest("the key %q has %d parts, the partition key %d", key, len(parts), len(t.PartitionKey))
+		}
+	}
+	vals := make([][]byte, len(parts))
+	for i, p := range parts {
+		v, err := t.PartitionKey[i].Type.FromString(p)
+		if err != nil {
+			return nil, badRequest("%v", err)
+		}
+		vals[i] = v
+	}
+	return t.PartitionKeyBytes(vals)
+}
+
+func (n *Node) table(ks, name string) (*schema.Table, error) {
+	k, err := n.keyspace(ks)
+	if err != nil {
+		return nil, err
+	}
+	t := k.Tables[name]
+	if t == nil {
+		return nil, badRequest("Table %s does not exist in keyspace %s", name, ks)
+	}
+	return t, nil
+}
+
+// selectedTables are the tables a request names: ?keyspace=ks&table=a&table=b,
+// a whole keyspace, or every table (system ones included when no keyspace
+// is named, as nodetool does for flush).
+func (n *Node) selectedTables(r *http.Request) ([]*schema.Table, error) {
+	q := r.URL.Query()
+	ks := q.Get("keyspace")
+	var out []*schema.Table
+	if ks == "" {
+		for _, k := range n.schema.Keyspaces() {
+			for _, name := range slices.Sorted(mapsKeys(k.Tables)) {
+				out = append(out, k.Tables[name])
+			}
+		}
+		return out, nil
+	}
+	k, err := n.keyspace(ks)
+	if err != nil {
+		return nil, err
+	}
+	names := q["table"]
+	if len(names) == 0 {
+		names = slices.Sorted(mapsKeys(k.Tables))
+	}
+	for _, name := range names {
+		t := k.Tables[name]
+		if t == nil {
+			return nil, badRequest("Table %s does not exist in keyspace %s", name, ks)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func (n *Node) eachTable(r *http.Request, fn func(*schema.Table, *storage.Table) error) error {
+	tables, err := n.selectedTables(r)
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		st, err := n.storageTable(t)
+		if err != nil {
+			return err
+		}
+		if err := fn(t, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (n *Node) adminTableStats(r *http.Request) (any, error) {
+	var out []AdminTableStats
+	err := n.eachTable(r, func(t *schema.Table, st *storage.Table) error {
+		out = append(out, AdminTableStats{Keyspace: t.Keyspace, Table: t.Name, TableStats: st.Stats()})
+		return nil
+	})
+	return out, err
+}
+
+// adminSnapshot snapshots the tables named (every user table when none),
+// writing beside each the statement that recreates it.
+func (n *Node) adminSnapshot(r *http.Request) (any, error) {
+	tag := r.URL.Query().Get("tag")
+	if tag == "" {
+		tag = strconv.FormatInt(time.Now().UnixMilli(), 10)
+	}
+	tables, err := n.selectedTables(r)
+	if err != nil {
+		return nil, err
+	}
+	s := exec.NewSession(n)
+	for _, t := range tables {
+		if r.URL.Query().Get("keyspace") == "" && schema.IsSystemKeyspace(t.Keyspace) {
+			continue
+		}
+		st, err := n.storageTable(t)
+		if err != nil {
+			return nil, err
+		}
+		res, err := s.Run(fmt.Sprintf("DESCRIBE TABLE %q.%q", t.Keyspace, t.Name))
+		if err != nil {
+			return nil, err
+		}
+		if err := st.Snapshot(tag, string(res[0].Rows[0][3])); err != nil {
+			return nil, badRequest("%v", err)
+		}
+	}
+	return map[string]string{"tag": tag}, nil
+}
+
+func (n *Node) adminListSnapshots(r *http.Request) (any, error) {
+	var out []AdminSnapshot
+	err := n.eachTable(r, func(t *schema.Table, st *storage.Table) error {
+		snaps, err := st.Snapshots()
+		for _, s := range snaps {
+			out = append(out, AdminSnapshot{Tag: s.Tag, Keyspace: t.Keyspace, Table: t.Name, Bytes: s.Bytes, TrueBytes: s.TrueBytes})
+		}
+		return err
+	})
+	return out, err
+}
+
+func (n *Node) adminClearSnapshot(r *http.Request) (any, error) {
+	tag := r.URL.Query().Get("tag")
+	if tag == "" && r.URL.Query().Get("all") != "true" {
+		return nil, badRequest("Specify snapshot name or --all")
+	}
+	return nil, n.eachTable(r, func(_ *schema.Table, st *storage.Table) error { return st.ClearSnapshot(tag) })
+}
