@@ -49,6 +49,7 @@ type AdminInfo struct {
 	HeapTotalMiB    float64 `json:"heap_total_mib"`
 	OffHeapMiB      float64 `json:"off_heap_mib"`
 	Drained         bool    `json:"drained"`
+	SchemaVersion   string  `json:"schema_version"`
 }
 
 // AdminTableStats is one table in nodetool tablestats.
@@ -181,6 +182,7 @@ func (n *Node) adminStatus() AdminStatus {
 }
 
 func (n *Node) adminInfo() AdminInfo {
+	version := n.schema.Version()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	const mib = 1 << 20
@@ -193,6 +195,7 @@ func (n *Node) adminInfo() AdminInfo {
 		HeapTotalMiB:    float64(ms.HeapSys) / mib,
 		OffHeapMiB:      float64(ms.Sys-ms.HeapSys) / mib,
 		Drained:         n.drained.Load(),
+		SchemaVersion:   cqltype.UUIDType.Format(version[:]),
 	}
 }
 
@@ -216,8 +219,12 @@ func (n *Node) keyspace(name string) (*schema.Keyspace, error) {
 // adminDescribeRing lists the token ranges of a keyspace: on one node,
 // each range ends at one of its tokens and it holds them all.
 func (n *Node) adminDescribeRing(r *http.Request) (any, error) {
-	if _, err := n.keyspace(r.URL.Query().Get("keyspace")); err != nil {
+	ks, err := n.keyspace(r.URL.Query().Get("keyspace"))
+	if err != nil {
 		return nil, err
+	}
+	if ks.Replication["class"] == schema.LocalStrategy {
+		return nil, fmt.Errorf("There is no ring for the keyspace: %s", ks.Name)
 	}
 	part := n.engine.Partitioner()
 	tokens := slices.Clone(n.tokens)
@@ -239,12 +246,16 @@ func (n *Node) adminDescribeRing(r *http.Request) (any, error) {
 // partition key as text; a composite one with its parts joined by ':').
 func (n *Node) adminEndpoints(r *http.Request) (any, error) {
 	q := r.URL.Query()
-	t, err := n.table(q.Get("keyspace"), q.Get("table"))
-	if err != nil {
-		return nil, err
+	ks := n.schema.Keyspace(q.Get("keyspace"))
+	if ks == nil {
+		return nil, badRequest("Unknown keyspace '%s'", q.Get("keyspace"))
+	}
+	t := ks.Tables[q.Get("table")]
+	if t == nil {
+		return nil, badRequest("Unknown table '%s' in keyspace '%s'", q.Get("table"), ks.Name)
 	}
 	if _, err := partitionKeyFromString(t, q.Get("key")); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("Unable to make %s from '%s'", t.PartitionKey[0].Type.SchemaString(), q.Get("key"))
 	}
 	return []string{n.cfg.ListenAddress}, nil
 }
@@ -307,7 +318,7 @@ func (n *Node) selectedTables(r *http.Request) ([]*schema.Table, error) {
 	for _, name := range names {
 		t := k.Tables[name]
 		if t == nil {
-			return nil, badRequest("Table %s does not exist in keyspace %s", name, ks)
+			return nil, fmt.Errorf("Unknown keyspace/cf pair (%s.%s)", ks, name)
 		}
 		out = append(out, t)
 	}
@@ -370,11 +381,15 @@ func (n *Node) adminSnapshot(r *http.Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		res, err := s.Run(fmt.Sprintf("DESCRIBE TABLE %q.%q", t.Keyspace, t.Name))
-		if err != nil {
-			return nil, err
+		var cql string
+		if !schema.IsSystemKeyspace(t.Keyspace) {
+			res, err := s.Run(fmt.Sprintf("DESCRIBE TABLE %q.%q WITH INTERNALS", t.Keyspace, t.Name))
+			if err != nil {
+				return nil, err
+			}
+			cql = strings.Replace(string(res[0].Rows[0][3]), "CREATE TABLE ", "CREATE TABLE IF NOT EXISTS ", 1)
 		}
-		if err := st.Snapshot(tag, string(res[0].Rows[0][3])); err != nil {
+		if err := st.Snapshot(tag, cql); err != nil {
 			return nil, badRequest("%v", err)
 		}
 	}

@@ -71,7 +71,7 @@ func TestAdminAPI(t *testing.T) {
 	if len(schemaFile) != 1 {
 		t.Fatalf("no schema.cql in the snapshot: %v", schemaFile)
 	}
-	if raw, _ := os.ReadFile(schemaFile[0]); !strings.HasPrefix(string(raw), "CREATE TABLE ks.t (") {
+	if raw, _ := os.ReadFile(schemaFile[0]); !strings.HasPrefix(string(raw), "CREATE TABLE IF NOT EXISTS ks.t (") {
 		t.Fatalf("schema.cql: %s", raw)
 	}
 	var snaps []AdminSnapshot
@@ -87,14 +87,19 @@ func TestAdminAPI(t *testing.T) {
 	if len(snaps) != 0 {
 		t.Fatalf("after clearsnapshot: %+v", snaps)
 	}
-	for path, want := range map[string]string{
-		"/tablestats?keyspace=nope":                                  "Keyspace [nope] does not exist.",
-		"/tablestats?keyspace=ks&table=nope":                         "Table nope does not exist in keyspace ks",
-		"/endpoints?keyspace=ks&table=t&key=" + url.QueryEscape("x"): "",
+	for path, want := range map[string]struct {
+		code int
+		msg  string
+	}{
+		"/tablestats?keyspace=nope":                                  {400, "Keyspace [nope] does not exist."},
+		"/tablestats?keyspace=ks&table=nope":                         {500, "Unknown keyspace/cf pair (ks.nope)"},
+		"/endpoints?keyspace=ks&table=t&key=" + url.QueryEscape("x"): {500, "Unable to make int from 'x'"},
+		"/endpoints?keyspace=ks&table=nope&key=1":                    {400, "Unknown table 'nope' in keyspace 'ks'"},
+		"/describering?keyspace=system":                              {500, "There is no ring for the keyspace: system"},
 	} {
 		code, body := call("GET", path, nil)
-		if code != 400 || !strings.Contains(body, want) {
-			t.Errorf("%s: %d %s, want 400 with %q", path, code, body, want)
+		if code != want.code || !strings.Contains(body, want.msg) {
+			t.Errorf("%s: %d %s, want %d with %q", path, code, body, want.code, want.msg)
 		}
 	}
 	var endpoints []string

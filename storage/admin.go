@@ -88,11 +88,13 @@ func (e *Engine) SetCompactionThroughput(mibPerSec int) error {
 	return nil
 }
 
-// snapshotManifest is manifest.json of a snapshot, as Cassandra writes it.
+// snapshotManifest is manifest.json of a snapshot, as Cassandra writes
+// it: the Data component of each SSTable, and when it was taken (to the
+// millisecond, UTC).
 type snapshotManifest struct {
-	Files     []string   `json:"files"`
-	CreatedAt time.Time  `json:"created_at"`
-	ExpiresAt *time.Time `json:"expires_at"`
+	Files     []string `json:"files"`
+	CreatedAt string   `json:"created_at"`
+	ExpiresAt *string  `json:"expires_at"`
 }
 
 func (t *Table) snapshotDir(tag string) string {
@@ -117,20 +119,24 @@ func (t *Table) Snapshot(tag, schema string) error {
 	}
 	v := t.acquireView()
 	defer v.release()
-	m := snapshotManifest{CreatedAt: time.Now().UTC()}
+	m := snapshotManifest{Files: []string{}, CreatedAt: time.Now().UTC().Format("2006-01-02T15:04:05.999Z07:00")}
 	for _, s := range v.sstables {
 		for _, name := range sstable.ComponentNames(s.gen) {
 			if err := fs.Link(fs.PathJoin(t.dir, name), fs.PathJoin(dir, name)); err != nil {
 				return fmt.Errorf("snapshot %s: %w", tag, err)
 			}
-			m.Files = append(m.Files, name)
 		}
+		m.Files = append(m.Files, sstable.DataFileName(s.gen))
 	}
 	manifest, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	for name, content := range map[string][]byte{"manifest.json": manifest, "schema.cql": []byte(schema + "\n")} {
+	files := map[string][]byte{"manifest.json": manifest}
+	if schema != "" { // none for the system keyspaces, as Cassandra
+		files["schema.cql"] = []byte(schema + "\n")
+	}
+	for name, content := range files {
 		f, err := fs.Create(fs.PathJoin(dir, name))
 		if err != nil {
 			return err

@@ -28,7 +28,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(newVersionCommand(), newServerCommand(), newCqlshCommand())
+	root.AddCommand(newVersionCommand(), newServerCommand(), newCqlshCommand(), newNodetoolCommand())
 	return root
 }
 

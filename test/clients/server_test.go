@@ -31,11 +31,16 @@ func startNode(t *testing.T) (*node.Node, *gocql.ClusterConfig) {
 	if _, err := n.StartNative(); err != nil {
 		t.Fatal(err)
 	}
+	return n, gocqlCluster(port)
+}
+
+// gocqlCluster is a gocql configuration for a node on 127.0.0.1:port.
+func gocqlCluster(port int) *gocql.ClusterConfig {
 	cluster := gocql.NewCluster("127.0.0.1")
 	cluster.Port = port
 	cluster.Timeout = 5 * time.Second
 	cluster.ConnectTimeout = 5 * time.Second
-	return n, cluster
+	return cluster
 }
 
 func session(t *testing.T, cluster *gocql.ClusterConfig) *gocql.Session {

@@ -1,0 +1,161 @@
+package clients
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/sibyldb/sibyl/node"
+	"github.com/sibyldb/sibyl/tools/nodetool"
+)
+
+// TestNodetool runs every nodetool command against a node's admin API
+// and checks the fields of what it prints.
+func TestNodetool(t *testing.T) {
+	freePort := func() int {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return l.Addr().(*net.TCPAddr).Port
+	}
+	adminPort, nativePort := freePort(), freePort()
+	dir := t.TempDir()
+	n, err := node.Open(node.Config{DataDir: dir, AdminPort: adminPort, NativePort: nativePort})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if _, err := n.StartAdmin(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.StartNative(); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, string, int) {
+		var out, errs bytes.Buffer
+		code := nodetool.Run(append([]string{"-h", "127.0.0.1", "-p", strconv.Itoa(adminPort)}, args...), &out, &errs)
+		return out.String(), errs.String(), code
+	}
+	cluster := gocqlCluster(nativePort)
+	s := session(t, cluster)
+	mustExec(t, s, createKeyspace, "CREATE TABLE ks.t (k int PRIMARY KEY, v text)")
+	for k := 0; k < 10; k++ {
+		if err := s.Query("INSERT INTO ks.t (k, v) VALUES (?, ?)", k, "v").Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	out, _, code := run("status")
+	if code != 0 || !regexp.MustCompile(`(?m)^UN  127\.0\.0\.1  [0-9.]+ (bytes|KiB|MiB)  16      100\.0%  +[0-9a-f-]{36}  rack1`).MatchString(out) ||
+		!strings.HasPrefix(out, "Datacenter: datacenter1\n=======================\nStatus=Up/Down\n|/ State=Normal/Leaving/Joining/Moving\n--  Address") {
+		t.Errorf("status (%d):\n%s", code, out)
+	}
+	if out, _, code := run("status", "nope"); code != 1 || out != "\nError: The keyspace nope, does not exist\n" {
+		t.Errorf("status nope (%d): %q", code, out)
+	}
+	out, _, _ = run("info")
+	for _, want := range []string{"ID                     : ", "Native Transport active: true", "Data Center            : datacenter1",
+		"Token                  : (invoke with -T/--tokens to see all 16 tokens)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("info lacks %q:\n%s", want, out)
+		}
+	}
+	if out, _, _ := run("ring"); strings.Count(out, "127.0.0.1       rack1       Up     Normal") != 16 || !strings.HasSuffix(out, "\n  ") {
+		t.Errorf("ring:\n%q", out)
+	}
+	if out, _, _ := run("describering", "ks"); strings.Count(out, "\tTokenRange(start_token:") != 16 || !strings.HasPrefix(out, "Schema Version:") {
+		t.Errorf("describering:\n%s", out)
+	}
+	if _, errs, code := run("describering", "system"); code != 2 || !strings.HasPrefix(errs, "error: There is no ring for the keyspace: system") {
+		t.Errorf("describering system (%d): %q", code, errs)
+	}
+	if out, _, code := run("getendpoints", "ks", "t", "3"); code != 0 || out != "127.0.0.1\n" {
+		t.Errorf("getendpoints (%d): %q", code, out)
+	}
+	if out, _, code := run("getendpoints", "nope", "t", "3"); code != 1 || !strings.HasPrefix(out, "nodetool: Unknown keyspace 'nope'\n") {
+		t.Errorf("getendpoints nope (%d): %q", code, out)
+	}
+	if _, _, code := run("flush", "ks", "t"); code != 0 {
+		t.Errorf("flush: %d", code)
+	}
+	if out, _, code := run("flush", "nope"); code != 1 || !strings.HasPrefix(out, "nodetool: Keyspace [nope] does not exist.\n") {
+		t.Errorf("flush nope (%d): %q", code, out)
+	}
+	if _, errs, code := run("flush", "ks", "nope"); code != 2 || !strings.HasPrefix(errs, "error: Unknown keyspace/cf pair (ks.nope)") {
+		t.Errorf("flush ks nope (%d): %q", code, errs)
+	}
+	out, _, _ = run("tablestats", "ks.t")
+	for _, want := range []string{"Keyspace : ks\n", "\tWrite Count: 10\n", "\t\tTable: t\n", "\t\tSSTable count: 1\n",
+		"\t\tNumber of partitions (estimate): 10\n", "\t\tLocal write count: 10\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tablestats lacks %q:\n%s", want, out)
+		}
+	}
+	if out, _, code := run("tablestats", "nope"); code != 1 || !strings.HasPrefix(out, "nodetool: Unknown keyspace: nope\n") {
+		t.Errorf("tablestats nope (%d): %q", code, out)
+	}
+	if _, _, code := run("compact", "ks"); code != 0 {
+		t.Errorf("compact: %d", code)
+	}
+	if out, _, _ := run("compactionstats"); out != "pending tasks: 0\n\n" {
+		t.Errorf("compactionstats: %q", out)
+	}
+	run("setcompactionthroughput", "32")
+	if out, _, _ := run("getcompactionthroughput"); out != "Current compaction throughput: 32 MB/s\n" {
+		t.Errorf("getcompactionthroughput: %q", out)
+	}
+	if out, _, code := run("setcompactionthroughput", "1.2"); code != 1 || !strings.Contains(out, `compaction_throughput: can not convert "1.2" to a Integer`) {
+		t.Errorf("setcompactionthroughput 1.2 (%d): %q", code, out)
+	}
+	out, _, code = run("snapshot", "-t", "s1", "ks")
+	if code != 0 || out != "Requested creating snapshot(s) for [ks] with snapshot name [s1] and options {skipFlush=false}\nSnapshot directory: s1\n" {
+		t.Errorf("snapshot (%d): %q", code, out)
+	}
+	links, _ := filepath.Glob(filepath.Join(dir, "data", "ks", "t-*", "snapshots", "s1", "sb-*-Data.db"))
+	if len(links) != 1 {
+		t.Fatalf("snapshot files: %v", links)
+	}
+	live := strings.Replace(links[0], filepath.Join("snapshots", "s1")+string(filepath.Separator), "", 1)
+	a, errA := os.Stat(live)
+	b, errB := os.Stat(links[0])
+	if errA != nil || errB != nil || a.Sys().(*syscall.Stat_t).Ino != b.Sys().(*syscall.Stat_t).Ino {
+		t.Errorf("the snapshot's Data file is not a hard link of %s: %v %v", live, errA, errB)
+	}
+	if _, errs, code := run("snapshot", "-t", "s1", "ks"); code != 2 || !strings.HasPrefix(errs, "error: Snapshot s1 already exists.") {
+		t.Errorf("snapshot again (%d): %q", code, errs)
+	}
+	out, _, _ = run("listsnapshots")
+	if !strings.HasPrefix(out, "Snapshot Details: \nSnapshot name Keyspace name Column family name True size Size on disk\ns1            ks            t                  ") ||
+		!strings.Contains(out, "\nTotal TrueDiskSpaceUsed: ") {
+		t.Errorf("listsnapshots:\n%q", out)
+	}
+	if _, errs, code := run("clearsnapshot"); code != 2 || !strings.HasPrefix(errs, "error: Specify snapshot name or --all") {
+		t.Errorf("clearsnapshot (%d): %q", code, errs)
+	}
+	if out, _, code := run("clearsnapshot", "-t", "s1"); code != 0 || out != "Requested clearing snapshot(s) for [all keyspaces] with snapshot name [s1]\n" {
+		t.Errorf("clearsnapshot -t s1 (%d): %q", code, out)
+	}
+	if out, _, _ := run("listsnapshots"); out != "Snapshot Details: \nThere are no snapshots\n" {
+		t.Errorf("listsnapshots after clearing: %q", out)
+	}
+	if out, _, _ := run("version"); out != "ReleaseVersion: 4.1.6\n" {
+		t.Errorf("version: %q", out)
+	}
+	if out, _, code := run("frobnicate"); code != 1 || !strings.HasPrefix(out, "nodetool: Found unexpected parameters: [frobnicate]") {
+		t.Errorf("unknown command (%d): %q", code, out)
+	}
+	if _, _, code := run("drain"); code != 0 {
+		t.Errorf("drain: %d", code)
+	}
+	if err := s.Query("SELECT * FROM ks.t").Exec(); err == nil {
+		t.Error("after drain the node still answers queries")
+	}
+}
