@@ -202,14 +202,10 @@ func (kr *keyRestrictions) tokenRange(t *schema.Table, p partitioner.Partitioner
 				return invalidf("The token function arguments must be in the partition key order: %s", partitionKeyNames(t))
 			}
 		}
-		v, err := term(r.Value, cqltype.BigintType, "partition key token", bound)
+		n, err := tokenValue(t, p, r.Value, bound)
 		if err != nil {
 			return err
 		}
-		if v == nil {
-			return invalidf("Invalid null value for partition key token")
-		}
-		n, _ := cqltype.DecodeBigint(v)
 		tok := partitioner.Murmur3Token(n)
 		next := func() *partitioner.Token { // the token after n, or nil past the last
 			if n == 1<<63-1 {
@@ -245,6 +241,38 @@ func (kr *keyRestrictions) tokenRange(t *schema.Table, p partitioner.Partitioner
 		kr.empty = true
 	}
 	return nil
+}
+
+// tokenValue is the right side of a token() relation: a bigint, or
+// token(v1, ...), the token of the partition key those values make.
+func tokenValue(t *schema.Table, p partitioner.Partitioner, e cql.Expr, bound *binding) (int64, error) {
+	if fc, ok := e.(*cql.FunctionCall); ok && strings.EqualFold(fc.Name.Name, "token") && (fc.Name.Keyspace == "" || fc.Name.Keyspace == "system") {
+		if len(fc.Args) != len(t.PartitionKey) {
+			return 0, invalidf("Invalid number of arguments in call to function token: %d required but %d provided", len(t.PartitionKey), len(fc.Args))
+		}
+		vals := make([][]byte, len(fc.Args))
+		for i, a := range fc.Args {
+			v, err := keyValue(a, t.PartitionKey[i], bound)
+			if err != nil {
+				return 0, err
+			}
+			vals[i] = v
+		}
+		key, err := t.PartitionKeyBytes(vals)
+		if err != nil {
+			return 0, asInvalid(err)
+		}
+		return p.Token(key).Int64(), nil
+	}
+	v, err := term(e, cqltype.BigintType, "partition key token", bound)
+	if err != nil {
+		return 0, err
+	}
+	if v == nil {
+		return 0, invalidf("Invalid null value for partition key token")
+	}
+	n, _ := cqltype.DecodeBigint(v)
+	return n, nil
 }
 
 func laterOf(a, b *partitioner.Token) *partitioner.Token {

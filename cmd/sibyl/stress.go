@@ -1,0 +1,48 @@
+package main
+
+import (
+	"strings"
+	"time"
+
+	"github.com/sibyldb/sibyl/tools/stress"
+	"github.com/spf13/cobra"
+)
+
+func newStressCommand() *cobra.Command {
+	var o stress.Options
+	var nodes string
+	cmd := &cobra.Command{
+		Use:   "stress WORKLOAD",
+		Short: "Load a cluster through CQL: write, read, mixed, dynamo, ycsb-a ... ycsb-f",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Workload = args[0]
+			o.Nodes = strings.Split(nodes, ",")
+			o.Out = cmd.OutOrStdout()
+			_, err := stress.Run(o)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&nodes, "nodes", "127.0.0.1", "contact points, comma-separated")
+	f.IntVar(&o.Port, "port", 9042, "the native protocol port")
+	f.IntVar(&o.Threads, "threads", 32, "client threads (requests in flight)")
+	f.IntVar(&o.Connections, "connections", 2, "connections per node")
+	f.Int64Var(&o.Ops, "ops", 0, "operations to run (default 100000 unless --duration)")
+	f.DurationVar(&o.Duration, "duration", 0, "how long to run, instead of --ops")
+	f.Int64Var(&o.Keys, "keys", 100_000, "the key space of reads and rewrites")
+	f.Int64Var(&o.Preload, "preload", 0, "keys to write before the timed run")
+	f.IntVar(&o.ValueSize, "value-size", 128, "value size in bytes")
+	f.StringVar(&o.Distribution, "distribution", "uniform", "key choice: uniform, zipfian or sequential")
+	f.StringVar(&o.Consistency, "consistency", "ONE", "consistency level")
+	f.IntVar(&o.ReplicationFactor, "replication-factor", 1, "replication factor of the keyspace created")
+	f.StringVar(&o.Keyspace, "keyspace", "stress", "keyspace to use (created if missing)")
+	f.BoolVar(&o.TokenAware, "token-aware", false, "send each request to a replica of its key")
+	f.Float64Var(&o.Rate, "rate", 0, "operations per second at most (0: no limit)")
+	f.Uint64Var(&o.Seed, "seed", uint64(time.Now().UnixNano()), "random seed")
+	f.StringVar(&o.Ratio, "ratio", "1:1", "mixed: writes:reads")
+	f.IntVar(&o.Mix, "mix", 1, "dynamo: mix 1 to 4 (B3)")
+	f.StringVar(&o.JSON, "json", "", "write the summary and the per-second series to this JSON file")
+	f.StringVar(&o.Plot, "plot", "", "write a self-contained HTML report to this file")
+	return cmd
+}

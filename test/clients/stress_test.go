@@ -1,0 +1,77 @@
+package clients
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sibyldb/sibyl/tools/stress"
+)
+
+// TestStressWorkloads runs each workload briefly against a node: the
+// operations counted add up to --ops, what the write workload wrote reads
+// back, and the JSON report's totals match the summary.
+func TestStressWorkloads(t *testing.T) {
+	_, cluster := startNode(t)
+	dir := t.TempDir()
+	run := func(o stress.Options) *stress.Summary {
+		t.Helper()
+		var out bytes.Buffer
+		o.Nodes, o.Port, o.Threads, o.Seed, o.Out = []string{"127.0.0.1"}, cluster.Port, 8, 1, &out
+		sum, err := stress.Run(o)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", o.Workload, err, out.String())
+		}
+		var total int64
+		for op, s := range sum.Ops {
+			if len(s.Errors) > 0 {
+				t.Errorf("%s: %s errors %v", o.Workload, op, s.Errors)
+			}
+			total += s.Count
+		}
+		if o.Ops > 0 && total != o.Ops {
+			t.Errorf("%s: %d operations counted, want %d", o.Workload, total, o.Ops)
+		}
+		if !strings.Contains(out.String(), "Results ("+o.Workload) {
+			t.Errorf("%s printed no summary:\n%s", o.Workload, out.String())
+		}
+		return sum
+	}
+	jsonFile, plotFile := filepath.Join(dir, "w.json"), filepath.Join(dir, "w.html")
+	sum := run(stress.Options{Workload: "write", Ops: 500, Keys: 500, JSON: jsonFile, Plot: plotFile})
+	s := session(t, cluster)
+	var n int
+	if err := s.Query("SELECT count(*) FROM stress.kv").Scan(&n); err != nil || n != 500 {
+		t.Fatalf("the write workload left %d rows, %v", n, err)
+	}
+	var report stress.Summary
+	raw, err := os.ReadFile(jsonFile)
+	if err != nil || json.Unmarshal(raw, &report) != nil {
+		t.Fatalf("the JSON report: %v", err)
+	}
+	if report.Total != sum.Total || report.Ops["insert"].Count != 500 || len(report.PerSecond) == 0 {
+		t.Fatalf("JSON report total %d, inserts %v, %d seconds", report.Total, report.Ops["insert"], len(report.PerSecond))
+	}
+	if page, _ := os.ReadFile(plotFile); !bytes.Contains(page, []byte("<svg")) || bytes.Contains(page, []byte("<script")) {
+		t.Fatal("the plot page has no chart, or needs scripts")
+	}
+	for _, o := range []stress.Options{
+		{Workload: "read", Ops: 300, Keys: 500},
+		{Workload: "mixed", Ops: 300, Keys: 500, Ratio: "1:3", Distribution: "zipfian"},
+		{Workload: "dynamo", Ops: 300, Preload: 200, Mix: 4, ValueSize: 1500},
+		{Workload: "ycsb-a", Ops: 300, Keys: 500, Distribution: "zipfian"},
+		{Workload: "ycsb-b", Ops: 200, Keys: 500},
+		{Workload: "ycsb-c", Ops: 200, Keys: 500, Distribution: "sequential"},
+		{Workload: "ycsb-d", Ops: 200, Keys: 500},
+		{Workload: "ycsb-e", Ops: 200, Keys: 500},
+		{Workload: "ycsb-f", Ops: 200, Keys: 500},
+	} {
+		run(o)
+	}
+	if _, err := stress.Run(stress.Options{Workload: "nope"}); err == nil || !strings.Contains(err.Error(), `workload "nope" is not one of`) {
+		t.Fatalf("an unknown workload: %v", err)
+	}
+}

@@ -1,0 +1,575 @@
+package stress
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/gocql/gocql"
+)
+
+// Options configure a run (the flags of sibyl stress).
+type Options struct {
+	Workload          string   // write, read, mixed, dynamo, ycsb-a ... ycsb-f
+	Nodes             []string // contact points
+	Port              int
+	Threads           int
+	Connections       int // per node
+	Ops               int64
+	Duration          time.Duration // when Ops is 0
+	Keys              int64         // the key space of reads and rewrites
+	Preload           int64         // keys written before the timed run
+	ValueSize         int
+	Distribution      string // uniform, zipfian, sequential
+	Consistency       string
+	ReplicationFactor int
+	Keyspace          string
+	TokenAware        bool
+	Rate              float64 // ops/s cap, 0: none
+	Seed              uint64
+	Ratio             string // mixed: write:read
+	Mix               int    // dynamo: 1..4
+	JSON, Plot        string // report files, when set
+	Out               io.Writer
+}
+
+// EnsureDefaults fills unset fields.
+func (o *Options) EnsureDefaults() {
+	if len(o.Nodes) == 0 {
+		o.Nodes = []string{"127.0.0.1"}
+	}
+	if o.Port == 0 {
+		o.Port = 9042
+	}
+	if o.Threads == 0 {
+		o.Threads = 32
+	}
+	if o.Connections == 0 {
+		o.Connections = 2
+	}
+	if o.Ops == 0 && o.Duration == 0 {
+		o.Ops = 100_000
+	}
+	if o.Keys == 0 {
+		o.Keys = 100_000
+	}
+	if o.ValueSize == 0 {
+		o.ValueSize = 128
+	}
+	if o.Distribution == "" {
+		o.Distribution = "uniform"
+	}
+	if o.Consistency == "" {
+		o.Consistency = "ONE"
+	}
+	if o.ReplicationFactor == 0 {
+		o.ReplicationFactor = 1
+	}
+	if o.Keyspace == "" {
+		o.Keyspace = "stress"
+	}
+	if o.Ratio == "" {
+		o.Ratio = "1:1"
+	}
+	if o.Mix == 0 {
+		o.Mix = 1
+	}
+	if o.Out == nil {
+		o.Out = os.Stdout
+	}
+}
+
+// Validate names what is wrong.
+func (o *Options) Validate() error {
+	var errs []error
+	if _, ok := workloads[o.Workload]; !ok {
+		errs = append(errs, fmt.Errorf("workload %q is not one of %s", o.Workload, strings.Join(slices.Sorted(mapKeys(workloads)), ", ")))
+	}
+	if o.Threads < 0 || o.Connections < 0 || o.Ops < 0 || o.Keys < 0 || o.Preload < 0 || o.ValueSize < 0 || o.Rate < 0 {
+		errs = append(errs, errors.New("--threads, --connections, --ops, --keys, --preload, --value-size and --rate must not be negative"))
+	}
+	if o.Mix < 0 || o.Mix > 4 {
+		errs = append(errs, fmt.Errorf("--mix: %d is not 1, 2, 3 or 4", o.Mix))
+	}
+	var c gocql.Consistency
+	if o.Consistency != "" && c.UnmarshalText([]byte(strings.ToUpper(o.Consistency))) != nil {
+		errs = append(errs, fmt.Errorf("--consistency: %q is not a consistency level", o.Consistency))
+	}
+	return errors.Join(errs...)
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// Operation kinds.
+const (
+	opInsert  = "insert"  // a new key
+	opRewrite = "rewrite" // an existing key overwritten (YCSB's update)
+	opRead    = "read"
+	opScan    = "scan"
+	opRMW     = "read-modify-write"
+)
+
+type weighted struct {
+	op     string
+	weight int
+}
+
+// workloads are the operation mixes; mixed and dynamo are filled in
+// from --ratio and --mix.
+var workloads = map[string][]weighted{
+	"write":  {{opInsert, 1}},
+	"read":   {{opRead, 1}},
+	"mixed":  nil,
+	"dynamo": nil,
+	"ycsb-a": {{opRead, 50}, {opRewrite, 50}},
+	"ycsb-b": {{opRead, 95}, {opRewrite, 5}},
+	"ycsb-c": {{opRead, 100}},
+	"ycsb-d": {{opRead, 95}, {opInsert, 5}},
+	"ycsb-e": {{opScan, 95}, {opInsert, 5}},
+	"ycsb-f": {{opRead, 50}, {opRMW, 50}},
+}
+
+var dynamoMixes = [5][]weighted{
+	1: {{opInsert, 50}, {opRead, 50}},
+	2: {{opInsert, 10}, {opRewrite, 40}, {opRead, 50}},
+	3: {{opRewrite, 50}, {opRead, 50}},
+	4: {{opRewrite, 90}, {opRead, 10}},
+}
+
+func (o *Options) mix() ([]weighted, error) {
+	switch o.Workload {
+	case "mixed":
+		w, r, ok := strings.Cut(o.Ratio, ":")
+		wi, err1 := strconv.Atoi(w)
+		ri, err2 := strconv.Atoi(r)
+		if !ok || err1 != nil || err2 != nil || wi < 0 || ri < 0 || wi+ri == 0 {
+			return nil, fmt.Errorf("--ratio: %q is not write:read", o.Ratio)
+		}
+		return []weighted{{opInsert, wi}, {opRead, ri}}, nil
+	case "dynamo":
+		return dynamoMixes[o.Mix], nil
+	}
+	return workloads[o.Workload], nil
+}
+
+// opStats are one operation kind's figures.
+type opStats struct {
+	all    *hdrhistogram.Histogram // microseconds
+	second *hdrhistogram.Histogram
+	errors map[string]int64
+}
+
+// SecondStats is one second of the run.
+type SecondStats struct {
+	Second int     `json:"second"`
+	Ops    int64   `json:"ops"`
+	P50    float64 `json:"p50_ms"`
+	P99    float64 `json:"p99_ms"`
+	P999   float64 `json:"p99_9_ms"`
+	Errors int64   `json:"errors"`
+}
+
+// OpSummary is an operation kind's totals.
+type OpSummary struct {
+	Count     int64            `json:"count"`
+	OpsPerSec float64          `json:"ops_per_s"`
+	Mean      float64          `json:"mean_ms"`
+	P50       float64          `json:"p50_ms"`
+	P95       float64          `json:"p95_ms"`
+	P99       float64          `json:"p99_ms"`
+	P999      float64          `json:"p99_9_ms"`
+	P9999     float64          `json:"p99_99_ms"`
+	Max       float64          `json:"max_ms"`
+	Errors    map[string]int64 `json:"errors"`
+	// Distribution is the latency at each of a range of percentiles, for
+	// the report's curve.
+	Distribution [][2]float64 `json:"distribution"`
+}
+
+// Summary is a run's result.
+type Summary struct {
+	Workload  string                `json:"workload"`
+	Options   map[string]any        `json:"options"`
+	Seconds   float64               `json:"seconds"`
+	Total     int64                 `json:"total_ops"`
+	Ops       map[string]*OpSummary `json:"operations"`
+	PerSecond []SecondStats         `json:"per_second"`
+}
+
+// recorder gathers latencies from the workers.
+type recorder struct {
+	mu    sync.Mutex
+	ops   map[string]*opStats
+	done  atomic.Int64
+	errs  atomic.Int64
+	start time.Time
+}
+
+func newHist() *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, int64(time.Minute/time.Microsecond), 3)
+}
+
+func (r *recorder) record(op string, d time.Duration, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.ops[op]
+	if s == nil {
+		s = &opStats{all: newHist(), second: newHist(), errors: map[string]int64{}}
+		r.ops[op] = s
+	}
+	if err != nil {
+		s.errors[errorKind(err)]++
+		r.errs.Add(1)
+	} else {
+		us := max(d.Microseconds(), 1)
+		_ = s.all.RecordValue(us)
+		_ = s.second.RecordValue(us)
+	}
+	r.done.Add(1)
+}
+
+// errorKind names an error as a summary counts it: the server's error
+// code, or the client's failure.
+func errorKind(err error) string {
+	var re gocql.RequestError
+	if errors.As(err, &re) {
+		return fmt.Sprintf("server error 0x%04x", re.Code())
+	}
+	if errors.Is(err, gocql.ErrTimeoutNoResponse) {
+		return "client timeout"
+	}
+	return fmt.Sprintf("%T", err)
+}
+
+func ms(us float64) float64 { return us / 1000 }
+
+// Run runs the workload and prints its live lines and summary.
+func Run(opts Options) (*Summary, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts.EnsureDefaults()
+	mix, err := opts.mix()
+	if err != nil {
+		return nil, err
+	}
+	chooser, err := newKeyChooser(opts.Distribution, max(opts.Keys, opts.Preload))
+	if err != nil {
+		return nil, err
+	}
+	if opts.Workload == "ycsb-d" {
+		chooser, _ = newKeyChooser("latest", max(opts.Keys, opts.Preload))
+	}
+	cluster := gocql.NewCluster(opts.Nodes...)
+	cluster.Port = opts.Port
+	cluster.NumConns = opts.Connections
+	cluster.Timeout = 10 * time.Second
+	cluster.ConnectTimeout = 10 * time.Second
+	var cl gocql.Consistency
+	_ = cl.UnmarshalText([]byte(strings.ToUpper(opts.Consistency)))
+	cluster.Consistency = cl
+	if opts.TokenAware {
+		cluster.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+	}
+	s, err := cluster.CreateSession()
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s:%d: %w", strings.Join(opts.Nodes, ","), opts.Port, err)
+	}
+	defer s.Close()
+	ks := `"` + opts.Keyspace + `"`
+	for _, q := range []string{
+		fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", ks, opts.ReplicationFactor),
+		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.kv (key blob PRIMARY KEY, value blob)", ks),
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			return nil, fmt.Errorf("creating the schema: %w", err)
+		}
+	}
+	w := &workload{s: s, ks: ks, opts: &opts, chooser: chooser}
+	w.nextKey.Store(opts.Preload) // inserts follow the preloaded keys
+	if opts.Preload > 0 {
+		fmt.Fprintf(opts.Out, "Preloading %d keys\n", opts.Preload)
+		if err := w.preload(); err != nil {
+			return nil, err
+		}
+	}
+	fmt.Fprintf(opts.Out, "Running %s with %d threads, %d connections per node\n", opts.Workload, opts.Threads, opts.Connections)
+	fmt.Fprintf(opts.Out, "%8s %10s %9s %9s %8s %9s\n", "time(s)", "ops/s", "p50(ms)", "p99(ms)", "errors", "progress")
+	rec := &recorder{ops: map[string]*opStats{}, start: time.Now()}
+	sum := &Summary{Workload: opts.Workload, Ops: map[string]*OpSummary{}, Options: map[string]any{
+		"threads": opts.Threads, "connections": opts.Connections, "ops": opts.Ops, "duration": opts.Duration.String(),
+		"keys": opts.Keys, "preload": opts.Preload, "value_size": opts.ValueSize, "distribution": opts.Distribution,
+		"consistency": opts.Consistency, "replication_factor": opts.ReplicationFactor, "rate": opts.Rate, "seed": opts.Seed,
+		"ratio": opts.Ratio, "mix": opts.Mix, "nodes": opts.Nodes}}
+	stop := make(chan struct{})
+	var issued atomic.Int64
+	var wg sync.WaitGroup
+	pace := newPacer(opts.Rate)
+	deadline := time.Time{}
+	if opts.Ops == 0 {
+		deadline = rec.start.Add(opts.Duration)
+	}
+	for t := 0; t < opts.Threads; t++ {
+		wg.Add(1)
+		go func(t int) {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(opts.Seed, uint64(t)+1))
+			for {
+				if opts.Ops > 0 && issued.Add(1) > opts.Ops {
+					return
+				}
+				if !deadline.IsZero() && time.Now().After(deadline) {
+					return
+				}
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				pace.wait()
+				op := pick(mix, r)
+				start := time.Now()
+				err := w.do(op, r)
+				rec.record(op, time.Since(start), err)
+			}
+		}(t)
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	second := 0
+	var lastDone, lastErrs int64
+	report := func() {
+		second++
+		rec.mu.Lock()
+		merged := newHist()
+		for _, st := range rec.ops {
+			merged.Merge(st.second)
+			st.second.Reset()
+		}
+		rec.mu.Unlock()
+		done, errs := rec.done.Load(), rec.errs.Load()
+		ss := SecondStats{Second: second, Ops: done - lastDone, Errors: errs - lastErrs,
+			P50: ms(float64(merged.ValueAtQuantile(50))), P99: ms(float64(merged.ValueAtQuantile(99))),
+			P999: ms(float64(merged.ValueAtQuantile(99.9)))}
+		lastDone, lastErrs = done, errs
+		sum.PerSecond = append(sum.PerSecond, ss)
+		progress := "-"
+		if opts.Ops > 0 {
+			progress = fmt.Sprintf("%.1f%%", 100*float64(done)/float64(opts.Ops))
+		}
+		fmt.Fprintf(opts.Out, "%8d %10d %9.3f %9.3f %8d %9s\n", second, ss.Ops, ss.P50, ss.P99, ss.Errors, progress)
+	}
+loop:
+	for {
+		select {
+		case <-ticker.C:
+			report()
+		case <-finished:
+			break loop
+		}
+	}
+	close(stop)
+	elapsed := time.Since(rec.start).Seconds()
+	if rec.done.Load() > lastDone {
+		report()
+	}
+	sum.Seconds, sum.Total = elapsed, rec.done.Load()
+	for op, st := range rec.ops {
+		h := st.all
+		o := &OpSummary{Count: h.TotalCount(), OpsPerSec: float64(h.TotalCount()) / elapsed,
+			Mean: ms(h.Mean()), P50: ms(float64(h.ValueAtQuantile(50))), P95: ms(float64(h.ValueAtQuantile(95))),
+			P99: ms(float64(h.ValueAtQuantile(99))), P999: ms(float64(h.ValueAtQuantile(99.9))),
+			P9999: ms(float64(h.ValueAtQuantile(99.99))), Max: ms(float64(h.Max())), Errors: st.errors}
+		for _, q := range []float64{0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999, 100} {
+			o.Distribution = append(o.Distribution, [2]float64{q, ms(float64(h.ValueAtQuantile(q)))})
+		}
+		o.Count += int64(sumErrors(st.errors))
+		sum.Ops[op] = o
+	}
+	printSummary(opts.Out, sum)
+	if opts.JSON != "" {
+		if err := writeJSON(opts.JSON, sum); err != nil {
+			return sum, err
+		}
+	}
+	if opts.Plot != "" {
+		if err := writePlot(opts.Plot, sum); err != nil {
+			return sum, err
+		}
+	}
+	return sum, nil
+}
+
+func sumErrors(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func pick(mix []weighted, r *rand.Rand) string {
+	total := 0
+	for _, w := range mix {
+		total += w.weight
+	}
+	x := r.IntN(total)
+	for _, w := range mix {
+		if x < w.weight {
+			return w.op
+		}
+		x -= w.weight
+	}
+	return mix[len(mix)-1].op
+}
+
+func printSummary(out io.Writer, s *Summary) {
+	fmt.Fprintf(out, "\nResults (%s, %.1f s, %d operations):\n", s.Workload, s.Seconds, s.Total)
+	fmt.Fprintf(out, "%-18s %9s %10s %9s %9s %9s %9s %9s %9s %9s\n", "op", "count", "ops/s", "mean(ms)", "p50", "p95", "p99", "p99.9", "p99.99", "max")
+	for _, op := range slices.Sorted(mapKeys(s.Ops)) {
+		o := s.Ops[op]
+		fmt.Fprintf(out, "%-18s %9d %10.0f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", op, o.Count, o.OpsPerSec,
+			o.Mean, o.P50, o.P95, o.P99, o.P999, o.P9999, o.Max)
+		kinds := slices.Sorted(mapKeys(o.Errors))
+		for _, k := range kinds {
+			fmt.Fprintf(out, "  errors: %s: %d\n", k, o.Errors[k])
+		}
+	}
+}
+
+// pacer spaces operations to a rate.
+type pacer struct {
+	mu       sync.Mutex
+	interval time.Duration
+	next     time.Time
+}
+
+func newPacer(rate float64) *pacer {
+	if rate <= 0 {
+		return &pacer{}
+	}
+	return &pacer{interval: time.Duration(float64(time.Second) / rate), next: time.Now()}
+}
+
+func (p *pacer) wait() {
+	if p.interval == 0 {
+		return
+	}
+	p.mu.Lock()
+	at := p.next
+	p.next = p.next.Add(p.interval)
+	if now := time.Now(); p.next.Before(now) {
+		p.next = now
+	}
+	p.mu.Unlock()
+	if d := time.Until(at); d > 0 {
+		time.Sleep(d)
+	}
+}
+
+// workload runs operations.
+type workload struct {
+	s       *gocql.Session
+	ks      string
+	opts    *Options
+	chooser keyChooser
+	nextKey atomic.Int64 // the next new key
+}
+
+func keyBytes(k int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(k)) }
+
+func (w *workload) value(r *rand.Rand) []byte {
+	v := make([]byte, w.opts.ValueSize)
+	for i := 0; i+8 <= len(v); i += 8 {
+		binary.LittleEndian.PutUint64(v[i:], r.Uint64())
+	}
+	return v
+}
+
+func (w *workload) write(key int64, r *rand.Rand) error {
+	return w.s.Query("INSERT INTO "+w.ks+".kv (key, value) VALUES (?, ?)", keyBytes(key), w.value(r)).Exec()
+}
+
+func (w *workload) existing(r *rand.Rand) int64 {
+	return w.chooser.next(r, max(w.opts.Keys, w.opts.Preload))
+}
+
+func (w *workload) do(op string, r *rand.Rand) error {
+	switch op {
+	case opInsert:
+		return w.write(w.nextKey.Add(1)-1, r)
+	case opRewrite:
+		return w.write(w.existing(r), r)
+	case opRead:
+		var v []byte
+		err := w.s.Query("SELECT value FROM "+w.ks+".kv WHERE key = ?", keyBytes(w.existing(r))).Scan(&v)
+		if errors.Is(err, gocql.ErrNotFound) {
+			return nil // a key not written yet: a read all the same
+		}
+		return err
+	case opScan:
+		iter := w.s.Query("SELECT key FROM "+w.ks+".kv WHERE token(key) >= token(?) LIMIT 10", keyBytes(w.existing(r))).Iter()
+		var k []byte
+		for iter.Scan(&k) {
+		}
+		return iter.Close()
+	case opRMW:
+		key := w.existing(r)
+		var v []byte
+		if err := w.s.Query("SELECT value FROM "+w.ks+".kv WHERE key = ?", keyBytes(key)).Scan(&v); err != nil && !errors.Is(err, gocql.ErrNotFound) {
+			return err
+		}
+		return w.write(key, r)
+	}
+	return fmt.Errorf("unknown operation %s", op)
+}
+
+// preload writes keys [0, Preload) with the run's threads.
+func (w *workload) preload() error {
+	var next atomic.Int64
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for t := 0; t < w.opts.Threads; t++ {
+		wg.Add(1)
+		go func(t int) {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(w.opts.Seed, uint64(t)+1000))
+			for {
+				k := next.Add(1) - 1
+				if k >= w.opts.Preload {
+					return
+				}
+				if err := w.write(k, r); err != nil {
+					once.Do(func() { firstErr = err })
+					return
+				}
+			}
+		}(t)
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return fmt.Errorf("preloading: %w", firstErr)
+	}
+	return nil
+}
