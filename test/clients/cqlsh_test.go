@@ -3,6 +3,7 @@ package clients
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -129,5 +130,27 @@ CREATE TABLE dst (k int, c text, b blob, bo boolean, d double, l list<text>, m m
 	}
 	if src, dst := read("src"), read("dst"); src != dst || !strings.Contains(src, "(51 rows)") {
 		t.Fatalf("src and dst differ:\n%s\n%s", src, dst)
+	}
+}
+
+// TestCqlshSourceAndCapture runs a file with SOURCE and captures query
+// output to a file with CAPTURE.
+func TestCqlshSourceAndCapture(t *testing.T) {
+	var out, errs bytes.Buffer
+	sh := newShell(t, &out, &errs)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "s.cql")
+	if err := os.WriteFile(script, []byte("CREATE KEYSPACE demo WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};\nCREATE TABLE demo.t (k int PRIMARY KEY);\nINSERT INTO demo.t (k) VALUES (7);\nSELECT * FROM demo.nope;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	capture := filepath.Join(dir, "out.txt")
+	sh.RunInput(strings.NewReader(fmt.Sprintf("SOURCE '%s'\nCAPTURE '%s'\nSELECT k FROM demo.t;\nCAPTURE\nCAPTURE OFF\nCAPTURE OFF\n", script, capture)), "main.cql")
+	wantOut := fmt.Sprintf("Now capturing query output to '%s'.\nCurrently capturing query output to '%s'.\n", capture, capture)
+	wantErr := script + ":5:InvalidRequest: Error from server: code=2200 [Invalid query] message=\"unconfigured table nope\"\nmain.cql:7:Not currently capturing output.\n"
+	if out.String() != wantOut || errs.String() != wantErr {
+		t.Errorf("printed %q, errors %q; want %q, %q", out.String(), errs.String(), wantOut, wantErr)
+	}
+	if got, _ := os.ReadFile(capture); string(got) != "\n k\n---\n 7\n\n(1 rows)\n" {
+		t.Errorf("captured %q", got)
 	}
 }

@@ -70,13 +70,24 @@ type Shell struct {
 	paging      bool
 	pageSize    int
 	expand      bool
-	// source and line name the input for error prefixes (non-tty).
-	source string
+	// inputName and line name the input for error prefixes (non-tty).
+	inputName string
 	line   int
 	// failed says some statement failed (batch mode exits 2).
 	failed bool
 	// more waits for Enter between pages (interactive).
 	more func() bool
+	// capture, when set, receives query results instead of Out (CAPTURE).
+	capture     *os.File
+	captureName string
+}
+
+// results is where query output goes: the CAPTURE file, or Out.
+func (s *Shell) results() io.Writer {
+	if s.capture != nil {
+		return s.capture
+	}
+	return s.opts.Out
 }
 
 // New connects a shell.
@@ -106,8 +117,13 @@ func (s *Shell) connect(keyspace string) error {
 	return nil
 }
 
-// Close disconnects.
-func (s *Shell) Close() { s.session.Close() }
+// Close disconnects (and ends a CAPTURE).
+func (s *Shell) Close() {
+	if s.capture != nil {
+		s.capture.Close()
+	}
+	s.session.Close()
+}
 
 // Failed reports whether a statement failed.
 func (s *Shell) Failed() bool { return s.failed }
@@ -146,7 +162,7 @@ func (s *Shell) showVersion() {
 // RunInput reads statements from r (a file, piped input) and runs them,
 // naming source in errors.
 func (s *Shell) RunInput(r io.Reader, source string) {
-	s.source, s.line = source, 1
+	s.inputName, s.line = source, 1
 	var sp splitter
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
@@ -178,7 +194,8 @@ func (s *Shell) shellLine(line string) (string, bool) {
 	t := strings.TrimSpace(line)
 	word := strings.ToUpper(strings.TrimRight(strings.SplitN(t, " ", 2)[0], ";"))
 	switch word {
-	case "CONSISTENCY", "SERIAL", "PAGING", "EXPAND", "SHOW", "HELP", "?", "EXIT", "QUIT", "CLEAR", "CLS", "COPY":
+	case "CONSISTENCY", "SERIAL", "PAGING", "EXPAND", "SHOW", "HELP", "?", "EXIT", "QUIT", "CLEAR", "CLS", "COPY",
+		"SOURCE", "CAPTURE":
 		return strings.TrimSuffix(t, ";"), true
 	}
 	return "", false
@@ -243,6 +260,10 @@ func (s *Shell) command(cmd string) bool {
 	switch word {
 	case "COPY":
 		s.copy(cmd)
+	case "SOURCE":
+		s.source(strings.TrimSpace(cmd[len(fields[0]):]))
+	case "CAPTURE":
+		s.captureCommand(strings.TrimSpace(cmd[len(fields[0]):]))
 	case "EXIT", "QUIT":
 		return true
 	case "CLEAR", "CLS":
@@ -309,7 +330,7 @@ func (s *Shell) command(cmd string) bool {
 		}
 	case "HELP", "?":
 		fmt.Fprint(out, "\nDocumented shell commands:\n===========================\n")
-		fmt.Fprint(out, columnize([]string{"CLEAR", "CLS", "CONSISTENCY", "COPY", "DESC", "DESCRIBE", "EXIT", "EXPAND", "HELP", "PAGING", "QUIT", "SERIAL", "SHOW"}, 79))
+		fmt.Fprint(out, columnize([]string{"CAPTURE", "CLEAR", "CLS", "CONSISTENCY", "COPY", "DESC", "DESCRIBE", "EXIT", "EXPAND", "HELP", "PAGING", "QUIT", "SERIAL", "SHOW", "SOURCE"}, 79))
 		fmt.Fprintln(out)
 	}
 	return false
@@ -360,7 +381,7 @@ func quoteRepr(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) 
 func (s *Shell) error(msg string) {
 	s.failed = true
 	if !s.opts.TTY {
-		source, line := s.source, s.line
+		source, line := s.inputName, s.line
 		if source == "" {
 			source, line = "<stdin>", 1
 		}
@@ -462,10 +483,10 @@ func (s *Shell) query(stmt string) {
 		s.printPage(cols, page, first, total-len(page))
 	}
 	if !s.opts.TTY {
-		fmt.Fprintln(s.opts.Out)
+		fmt.Fprintln(s.results())
 	}
 	if isSelect {
-		fmt.Fprintf(s.opts.Out, "(%d rows)\n", total)
+		fmt.Fprintf(s.results(), "(%d rows)\n", total)
 	}
 }
 
@@ -529,7 +550,7 @@ func scanRaw(iter *gocql.Iter, cols []gocql.ColumnInfo) ([]*rawValue, bool) {
 // by row). The first page has the blank line, header and rule; later
 // pages get them again only when interactive.
 func (s *Shell) printPage(cols []gocql.ColumnInfo, rows [][]string, first bool, before int) {
-	out := s.opts.Out
+	out := s.results()
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = displayName(c.Name)
@@ -673,7 +694,7 @@ func (s *Shell) describe(stmt string) {
 		}
 		return
 	}
-	out := s.opts.Out
+	out := s.results()
 	fields := strings.Fields(strings.ToUpper(stmt))
 	kind := ""
 	if len(fields) > 1 {
@@ -730,5 +751,66 @@ func (s *Shell) describe(stmt string) {
 		for _, r := range rows {
 			fmt.Fprintf(out, "\n%v\n", r["create_statement"])
 		}
+	}
+}
+
+// unquoteFile reads a shell command's 'file' argument.
+func unquoteFile(arg string) string {
+	if len(arg) >= 2 && arg[0] == '\'' && arg[len(arg)-1] == '\'' {
+		arg = strings.ReplaceAll(arg[1:len(arg)-1], "''", "'")
+	}
+	if strings.HasPrefix(arg, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			arg = home + arg[1:]
+		}
+	}
+	return arg
+}
+
+// source runs the statements of a file, as SOURCE 'file' does; errors
+// name the file and line, and the shell goes back to its own input.
+func (s *Shell) source(arg string) {
+	name := unquoteFile(arg)
+	f, err := os.Open(name)
+	if err != nil {
+		s.error(fmt.Sprintf("Could not open %s: %v", quoteRepr(name), err))
+		return
+	}
+	defer f.Close()
+	input, line, tty := s.inputName, s.line, s.opts.TTY
+	s.opts.TTY = false
+	s.RunInput(f, name)
+	s.inputName, s.line, s.opts.TTY = input, line, tty
+}
+
+// captureCommand runs CAPTURE: results go to a file (appended to) until
+// CAPTURE OFF.
+func (s *Shell) captureCommand(arg string) {
+	switch {
+	case arg == "":
+		if s.capture != nil {
+			fmt.Fprintf(s.opts.Out, "Currently capturing query output to %s.\n", quoteRepr(s.captureName))
+		} else {
+			fmt.Fprintln(s.opts.Out, "Currently not capturing query output.")
+		}
+	case strings.EqualFold(arg, "OFF"):
+		if s.capture == nil {
+			s.error("Not currently capturing output.")
+			return
+		}
+		s.capture.Close()
+		s.capture, s.captureName = nil, ""
+	default:
+		name := unquoteFile(arg)
+		f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			s.error(fmt.Sprintf("Unable to open %s for writing: %v", quoteRepr(name), err))
+			return
+		}
+		if s.capture != nil {
+			s.capture.Close()
+		}
+		s.capture, s.captureName = f, name
+		fmt.Fprintf(s.opts.Out, "Now capturing query output to %s.\n", quoteRepr(name))
 	}
 }
