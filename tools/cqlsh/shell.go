@@ -72,7 +72,7 @@ type Shell struct {
 	expand      bool
 	// inputName and line name the input for error prefixes (non-tty).
 	inputName string
-	line   int
+	line      int
 	// failed says some statement failed (batch mode exits 2).
 	failed bool
 	// more waits for Enter between pages (interactive).
