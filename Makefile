@@ -8,7 +8,7 @@ RACE_PKGS := ./commitlog/... ./memtable/... ./storage/... ./cql/native/... ./tes
 # Storage packages run once more without the invariants tag, so both code paths are tested.
 STORAGE_PKGS := ./commitlog/... ./memtable/... ./sstable/... ./storage/...
 
-.PHONY: all build test test-long lint bench run compat clean
+.PHONY: all build test test-long lint bench bench-b3 run compat clean
 
 all: build
 
@@ -34,6 +34,10 @@ test-long:
 # allocates through C for both engines, which no shipped binary does.
 bench: build
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/
+
+# B3 (the Dynamo-style workload) on one node through sibyl stress; about 15 minutes.
+bench-b3: build
+	bench/b3.sh
 
 run: build
 	$(BIN) server

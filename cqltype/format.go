@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Format returns v as cqlsh prints it: 42, 'abc' (quotes doubled), 0xcafe,
@@ -31,9 +32,9 @@ func (t *Type) Format(v []byte) string {
 	if t.Validate(v) != nil {
 		return hexDump(v)
 	}
-	var b strings.Builder
-	t.format(&b, v, false, false)
-	return b.String()
+	var w valueWriter
+	t.format(&w, v, false)
+	return w.String()
 }
 
 // Display returns v as cqlsh shows it in a result table, where Format's
@@ -42,172 +43,234 @@ func (t *Type) Format(v []byte) string {
 // collections too), booleans True and False, a zero duration empty, empty
 // text empty.
 func (t *Type) Display(v []byte) string {
-	if t.Validate(v) != nil {
-		return hexDump(v)
-	}
-	var b strings.Builder
-	t.format(&b, v, false, true)
-	return b.String()
+	return t.DisplayPainted(v, nil)
 }
 
-// displayText escapes text as cqlsh does: backslashes doubled, and
-// U+0000-U+001F and U+007F-U+00A0 as Python's repr writes them.
-func displayText(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20 || r >= 0x7F && r <= 0xA0:
-			b.WriteString(`\x`)
-			b.WriteString(hex.EncodeToString([]byte{byte(r)}))
-		default:
-			b.WriteRune(r)
+// DisplayClass says what a piece of a displayed value is, for a shell that
+// colours the pieces as cqlsh does.
+type DisplayClass uint8
+
+const (
+	// DisplayText is text, and the field names of user types.
+	DisplayText DisplayClass = iota
+	// DisplayNumber is numbers, booleans, dates, times, timestamps, uuids,
+	// inet addresses and durations.
+	DisplayNumber
+	// DisplayBlob is blobs.
+	DisplayBlob
+	// DisplayEscape is an escape sequence for a control character in text.
+	DisplayEscape
+	// DisplayPunct is the brackets and separators of collections, tuples
+	// and user types.
+	DisplayPunct
+	// DisplayError is a null inside a tuple or user type, and bytes that
+	// are not a valid value.
+	DisplayError
+)
+
+// DisplayPainted is Display with each piece passed through paint (nil:
+// Display itself). With a painter, a backslash in text shows single, as a
+// coloured cqlsh shows it: the colour already tells it from an escape.
+func (t *Type) DisplayPainted(v []byte, paint func(DisplayClass, string) string) string {
+	w := valueWriter{display: true, paint: paint}
+	if t.Validate(v) != nil {
+		w.put(DisplayError, hexDump(v))
+	} else {
+		t.format(&w, v, false)
+	}
+	return w.String()
+}
+
+// valueWriter collects a formatted value: Format's rules, or Display's
+// when display is set, with pieces painted when paint is set.
+type valueWriter struct {
+	strings.Builder
+	display bool
+	paint   func(DisplayClass, string) string
+}
+
+func (w *valueWriter) put(class DisplayClass, s string) {
+	if w.paint != nil {
+		s = w.paint(class, s)
+	}
+	w.WriteString(s)
+}
+
+// putText writes displayed text: escaped as cqlsh escapes it, quoted
+// (quotes doubled) when quote is set.
+func (w *valueWriter) putText(s string, quote bool) {
+	if quote {
+		s = strings.ReplaceAll(s, "'", "''")
+		w.put(DisplayText, "'")
+	}
+	run := 0
+	flush := func(i int) {
+		if i > run {
+			w.put(DisplayText, s[run:i])
 		}
 	}
-	return b.String()
+	for i, r := range s {
+		esc := ""
+		switch {
+		case r == '\\':
+			if w.paint != nil {
+				continue
+			}
+			esc = `\\`
+		case r == '\t':
+			esc = `\t`
+		case r == '\n':
+			esc = `\n`
+		case r == '\r':
+			esc = `\r`
+		case r < 0x20 || r >= 0x7F && r <= 0xA0:
+			esc = `\x` + hex.EncodeToString([]byte{byte(r)})
+		default:
+			continue
+		}
+		flush(i)
+		class := DisplayEscape
+		if r == '\\' {
+			class = DisplayText
+		}
+		w.put(class, esc)
+		run = i + utf8.RuneLen(r)
+	}
+	flush(len(s))
+	if quote {
+		w.put(DisplayText, "'")
+	}
 }
 
 func hexDump(v []byte) string { return "0x" + hex.EncodeToString(v) }
 
 // format writes a valid v. nested is true inside collections, tuples and
-// UDTs, where cqlsh quotes more types; display is Display's rules.
-func (t *Type) format(b *strings.Builder, v []byte, nested, display bool) {
+// UDTs, where cqlsh quotes more types.
+func (t *Type) format(w *valueWriter, v []byte, nested bool) {
+	display := w.display
 	if len(v) == 0 {
 		switch {
 		case (t.Kind == Ascii || t.Kind == Text) && (!display || nested):
-			b.WriteString("''")
+			w.put(DisplayText, "''")
 		case t.Kind == Blob || t.Kind == Custom:
-			b.WriteString("0x")
+			w.put(DisplayBlob, "0x")
 		}
 		return
 	}
+	number := func(s string) { w.put(DisplayNumber, s) }
 	switch t.Kind {
 	case Ascii, Text:
-		switch {
-		case !display:
-			b.WriteString(quoteString(string(v)))
-		case nested:
-			b.WriteString(quoteString(displayText(string(v))))
-		default:
-			b.WriteString(displayText(string(v)))
+		if display {
+			w.putText(string(v), nested)
+		} else {
+			w.WriteString(quoteString(string(v)))
 		}
 	case Blob, Custom:
-		b.WriteString(hexDump(v))
+		w.put(DisplayBlob, hexDump(v))
 	case Tinyint:
-		b.WriteString(strconv.Itoa(int(int8(v[0]))))
+		number(strconv.Itoa(int(int8(v[0]))))
 	case Smallint:
-		b.WriteString(strconv.Itoa(int(int16(binary.BigEndian.Uint16(v)))))
+		number(strconv.Itoa(int(int16(binary.BigEndian.Uint16(v)))))
 	case Int:
-		b.WriteString(strconv.FormatInt(int64(int32(binary.BigEndian.Uint32(v))), 10))
+		number(strconv.FormatInt(int64(int32(binary.BigEndian.Uint32(v))), 10))
 	case Bigint, Counter:
-		b.WriteString(strconv.FormatInt(int64(binary.BigEndian.Uint64(v)), 10))
+		number(strconv.FormatInt(int64(binary.BigEndian.Uint64(v)), 10))
 	case Varint:
-		b.WriteString(varintFromBytes(v).String())
+		number(varintFromBytes(v).String())
 	case Decimal:
 		u, scale, _ := DecodeDecimal(v)
-		b.WriteString(formatDecimal(u, scale))
+		number(formatDecimal(u, scale))
 	case Boolean:
 		switch {
 		case !display:
-			b.WriteString(strconv.FormatBool(v[0] != 0))
+			number(strconv.FormatBool(v[0] != 0))
 		case v[0] != 0:
-			b.WriteString("True")
+			number("True")
 		default:
-			b.WriteString("False")
+			number("False")
 		}
 	case Float:
-		b.WriteString(formatFloat(float64(math.Float32frombits(binary.BigEndian.Uint32(v))), 5))
+		number(formatFloat(float64(math.Float32frombits(binary.BigEndian.Uint32(v))), 5))
 	case Double:
-		b.WriteString(formatFloat(math.Float64frombits(binary.BigEndian.Uint64(v)), 5))
+		number(formatFloat(math.Float64frombits(binary.BigEndian.Uint64(v)), 5))
 	case Timestamp:
 		s := formatTimestamp(int64(binary.BigEndian.Uint64(v)))
 		if nested {
 			s = "'" + s + "'"
 		}
-		b.WriteString(s)
+		number(s)
 	case Date:
 		d, _ := DecodeDate(v)
-		b.WriteString(formatDate(d))
+		number(formatDate(d))
 	case Time:
-		b.WriteString(formatTime(int64(binary.BigEndian.Uint64(v))))
+		number(formatTime(int64(binary.BigEndian.Uint64(v))))
 	case UUID, Timeuuid:
-		b.WriteString(formatUUID(v))
+		number(formatUUID(v))
 	case Inet:
 		s := formatInet(v)
 		if nested {
 			s = "'" + s + "'"
 		}
-		b.WriteString(s)
+		number(s)
 	case Duration:
 		m, d, ns, _ := DecodeDuration(v)
 		if s := formatDuration(m, d, ns); !display || s != "0s" {
-			b.WriteString(s)
+			number(s)
 		}
 	case List, Set:
 		elems, _ := DecodeCollection(v)
-		open, end := byte('['), byte(']')
+		open, end := "[", "]"
 		if t.Kind == Set {
-			open, end = '{', '}'
+			open, end = "{", "}"
 		}
-		b.WriteByte(open)
+		w.put(DisplayPunct, open)
 		for i, e := range elems {
 			if i > 0 {
-				b.WriteString(", ")
+				w.put(DisplayPunct, ", ")
 			}
-			t.Params[0].format(b, e, true, display)
+			t.Params[0].format(w, e, true)
 		}
-		b.WriteByte(end)
+		w.put(DisplayPunct, end)
 	case Map:
 		keys, vals, _ := DecodeMap(v)
-		b.WriteByte('{')
+		w.put(DisplayPunct, "{")
 		for i := range keys {
 			if i > 0 {
-				b.WriteString(", ")
+				w.put(DisplayPunct, ", ")
 			}
-			t.Params[0].format(b, keys[i], true, display)
-			b.WriteString(": ")
-			t.Params[1].format(b, vals[i], true, display)
+			t.Params[0].format(w, keys[i], true)
+			w.put(DisplayPunct, ": ")
+			t.Params[1].format(w, vals[i], true)
 		}
-		b.WriteByte('}')
+		w.put(DisplayPunct, "}")
 	case Tuple, UDT:
 		fields, _ := DecodeTuple(v, len(t.Params))
-		if t.Kind == Tuple {
-			b.WriteByte('(')
-		} else {
-			b.WriteByte('{')
+		open, end := "(", ")"
+		if t.Kind == UDT {
+			open, end = "{", "}"
 		}
+		w.put(DisplayPunct, open)
 		for i, f := range fields {
 			if i > 0 {
-				b.WriteString(", ")
+				w.put(DisplayPunct, ", ")
 			}
 			if t.Kind == UDT {
 				if i < len(t.FieldNames) {
-					b.WriteString(t.FieldNames[i])
+					w.put(DisplayText, t.FieldNames[i])
 				} else {
-					b.WriteString(strconv.Itoa(i))
+					w.put(DisplayText, strconv.Itoa(i))
 				}
-				b.WriteString(": ")
+				w.put(DisplayPunct, ": ")
 			}
 			if f == nil {
-				b.WriteString("null")
+				w.put(DisplayError, "null")
 				continue
 			}
-			t.Params[i].format(b, f, true, display)
+			t.Params[i].format(w, f, true)
 		}
-		if t.Kind == Tuple {
-			b.WriteByte(')')
-		} else {
-			b.WriteByte('}')
-		}
+		w.put(DisplayPunct, end)
 	default:
-		b.WriteString(hexDump(v))
+		w.put(DisplayBlob, hexDump(v))
 	}
 }
 

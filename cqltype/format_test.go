@@ -124,3 +124,33 @@ func TestNormalize(t *testing.T) {
 		t.Error("int changed")
 	}
 }
+
+func TestDisplay(t *testing.T) {
+	person := UDTOf("ks", "person", []string{"name", "age"}, []*Type{TextType, IntType}, true)
+	tests := []struct {
+		typ           *Type
+		v             []byte
+		plain, marked string // marked: each piece as <class|text>
+	}{
+		{TextType, []byte("a\\b\nc"), `a\\b\nc`, `<T|a\b><E|\n><T|c>`},
+		{TextType, []byte("it's"), "it's", "<T|it's>"},
+		{BooleanType, []byte{1}, "True", "<N|True>"},
+		{BlobType, []byte{0xca, 0xfe}, "0xcafe", "<B|0xcafe>"},
+		{MapOf(TextType, BlobType, false), EncodeMap([][]byte{[]byte("k'")}, [][]byte{{1}}),
+			"{'k''': 0x01}", "<P|{><T|'><T|k''><T|'><P|: ><B|0x01><P|}>"},
+		{ListOf(IntType, false), EncodeCollection([][]byte{EncodeInt(1), EncodeInt(2)}),
+			"[1, 2]", "<P|[><N|1><P|, ><N|2><P|]>"},
+		{person, EncodeTuple([][]byte{[]byte("x"), nil}),
+			"{name: 'x', age: null}", "<P|{><T|name><P|: ><T|'><T|x><T|'><P|, ><T|age><P|: ><R|null><P|}>"},
+		{IntType, []byte{1, 2}, "0x0102", "<R|0x0102>"},
+	}
+	mark := func(c DisplayClass, s string) string { return "<" + string("TNBEPR"[c]) + "|" + s + ">" }
+	for _, tt := range tests {
+		if got := tt.typ.Display(tt.v); got != tt.plain {
+			t.Errorf("%s Display(%x) = %q, want %q", tt.typ, tt.v, got, tt.plain)
+		}
+		if got := tt.typ.DisplayPainted(tt.v, mark); got != tt.marked {
+			t.Errorf("%s DisplayPainted(%x) = %q, want %q", tt.typ, tt.v, got, tt.marked)
+		}
+	}
+}

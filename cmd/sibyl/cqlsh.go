@@ -18,7 +18,7 @@ func newCqlshCommand() *cobra.Command {
 	var (
 		execute, file, keyspace, user, password string
 		requestTimeout, connectTimeout, proto   int
-		noColor, tty                            bool
+		color, noColor, tty                     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "cqlsh [host [port]]",
@@ -54,8 +54,14 @@ func newCqlshCommand() *cobra.Command {
 				cluster.Authenticator = gocql.PasswordAuthenticator{Username: user, Password: password}
 			}
 			interactive := execute == "" && file == "" && (tty || term.IsTerminal(int(os.Stdin.Fd())))
+			// As cqlsh: colour when asked, or when the output is a terminal
+			// that is not dumb, unless told never to.
+			useColor := color || term.IsTerminal(int(os.Stdout.Fd())) && os.Getenv("TERM") != "" && os.Getenv("TERM") != "dumb"
+			if noColor {
+				useColor = false
+			}
 			sh, err := cqlsh.New(cqlsh.Options{Host: host, Port: port, Cluster: cluster, Out: cmd.OutOrStdout(),
-				Err: cmd.ErrOrStderr(), TTY: interactive})
+				Err: cmd.ErrOrStderr(), TTY: interactive, Color: useColor})
 			if err != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "Connection error: %v\n", err)
 				os.Exit(1)
@@ -101,7 +107,8 @@ func newCqlshCommand() *cobra.Command {
 	f.IntVar(&requestTimeout, "request-timeout", 10, "request timeout in seconds")
 	f.IntVar(&connectTimeout, "connect-timeout", 5, "connect timeout in seconds")
 	f.IntVar(&proto, "protocol-version", 4, "the native protocol version (3, 4; gocql does not frame v5)")
-	f.BoolVar(&noColor, "no-color", false, "never colour the output (output is never coloured)")
+	f.BoolVarP(&color, "color", "C", false, "always colour the output")
+	f.BoolVar(&noColor, "no-color", false, "never colour the output")
 	f.BoolVarP(&tty, "tty", "t", false, "force tty mode")
 	return cmd
 }

@@ -97,6 +97,42 @@ Page size: 1
 	}
 }
 
+// TestCqlshColor checks the colours cqlsh paints on a terminal: column
+// names by their role, values by type (text yellow, other scalars green,
+// blobs dark magenta, collection punctuation blue, nulls red), single
+// backslashes in coloured text with the widths to match, and errors red.
+func TestCqlshColor(t *testing.T) {
+	var out, errs bytes.Buffer
+	_, cluster := startNode(t)
+	sh, err := cqlsh.New(cqlsh.Options{Host: "127.0.0.1", Port: cluster.Port, Cluster: cluster, Out: &out, Err: &errs, Color: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	sh.RunInput(strings.NewReader(`CREATE KEYSPACE demo WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+CREATE TABLE demo.t (k int, c text, s int static, b blob, l list<text>, n int, PRIMARY KEY (k, c));
+INSERT INTO demo.t (k, c, s, b, l) VALUES (1, 'a\b', 7, 0x01, ['x']);
+`), "setup.cql")
+	out.Reset()
+	sh.RunInput(strings.NewReader("SELECT * FROM demo.t;\nSELECT * FROM demo.nope;\n"), "test.cql")
+	paint := func(color string) func(string) string {
+		return func(s string) string { return "\x1b[" + color + "m" + s + "\x1b[0m" }
+	}
+	red, green, yellow, blue, magenta, cyan, white, darkMagenta := paint("0;1;31"), paint("0;1;32"), paint("0;1;33"),
+		paint("0;1;34"), paint("0;1;35"), paint("0;1;36"), paint("0;1;37"), paint("0;35")
+	want := "\n " + red("k") + " | " + cyan("c") + "   | " + white("s") + " | " + magenta("b") + "    | " + magenta("l") + "     | " + magenta("n") + "\n" +
+		"---+-----+---+------+-------+------\n" +
+		" " + green("1") + " | " + yellow(`a\b`) + " | " + green("7") + " | " + darkMagenta("0x01") + " | " +
+		blue("[") + yellow("'") + yellow("x") + yellow("'") + blue("]") + " | " + red("null") + "\n\n(1 rows)\n"
+	if out.String() != want {
+		t.Errorf("coloured SELECT printed\n%q\nwant\n%q", out.String(), want)
+	}
+	wantErr := red(`test.cql:3:InvalidRequest: Error from server: code=2200 [Invalid query] message="unconfigured table nope"`) + "\n"
+	if errs.String() != wantErr {
+		t.Errorf("coloured error %q, want %q", errs.String(), wantErr)
+	}
+}
+
 // TestCqlshCopy exports a table with COPY TO and imports the file into
 // another table with COPY FROM: the rows come back identical.
 func TestCqlshCopy(t *testing.T) {

@@ -30,6 +30,8 @@ type Options struct {
 	// TTY makes the shell interactive: banner, prompts, ---MORE--- and
 	// no file:line: prefixes on errors.
 	TTY bool
+	// Color paints values, column names and errors with cqlsh's colours.
+	Color bool
 }
 
 // EnsureDefaults fills unset fields: 127.0.0.1:9042, standard output and
@@ -387,6 +389,9 @@ func (s *Shell) error(msg string) {
 		}
 		msg = fmt.Sprintf("%s:%d:%s", source, line, msg)
 	}
+	if s.opts.Color {
+		msg = colorRed + msg + colorReset
+	}
 	fmt.Fprintln(s.opts.Err, msg)
 }
 
@@ -498,9 +503,14 @@ func (s *Shell) scanRow(iter *gocql.Iter, cols []gocql.ColumnInfo) ([]string, bo
 	}
 	out := make([]string, len(cols))
 	for i, c := range cols {
-		if vals[i].null {
+		switch {
+		case vals[i].null && s.opts.Color:
+			out[i] = colorRed + "null" + colorReset
+		case vals[i].null:
 			out[i] = "null"
-		} else {
+		case s.opts.Color:
+			out[i] = cqlType(c.TypeInfo).DisplayPainted(vals[i].data, paintValue)
+		default:
 			out[i] = cqlType(c.TypeInfo).Display(vals[i].data)
 		}
 	}
@@ -554,6 +564,9 @@ func (s *Shell) printPage(cols []gocql.ColumnInfo, rows [][]string, first bool, 
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = displayName(c.Name)
+		if s.opts.Color {
+			names[i] = s.columnColor(c) + names[i] + colorReset
+		}
 	}
 	if first {
 		fmt.Fprintln(out)
@@ -613,11 +626,16 @@ func (s *Shell) printPage(cols []gocql.ColumnInfo, rows [][]string, first bool, 
 func displayName(n string) string { return cqltype.TextType.Display([]byte(n)) }
 
 // width is the display width of s: characters, East Asian wide ones
-// counting two.
+// counting two, colour escapes none.
 func width(s string) int {
 	w := 0
+	escape := false
 	for _, r := range s {
 		switch {
+		case escape:
+			escape = r != 'm'
+		case r == 0x1b:
+			escape = true
 		case r >= 0x1100 && (r <= 0x115F || r == 0x2329 || r == 0x232A ||
 			r >= 0x2E80 && r <= 0xA4CF && r != 0x303F || r >= 0xAC00 && r <= 0xD7A3 ||
 			r >= 0xF900 && r <= 0xFAFF || r >= 0xFE30 && r <= 0xFE6F || r >= 0xFF00 && r <= 0xFF60 ||

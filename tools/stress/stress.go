@@ -29,6 +29,7 @@ type Options struct {
 	Duration          time.Duration // when Ops is 0
 	Keys              int64         // the key space of reads and rewrites
 	Preload           int64         // keys written before the timed run
+	Warmup            int64         // new keys written after the preload, untimed
 	ValueSize         int
 	Distribution      string // uniform, zipfian, sequential
 	Consistency       string
@@ -95,7 +96,7 @@ func (o *Options) Validate() error {
 	if _, ok := workloads[o.Workload]; !ok {
 		errs = append(errs, fmt.Errorf("workload %q is not one of %s", o.Workload, strings.Join(slices.Sorted(mapKeys(workloads)), ", ")))
 	}
-	if o.Threads < 0 || o.Connections < 0 || o.Ops < 0 || o.Keys < 0 || o.Preload < 0 || o.ValueSize < 0 || o.Rate < 0 {
+	if o.Threads < 0 || o.Connections < 0 || o.Ops < 0 || o.Keys < 0 || o.Preload < 0 || o.Warmup < 0 || o.ValueSize < 0 || o.Rate < 0 {
 		errs = append(errs, errors.New("--threads, --connections, --ops, --keys, --preload, --value-size and --rate must not be negative"))
 	}
 	if o.Mix < 0 || o.Mix > 4 {
@@ -304,11 +305,17 @@ func Run(opts Options) (*Summary, error) {
 		}
 	}
 	w := &workload{s: s, ks: ks, opts: &opts, chooser: chooser}
-	w.nextKey.Store(opts.Preload) // inserts follow the preloaded keys
+	w.nextKey.Store(opts.Preload + opts.Warmup) // inserts follow the preloaded and warm-up keys
 	if opts.Preload > 0 {
 		fmt.Fprintf(opts.Out, "Preloading %d keys\n", opts.Preload)
-		if err := w.preload(); err != nil {
-			return nil, err
+		if err := w.writeRange(0, opts.Preload); err != nil {
+			return nil, fmt.Errorf("preloading: %w", err)
+		}
+	}
+	if opts.Warmup > 0 {
+		fmt.Fprintf(opts.Out, "Warming up with %d writes\n", opts.Warmup)
+		if err := w.writeRange(opts.Preload, opts.Preload+opts.Warmup); err != nil {
+			return nil, fmt.Errorf("warming up: %w", err)
 		}
 	}
 	fmt.Fprintf(opts.Out, "Running %s with %d threads, %d connections per node\n", opts.Workload, opts.Threads, opts.Connections)
@@ -316,7 +323,7 @@ func Run(opts Options) (*Summary, error) {
 	rec := &recorder{ops: map[string]*opStats{}, start: time.Now()}
 	sum := &Summary{Workload: opts.Workload, Ops: map[string]*OpSummary{}, Options: map[string]any{
 		"threads": opts.Threads, "connections": opts.Connections, "ops": opts.Ops, "duration": opts.Duration.String(),
-		"keys": opts.Keys, "preload": opts.Preload, "value_size": opts.ValueSize, "distribution": opts.Distribution,
+		"keys": opts.Keys, "preload": opts.Preload, "warmup": opts.Warmup, "value_size": opts.ValueSize, "distribution": opts.Distribution,
 		"consistency": opts.Consistency, "replication_factor": opts.ReplicationFactor, "rate": opts.Rate, "seed": opts.Seed,
 		"ratio": opts.Ratio, "mix": opts.Mix, "nodes": opts.Nodes}}
 	stop := make(chan struct{})
@@ -544,9 +551,10 @@ func (w *workload) do(op string, r *rand.Rand) error {
 	return fmt.Errorf("unknown operation %s", op)
 }
 
-// preload writes keys [0, Preload) with the run's threads.
-func (w *workload) preload() error {
+// writeRange writes keys [from, to) with the run's threads, untimed.
+func (w *workload) writeRange(from, to int64) error {
 	var next atomic.Int64
+	next.Store(from)
 	var firstErr error
 	var once sync.Once
 	var wg sync.WaitGroup
@@ -557,7 +565,7 @@ func (w *workload) preload() error {
 			r := rand.New(rand.NewPCG(w.opts.Seed, uint64(t)+1000))
 			for {
 				k := next.Add(1) - 1
-				if k >= w.opts.Preload {
+				if k >= to {
 					return
 				}
 				if err := w.write(k, r); err != nil {
@@ -568,8 +576,5 @@ func (w *workload) preload() error {
 		}(t)
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return fmt.Errorf("preloading: %w", firstErr)
-	}
-	return nil
+	return firstErr
 }

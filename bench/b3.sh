@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# make bench-b3: B3 of the benchmarks page on one node (RF 1). It starts
+# bin/sibyl on a free loopback port with a fresh data directory, runs
+# `sibyl stress dynamo` for each value size and mix (each in its own keyspace,
+# dropped afterwards), and prints a table of reads and writes from the JSON
+# reports. B3_OPS, B3_PRELOAD, B3_WARMUP and B3_THREADS scale it down.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ops=${B3_OPS:-100000}
+preload=${B3_PRELOAD:-200000}
+warmup=${B3_WARMUP:-20000}
+threads=${B3_THREADS:-40}
+out=${B3_OUT:-bench/b3-results}
+mkdir -p "$out"
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+admin_port=$(free_port)
+data=$(mktemp -d)
+bin/sibyl server --data-dir "$data/node" --native-transport-port "$port" --admin-port "$admin_port" >"$data/server.log" 2>&1 &
+pid=$!
+cleanup() {
+	if kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid" 2>/dev/null; wait "$pid" || true; fi
+	rm -rf "$data"
+}
+trap cleanup EXIT
+for _ in $(seq 100); do
+	if bin/sibyl cqlsh 127.0.0.1 "$port" -e 'SELECT release_version FROM system.local' >/dev/null 2>&1; then break; fi
+	if ! kill -0 "$pid" 2>/dev/null; then echo "b3: the server exited:"; cat "$data/server.log"; exit 1; fi
+	sleep 0.2
+done
+for size in 1500 15000; do
+	for mix in 1 2 3 4; do
+		ks="b3_${size}_${mix}"
+		echo "== value size $size, mix $mix"
+		bin/sibyl stress dynamo --port "$port" --keyspace "$ks" --mix "$mix" --value-size "$size" \
+			--preload "$preload" --warmup "$warmup" --ops "$ops" --threads "$threads" \
+			--consistency QUORUM --replication-factor 1 --seed 1 --json "$out/$ks.json" >"$out/$ks.log"
+		grep -v '%$' "$out/$ks.log"
+		bin/sibyl cqlsh 127.0.0.1 "$port" -e "DROP KEYSPACE $ks"
+	done
+done
+python3 - "$out" <<'PY'
+import json, sys, os
+print("| value | mix | op | ops/s | mean | p50 | p99 | p99.9 | p99.99 | p99.9/p50 |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for size in (1500, 15000):
+    for mix in (1, 2, 3, 4):
+        s = json.load(open(os.path.join(sys.argv[1], f"b3_{size}_{mix}.json")))
+        ops = s["operations"]
+        groups = {"write": [o for k, o in ops.items() if k in ("insert", "rewrite")], "read": [ops[k] for k in ("read",) if k in ops]}
+        for name, group in groups.items():
+            for o in group:
+                op = [k for k, v in ops.items() if v is o][0]
+                print(f"| {size} B | {mix} | {op} | {o['ops_per_s']:.0f} | {o['mean_ms']:.2f} | {o['p50_ms']:.2f} | {o['p99_ms']:.2f} | {o['p99_9_ms']:.2f} | {o['p99_99_ms']:.2f} | {o['p99_9_ms']/o['p50_ms']:.1f} |")
+PY
