@@ -138,8 +138,19 @@ func (c *memCoordinator) Scan(t *schema.Table, q ScanQuery) ([]*Partition, error
 var codeNames = map[ErrorCode]string{ServerError: "ServerError", SyntaxError: "SyntaxError", Unauthorized: "Unauthorized",
 	Invalid: "Invalid", ConfigError: "ConfigurationException", AlreadyExists: "AlreadyExists"}
 
-// render prints a statement's outcome the way the testdata files expect.
+// render prints a statement's outcome the way the testdata files expect,
+// with its warnings after it.
 func render(r *Result, err error) string {
+	out := renderResult(r, err)
+	if err == nil {
+		for _, w := range r.Warnings {
+			out += "\nwarning: " + w
+		}
+	}
+	return out
+}
+
+func renderResult(r *Result, err error) string {
 	if err != nil {
 		if e, ok := err.(*Error); ok {
 			return fmt.Sprintf("error %s: %s", codeNames[e.Code], e.Message)

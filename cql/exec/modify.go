@@ -2,6 +2,8 @@ package exec
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
@@ -358,7 +360,7 @@ func (s *Session) batch(st *cql.Batch, bound *binding) (*Result, error) {
 	for i, stmt := range st.Statements {
 		items[i] = batchItem{st: stmt, bound: bound, keyspace: s.keyspace}
 	}
-	return s.applyBatch(items, batchTS)
+	return s.applyBatch(items, batchTS, st.Kind)
 }
 
 // BatchStatement is one statement of a protocol BATCH message, with its
@@ -374,8 +376,8 @@ type BatchStatement struct {
 
 // RunBatch runs a BATCH message: every statement's mutations are built,
 // then applied together. opts gives the default timestamp.
-func (s *Session) RunBatch(counter bool, stmts []BatchStatement, opts QueryParams) (*Result, error) {
-	if counter {
+func (s *Session) RunBatch(kind cql.BatchKind, stmts []BatchStatement, opts QueryParams) (*Result, error) {
+	if kind == cql.CounterBatch {
 		return nil, invalidf("Counter batches are not supported yet: counters arrive with a later issue")
 	}
 	items := make([]batchItem, len(stmts))
@@ -383,7 +385,7 @@ func (s *Session) RunBatch(counter bool, stmts []BatchStatement, opts QueryParam
 		items[i] = batchItem{st: b.Statement, keyspace: b.Keyspace,
 			bound: &binding{values: b.Values, unset: b.Unset, defaultTimestamp: opts.DefaultTimestamp}}
 	}
-	return s.applyBatch(items, nil)
+	return s.applyBatch(items, nil, kind)
 }
 
 type batchItem struct {
@@ -392,7 +394,7 @@ type batchItem struct {
 	keyspace string
 }
 
-func (s *Session) applyBatch(items []batchItem, batchTS *int64) (*Result, error) {
+func (s *Session) applyBatch(items []batchItem, batchTS *int64, kind cql.BatchKind) (*Result, error) {
 	saved := s.keyspace
 	defer func() { s.keyspace = saved }()
 	var ms []*mutation.Mutation
@@ -418,5 +420,48 @@ func (s *Session) applyBatch(items []batchItem, batchTS *int64) (*Result, error)
 		}
 		ms = append(ms, more...)
 	}
-	return s.applyWrites(ms...)
+	res, err := s.applyWrites(ms...)
+	if err != nil || kind != cql.UnloggedBatch {
+		return res, err
+	}
+	if w := s.unloggedBatchWarning(ms); w != "" {
+		return &Result{Kind: VoidResult, Warnings: []string{w}}, nil
+	}
+	return res, nil
+}
+
+// unloggedBatchWarnThreshold is cassandra.yaml's
+// unlogged_batch_across_partitions_warn_threshold, at its default.
+const unloggedBatchWarnThreshold = 10
+
+// unloggedBatchWarning is Cassandra's client warning for an unlogged batch
+// over more partitions than the threshold ("" when it is within): such a
+// batch buys neither atomicity nor speed. Partitions count by key, as
+// Cassandra counts them, whatever their table.
+func (s *Session) unloggedBatchWarning(ms []*mutation.Mutation) string {
+	keys := map[string]bool{}
+	tables := map[mutation.TableID]bool{}
+	for _, m := range ms {
+		keys[string(m.Key)] = true
+		tables[m.Table] = true
+	}
+	if len(keys) <= unloggedBatchWarnThreshold {
+		return ""
+	}
+	var names []string
+	for _, ks := range s.c.Schema().Keyspaces() {
+		for _, t := range ks.Tables {
+			if tables[t.ID] {
+				names = append(names, cqltype.QuoteIdent(t.Keyspace)+"."+cqltype.QuoteIdent(t.Name))
+			}
+		}
+	}
+	slices.Sort(names)
+	plural := "s"
+	if len(names) == 1 {
+		plural = ""
+	}
+	return fmt.Sprintf("Unlogged batch covering %d partitions detected against table%s [%s]. "+
+		"You should use a logged batch for atomicity, or asynchronous writes for performance.",
+		len(keys), plural, strings.Join(names, ", "))
 }

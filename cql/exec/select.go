@@ -121,6 +121,9 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 	if res.Columns == nil {
 		res.Columns = resultColumns(t, sels)
 	}
+	if agg != nil {
+		res.Warnings = aggregationWarnings(t, st.Where)
+	}
 	var partitionKey []byte
 	kept := 0 // rows of this partition the filters let through
 	cells := s.rowScratch(len(t.Columns))
@@ -206,6 +209,32 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 		res.Rows = append(res.Rows, row)
 	}
 	return res, nil
+}
+
+// aggregationWarnings are the client warnings of an aggregation that may
+// read many partitions, worded as Cassandra words them: one with no
+// restriction on the partition key (a token() range counts as one), or one
+// naming its partitions with IN.
+func aggregationWarnings(t *schema.Table, where []cql.Relation) []string {
+	restricted, in := false, false
+	for _, r := range where {
+		switch r.Kind {
+		case cql.TokenRelation:
+			restricted = true
+		case cql.ColumnRelation:
+			if c := t.Column(r.Columns[0]); c != nil && c.Kind == schema.PartitionKey {
+				restricted = true
+				in = in || r.Op == cql.OpIn
+			}
+		}
+	}
+	switch {
+	case !restricted:
+		return []string{"Aggregation query used without partition key"}
+	case in:
+		return []string{"Aggregation query used on multiple partition keys (IN restriction)"}
+	}
+	return nil
 }
 
 // positiveLimit evaluates LIMIT or PER PARTITION LIMIT (0 when absent).

@@ -98,6 +98,9 @@ type Result struct {
 	// PagingState, when set, resumes the query after this page's last row
 	// (QueryParams.PagingState): more rows remain.
 	PagingState []byte
+	// Warnings are what the client is told alongside the result, as
+	// Cassandra warns of an aggregation over many partitions.
+	Warnings []string
 }
 
 // ColumnSpec describes a result column.

@@ -502,12 +502,16 @@ func (c *conn) queue(o outgoing) {
 }
 
 func (c *conn) frame(version byte, stream int16, op byte, body []byte) []byte {
+	return c.frameFlags(version, stream, op, 0, body)
+}
+
+// frameFlags is frame with header flags (flagWarning) set.
+func (c *conn) frameFlags(version byte, stream int16, op, flags byte, body []byte) []byte {
 	if version == 0 {
 		version = c.version
 	}
-	flags := byte(0)
 	if c.compressor != nil && len(body) > 0 {
-		body, flags = c.compressor.compress(body), flagCompression
+		body, flags = c.compressor.compress(body), flags|flagCompression
 	}
 	return appendFrame(make([]byte, 0, headerSize+len(body)), version, flags, stream, op, body)
 }
@@ -713,48 +717,57 @@ func (c *conn) answer(f frame) {
 	defer c.release(s)
 	var w writer
 	var err error
+	var res *exec.Result
 	var unprepared []byte
 	switch f.opcode {
 	case opQuery:
-		err = c.query(s, r, &w)
+		res, err = c.query(s, r, &w)
 	case opPrepare:
 		err = c.prepare(s, r, &w)
 	case opExecute:
-		unprepared, err = c.execute(s, r, &w)
+		res, unprepared, err = c.execute(s, r, &w)
 	case opBatch:
-		unprepared, err = c.batch(s, r, &w)
+		res, unprepared, err = c.batch(s, r, &w)
 	}
 	if err != nil {
 		c.sendError(0, f.stream, err, unprepared)
 		return
 	}
+	if res != nil && len(res.Warnings) > 0 && c.version >= 4 {
+		// Warnings arrived with version 4; they lead the body.
+		var body writer
+		body.stringList(res.Warnings)
+		body.b = append(body.b, w.b...)
+		c.send(c.frameFlags(0, f.stream, opResult, flagWarning, body.b))
+		return
+	}
 	c.send(c.frame(0, f.stream, opResult, w.b))
 }
 
-func (c *conn) query(s *exec.Session, r *reader, w *writer) error {
+func (c *conn) query(s *exec.Session, r *reader, w *writer) (*exec.Result, error) {
 	text := r.longString()
 	p := r.queryParams(c.version)
 	if r.err != nil {
-		return protocolErrorf(false, "Invalid QUERY message: %v", r.err)
+		return nil, protocolErrorf(false, "Invalid QUERY message: %v", r.err)
 	}
 	st, err := parse(text)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	opts, err := execParams(p, cql.BindMarkers(st), nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if p.keyspace != "" {
 		s.SetKeyspace(p.keyspace)
 	}
 	res, err := s.Query(st, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c.after(res)
 	w.writeResult(res, c.version, false)
-	return nil
+	return res, nil
 }
 
 func (c *conn) prepare(s *exec.Session, r *reader, w *writer) error {
@@ -781,7 +794,7 @@ func (c *conn) prepare(s *exec.Session, r *reader, w *writer) error {
 	return nil
 }
 
-func (c *conn) execute(s *exec.Session, r *reader, w *writer) (unprepared []byte, err error) {
+func (c *conn) execute(s *exec.Session, r *reader, w *writer) (res *exec.Result, unprepared []byte, err error) {
 	id := r.shortBytes()
 	var metadataID []byte
 	if c.version >= 5 {
@@ -789,19 +802,19 @@ func (c *conn) execute(s *exec.Session, r *reader, w *writer) (unprepared []byte
 	}
 	p := r.queryParams(c.version)
 	if r.err != nil {
-		return nil, protocolErrorf(false, "Invalid EXECUTE message: %v", r.err)
+		return nil, nil, protocolErrorf(false, "Invalid EXECUTE message: %v", r.err)
 	}
 	prep := c.srv.prepared.get(id)
 	if prep == nil {
-		return id, fmt.Errorf("Prepared query with ID %x not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", id)
+		return nil, id, fmt.Errorf("Prepared query with ID %x not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", id)
 	}
 	opts, err := execParams(p, nil, prep.Markers)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	res, err := s.ExecutePrepared(prep, opts)
+	res, err = s.ExecutePrepared(prep, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c.after(res)
 	skip := p.flags&qfSkipMetadata != 0
@@ -810,7 +823,7 @@ func (c *conn) execute(s *exec.Session, r *reader, w *writer) (unprepared []byte
 		// client would decode the rows with the old columns. Cassandra
 		// drops such statements; the client prepares it again.
 		c.srv.prepared.drop(id)
-		return id, fmt.Errorf("Prepared query with ID %x is out of date: its table changed since it was prepared", id)
+		return nil, id, fmt.Errorf("Prepared query with ID %x is out of date: its table changed since it was prepared", id)
 	}
 	if c.version >= 5 && res.Kind == exec.RowsResult {
 		// The client decodes rows with the columns of the metadata id it
@@ -819,20 +832,23 @@ func (c *conn) execute(s *exec.Session, r *reader, w *writer) (unprepared []byte
 			w.int(resultRows)
 			w.rowsMetadataChanged(res.Columns, res.PagingState, current, c.version)
 			w.rows(res.Rows)
-			return nil, nil
+			return res, nil, nil
 		}
 	}
 	w.writeResult(res, c.version, skip)
-	return nil, nil
+	return res, nil, nil
 }
 
-func (c *conn) batch(s *exec.Session, r *reader, w *writer) (unprepared []byte, err error) {
+// batchKinds are the BATCH message's type bytes.
+var batchKinds = [...]cql.BatchKind{0: cql.LoggedBatch, 1: cql.UnloggedBatch, 2: cql.CounterBatch}
+
+func (c *conn) batch(s *exec.Session, r *reader, w *writer) (res *exec.Result, unprepared []byte, err error) {
 	b := r.batch(c.version)
 	if r.err != nil {
-		return nil, protocolErrorf(false, "Invalid BATCH message: %v", r.err)
+		return nil, nil, protocolErrorf(false, "Invalid BATCH message: %v", r.err)
 	}
-	if b.kind > 2 {
-		return nil, protocolErrorf(false, "Invalid BATCH message: unknown batch type %d", b.kind)
+	if int(b.kind) >= len(batchKinds) {
+		return nil, nil, protocolErrorf(false, "Invalid BATCH message: unknown batch type %d", b.kind)
 	}
 	if b.params.keyspace != "" {
 		s.SetKeyspace(b.params.keyspace)
@@ -843,33 +859,33 @@ func (c *conn) batch(s *exec.Session, r *reader, w *writer) (unprepared []byte, 
 		if e.id != nil {
 			prep := c.srv.prepared.get(e.id)
 			if prep == nil {
-				return e.id, fmt.Errorf("Prepared query with ID %x not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", e.id)
+				return nil, e.id, fmt.Errorf("Prepared query with ID %x not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", e.id)
 			}
 			bs.Statement, bs.Keyspace = prep.Statement, prep.Keyspace
 		} else {
 			st, err := parse(e.query)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			bs.Statement = st
 		}
 		switch bs.Statement.(type) {
 		case *cql.Insert, *cql.Update, *cql.Delete:
 		default:
-			return nil, &exec.Error{Code: exec.Invalid, Message: "Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed."}
+			return nil, nil, &exec.Error{Code: exec.Invalid, Message: "Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed."}
 		}
 		stmts[i] = bs
 	}
 	opts, err := execParams(b.params, nil, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	res, err := s.RunBatch(b.kind == 2, stmts, opts)
+	res, err = s.RunBatch(batchKinds[b.kind], stmts, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	w.writeResult(res, c.version, false)
-	return nil, nil
+	return res, nil, nil
 }
 
 // after applies what a result means for the connection and the server:

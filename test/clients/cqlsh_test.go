@@ -92,6 +92,19 @@ Page size: 1
 	if got != want {
 		t.Errorf("DESCRIBE printed %q, want %q", got, want)
 	}
+	// The server's warnings follow the result.
+	got, _ = run("SELECT count(*) FROM t;\nSELECT count(*) FROM t WHERE k = 1;\n")
+	want = "\n count\n-------\n     2\n\n(1 rows)\n\nWarnings :\nAggregation query used without partition key\n\n" +
+		"\n count\n-------\n     1\n\n(1 rows)\n"
+	if got != want {
+		t.Errorf("aggregations printed %q, want %q", got, want)
+	}
+	got, _ = run("BEGIN UNLOGGED BATCH INSERT INTO t (k, c) VALUES (100, 'w'); INSERT INTO t (k, c) VALUES (101, 'w'); INSERT INTO t (k, c) VALUES (102, 'w'); INSERT INTO t (k, c) VALUES (103, 'w'); INSERT INTO t (k, c) VALUES (104, 'w'); INSERT INTO t (k, c) VALUES (105, 'w'); INSERT INTO t (k, c) VALUES (106, 'w'); INSERT INTO t (k, c) VALUES (107, 'w'); INSERT INTO t (k, c) VALUES (108, 'w'); INSERT INTO t (k, c) VALUES (109, 'w'); INSERT INTO t (k, c) VALUES (110, 'w'); APPLY BATCH;\n")
+	want = "\nWarnings :\nUnlogged batch covering 11 partitions detected against table [demo.t]. " +
+		"You should use a logged batch for atomicity, or asynchronous writes for performance.\n\n"
+	if got != want {
+		t.Errorf("an unlogged batch over 11 partitions printed %q, want %q", got, want)
+	}
 	if !sh.Failed() {
 		t.Error("the failed SELECT did not mark the shell failed")
 	}

@@ -238,6 +238,49 @@ func TestProtocolVersion3(t *testing.T) {
 	if text != "three" || fmt.Sprint(l) != "[3 2]" || m["a"] != 1 {
 		t.Fatalf("read %q %v %v", text, l, m)
 	}
+	// Version 3 has no warnings: an aggregation over the table is
+	// answered without one.
+	iter := s.Query("SELECT count(*) FROM ks.v3").Iter()
+	var count int
+	if !iter.Scan(&count) || count != 1 {
+		t.Fatalf("count(*) read %d", count)
+	}
+	if w := iter.Warnings(); w != nil {
+		t.Errorf("version 3 answered with warnings %q", w)
+	}
+	if err := iter.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWarningsReachGocql checks that the server's warnings reach gocql
+// with the rows, for simple and prepared statements alike.
+func TestWarningsReachGocql(t *testing.T) {
+	_, cluster := startNode(t)
+	s := session(t, cluster)
+	mustExec(t, s, createKeyspace, "CREATE TABLE ks.w (k int PRIMARY KEY, v int)",
+		"INSERT INTO ks.w (k, v) VALUES (1, 10)", "INSERT INTO ks.w (k, v) VALUES (2, 20)")
+	for _, c := range []struct {
+		query string
+		args  []any
+		want  string
+	}{
+		{"SELECT sum(v) FROM ks.w", nil, "[Aggregation query used without partition key]"},
+		{"SELECT sum(v) FROM ks.w WHERE k IN ?", []any{[]int{1, 2}}, "[Aggregation query used on multiple partition keys (IN restriction)]"},
+		{"SELECT sum(v) FROM ks.w WHERE k = ?", []any{1}, "[]"},
+		{"SELECT v FROM ks.w", nil, "[]"},
+	} {
+		iter := s.Query(c.query, c.args...).Iter()
+		var sum int
+		iter.Scan(&sum)
+		got := fmt.Sprint(iter.Warnings())
+		if err := iter.Close(); err != nil {
+			t.Fatalf("%s: %v", c.query, err)
+		}
+		if got != c.want {
+			t.Errorf("%s warned %s, want %s", c.query, got, c.want)
+		}
+	}
 }
 
 // TestPreparedAfterSchemaChange prepares SELECT *, adds a column, and

@@ -124,6 +124,11 @@ check("paged rows", len(seen), 2500)
 check("pages", pages, 25)
 count = session.execute("SELECT count(*) FROM paged WHERE k = 1").one()[0]
 check("count(*)", count, len([i for i in range(2500) if i % 3 == 1]))
+# The server's warnings reach the driver: the partition key is named here,
+# not in the next.
+check("warnings of count(*) by key", session.execute("SELECT count(*) FROM paged WHERE k = 1").response_future.warnings, None)
+check("warnings of count(*) over the table", session.execute("SELECT count(*) FROM paged").response_future.warnings,
+      ["Aggregation query used without partition key"])
 
 # A logged batch of simple and prepared statements.
 batch = BatchStatement()

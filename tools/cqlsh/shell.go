@@ -455,9 +455,12 @@ func (s *Shell) query(stmt string) {
 	cols := iter.Columns()
 	isSelect := strings.EqualFold(firstWord(stmt), "select")
 	if len(cols) == 0 {
+		warnings := iter.Warnings() // Close lets go of them
 		if err := iter.Close(); err != nil {
 			s.queryError(err)
+			return
 		}
+		s.printWarnings(warnings)
 		return
 	}
 	var page [][]string
@@ -480,6 +483,7 @@ func (s *Shell) query(stmt string) {
 			}
 		}
 	}
+	warnings := iter.Warnings() // the last page's, as cqlsh prints them
 	if err := iter.Close(); err != nil {
 		s.queryError(err)
 		return
@@ -492,6 +496,20 @@ func (s *Shell) query(stmt string) {
 	}
 	if isSelect {
 		fmt.Fprintf(s.results(), "(%d rows)\n", total)
+	}
+	s.printWarnings(warnings)
+}
+
+// printWarnings prints the server's warnings after a statement's result,
+// as cqlsh does.
+func (s *Shell) printWarnings(warnings []string) {
+	if len(warnings) == 0 {
+		return
+	}
+	w := s.results()
+	fmt.Fprint(w, "\nWarnings :\n")
+	for _, warning := range warnings {
+		fmt.Fprintf(w, "%s\n\n", warning)
 	}
 }
 

@@ -47,6 +47,9 @@ func (s *splitter) add(line string) []string {
 			}
 			i += 2 + end + 1
 		case c == ';':
+			if openBatch(text[start:i]) {
+				continue // a statement of the batch ends, not the batch
+			}
 			if st := strings.TrimSpace(text[start:i]); st != "" && !onlyComments(st) {
 				out = append(out, st)
 			}
@@ -86,26 +89,45 @@ func closing(text string, from int, quote byte) int {
 	return -1
 }
 
+// openBatch reports whether text begins a BATCH whose APPLY BATCH has not
+// come yet: as in cqlsh, the semicolons between BEGIN and APPLY BATCH end
+// the batch's statements, not the batch.
+func openBatch(text string) bool {
+	rest, closed := skipComments(text)
+	words := strings.Fields(rest)
+	if !closed || len(words) == 0 || !strings.EqualFold(words[0], "BEGIN") {
+		return false
+	}
+	n := len(words)
+	return n < 2 || !strings.EqualFold(words[n-2], "APPLY") || !strings.EqualFold(words[n-1], "BATCH")
+}
+
 // onlyComments reports whether a statement's text is comments alone.
 func onlyComments(s string) bool {
-	for len(s) > 0 {
+	rest, closed := skipComments(s)
+	return closed && rest == ""
+}
+
+// skipComments returns s after its leading comments and whitespace; closed
+// is false when a /* comment is still open.
+func skipComments(s string) (rest string, closed bool) {
+	for {
 		s = strings.TrimSpace(s)
 		switch {
 		case strings.HasPrefix(s, "--"), strings.HasPrefix(s, "//"):
 			i := strings.IndexByte(s, '\n')
 			if i < 0 {
-				return true
+				return "", true
 			}
 			s = s[i:]
 		case strings.HasPrefix(s, "/*"):
 			i := strings.Index(s, "*/")
 			if i < 0 {
-				return false // open: the statement goes on
+				return s, false
 			}
 			s = s[i+2:]
 		default:
-			return s == ""
+			return s, true
 		}
 	}
-	return true
 }

@@ -20,6 +20,12 @@ func TestSplitter(t *testing.T) {
 		{"SELECT 'unterminated;", "[]", true},
 		{"still';", "[SELECT 'unterminated;\nstill']", false},
 		{"/* comment */;", "[]", false},
+		// A batch's statements end with semicolons; the batch ends with
+		// APPLY BATCH.
+		{"-- load\nbegin unlogged batch insert into t (k) values (1);", "[]", true},
+		{"INSERT INTO t (k) VALUES (';'); apply", "[]", true},
+		{"BATCH; SELECT 1", "[-- load\nbegin unlogged batch insert into t (k) values (1);\nINSERT INTO t (k) VALUES (';'); apply\nBATCH]", true},
+		{";", "[SELECT 1]", false},
 	} {
 		got := s.add(c.line)
 		if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", parseWant(c.want)) || s.pending() != c.pending {
