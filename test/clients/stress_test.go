@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sibyldb/sibyl/tools/stress"
 )
@@ -34,6 +35,18 @@ func TestStressWorkloads(t *testing.T) {
 		}
 		if o.Ops > 0 && total != o.Ops {
 			t.Errorf("%s: %d operations counted, want %d", o.Workload, total, o.Ops)
+		}
+		// The series adds up to the total, each interval's rate over its
+		// own length (the last one is shorter than a second).
+		var seriesOps int64
+		for _, sec := range sum.PerSecond {
+			seriesOps += sec.Ops
+			if sec.Ops > 0 && sec.OpsPerSec <= 0 {
+				t.Errorf("%s: second %d: %d operations at %v/s", o.Workload, sec.Second, sec.Ops, sec.OpsPerSec)
+			}
+		}
+		if seriesOps != sum.Total || sum.Total != total {
+			t.Errorf("%s: the per-second series adds up to %d operations, the total is %d, the operations %d", o.Workload, seriesOps, sum.Total, total)
 		}
 		if !strings.Contains(out.String(), "Results ("+o.Workload) {
 			t.Errorf("%s printed no summary:\n%s", o.Workload, out.String())
@@ -68,6 +81,7 @@ func TestStressWorkloads(t *testing.T) {
 		{Workload: "ycsb-d", Ops: 200, Keys: 500},
 		{Workload: "ycsb-e", Ops: 200, Keys: 500},
 		{Workload: "ycsb-f", Ops: 200, Keys: 500},
+		{Workload: "mixed", Duration: 1200 * time.Millisecond, Keys: 500, Rate: 500},
 	} {
 		run(o)
 	}

@@ -39,7 +39,7 @@ table{border-collapse:collapse} td,th{padding:4px 10px;border-bottom:1px solid #
 	var secs, ops, p50, p99, p999 []float64
 	for _, p := range s.PerSecond {
 		secs = append(secs, float64(p.Second))
-		ops, p50, p99, p999 = append(ops, float64(p.Ops)), append(p50, p.P50), append(p99, p.P99), append(p999, p.P999)
+		ops, p50, p99, p999 = append(ops, p.OpsPerSec), append(p50, p.P50), append(p99, p.P99), append(p999, p.P999)
 	}
 	b.WriteString("<h2>Throughput (ops/s)</h2>\n")
 	b.WriteString(chart(secs, []series{{"ops/s", "#1f77b4", ops}}, "seconds"))

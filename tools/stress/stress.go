@@ -180,12 +180,15 @@ type opStats struct {
 
 // SecondStats is one second of the run.
 type SecondStats struct {
-	Second int     `json:"second"`
-	Ops    int64   `json:"ops"`
-	P50    float64 `json:"p50_ms"`
-	P99    float64 `json:"p99_ms"`
-	P999   float64 `json:"p99_9_ms"`
-	Errors int64   `json:"errors"`
+	Second int   `json:"second"`
+	Ops    int64 `json:"ops"`
+	// OpsPerSec is Ops over the interval's length: the last interval of a
+	// run is shorter than a second.
+	OpsPerSec float64 `json:"ops_per_s"`
+	P50       float64 `json:"p50_ms"`
+	P99       float64 `json:"p99_ms"`
+	P999      float64 `json:"p99_9_ms"`
+	Errors    int64   `json:"errors"`
 }
 
 // OpSummary is an operation kind's totals.
@@ -365,8 +368,13 @@ func Run(opts Options) (*Summary, error) {
 	defer ticker.Stop()
 	second := 0
 	var lastDone, lastErrs int64
+	lastAt := rec.start
+	var lastInterval float64
 	report := func() {
 		second++
+		now := time.Now()
+		interval := now.Sub(lastAt).Seconds()
+		lastAt, lastInterval = now, interval
 		rec.mu.Lock()
 		merged := newHist()
 		for _, st := range rec.ops {
@@ -375,7 +383,7 @@ func Run(opts Options) (*Summary, error) {
 		}
 		rec.mu.Unlock()
 		done, errs := rec.done.Load(), rec.errs.Load()
-		ss := SecondStats{Second: second, Ops: done - lastDone, Errors: errs - lastErrs,
+		ss := SecondStats{Second: second, Ops: done - lastDone, OpsPerSec: float64(done-lastDone) / interval, Errors: errs - lastErrs,
 			P50: ms(float64(merged.ValueAtQuantile(50))), P99: ms(float64(merged.ValueAtQuantile(99))),
 			P999: ms(float64(merged.ValueAtQuantile(99.9)))}
 		lastDone, lastErrs = done, errs
@@ -384,7 +392,7 @@ func Run(opts Options) (*Summary, error) {
 		if opts.Ops > 0 {
 			progress = fmt.Sprintf("%.1f%%", 100*float64(done)/float64(opts.Ops))
 		}
-		fmt.Fprintf(opts.Out, "%8d %10d %9.3f %9.3f %8d %9s\n", second, ss.Ops, ss.P50, ss.P99, ss.Errors, progress)
+		fmt.Fprintf(opts.Out, "%8.1f %10.0f %9.3f %9.3f %8d %9s\n", now.Sub(rec.start).Seconds(), ss.OpsPerSec, ss.P50, ss.P99, ss.Errors, progress)
 	}
 loop:
 	for {
@@ -397,8 +405,18 @@ loop:
 	}
 	close(stop)
 	elapsed := time.Since(rec.start).Seconds()
-	if rec.done.Load() > lastDone {
-		report()
+	if done := rec.done.Load(); done > lastDone {
+		if n := len(sum.PerSecond); n > 0 && time.Since(lastAt) < time.Second/4 {
+			// Operations in flight at the deadline end just after it:
+			// they join the last interval rather than make one of a few
+			// milliseconds.
+			last := &sum.PerSecond[n-1]
+			last.Ops += done - lastDone
+			last.Errors += rec.errs.Load() - lastErrs
+			last.OpsPerSec = float64(last.Ops) / (lastInterval + time.Since(lastAt).Seconds())
+		} else {
+			report()
+		}
 	}
 	sum.Seconds, sum.Total = elapsed, rec.done.Load()
 	for op, st := range rec.ops {
