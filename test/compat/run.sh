@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # make compat: start bin/sibyl on a free loopback port with a fresh data
 # directory, run compat.py against it with Debian's Python driver and its
-# LZ4 module (installed here if missing), then stop the node with SIGTERM and check
-# that it drained and exited cleanly.
+# LZ4 module, render a `sibyl stress --plot` page with Debian's headless
+# chromium and check the screenshot is not blank (all installed here if
+# missing), then stop the node with SIGTERM and check that it drained and
+# exited cleanly.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=/usr/bin/python3
-if ! "$PY" -c 'import cassandra, lz4' 2>/dev/null; then
-	echo "compat: installing python3-cassandra and python3-lz4"
+CHROMIUM=/usr/bin/chromium-headless-shell
+if ! "$PY" -c 'import cassandra, lz4' 2>/dev/null || [ ! -x "$CHROMIUM" ]; then
+	echo "compat: installing python3-cassandra, python3-lz4 and chromium-headless-shell"
 	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-cassandra python3-lz4 >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-cassandra python3-lz4 chromium-headless-shell >/dev/null
 fi
 free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 port=$(free_port)
@@ -30,6 +33,21 @@ for _ in $(seq 100); do
 done
 rc=0
 "$PY" -W ignore test/compat/compat.py 127.0.0.1 "$port" || rc=$?
+# The stress report opens in a browser with no network: a short run's page,
+# rendered headless, shows its charts.
+if bin/sibyl stress write --port "$port" --keyspace plot --duration 3s --rate 2000 --plot "$data/plot.html" >"$data/stress.log" 2>&1; then
+	"$CHROMIUM" --no-sandbox --disable-gpu --window-size=1000,1400 --screenshot="$data/plot.png" "file://$data/plot.html" >/dev/null 2>&1 || true
+	if [ ! -s "$data/plot.png" ]; then
+		echo "compat: chromium wrote no screenshot of the stress plot"
+		rc=1
+	elif ! "$PY" test/compat/plot_check.py "$data/plot.png"; then
+		rc=1
+	fi
+else
+	echo "compat: sibyl stress failed:"
+	cat "$data/stress.log"
+	rc=1
+fi
 kill -TERM "$pid"
 if ! wait "$pid"; then
 	echo "compat: the server did not exit cleanly on SIGTERM:"

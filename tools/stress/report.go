@@ -42,9 +42,9 @@ table{border-collapse:collapse} td,th{padding:4px 10px;border-bottom:1px solid #
 		ops, p50, p99, p999 = append(ops, p.OpsPerSec), append(p50, p.P50), append(p99, p.P99), append(p999, p.P999)
 	}
 	b.WriteString("<h2>Throughput (ops/s)</h2>\n")
-	b.WriteString(chart(secs, []series{{"ops/s", "#1f77b4", ops}}, "seconds"))
+	b.WriteString(chart(secs, []series{{"ops/s", "#1f77b4", ops}}, "seconds", roundTicks(secs)))
 	b.WriteString("<h2>Latency over time (ms)</h2>\n")
-	b.WriteString(chart(secs, []series{{"p50", "#2ca02c", p50}, {"p99", "#ff7f0e", p99}, {"p99.9", "#d62728", p999}}, "seconds"))
+	b.WriteString(chart(secs, []series{{"p50", "#2ca02c", p50}, {"p99", "#ff7f0e", p99}, {"p99.9", "#d62728", p999}}, "seconds", roundTicks(secs)))
 	b.WriteString("<h2>Latency distribution (ms, by percentile)</h2>\n")
 	colors := []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"}
 	var dist []series
@@ -59,7 +59,7 @@ table{border-collapse:collapse} td,th{padding:4px 10px;border-bottom:1px solid #
 		}
 		dist = append(dist, series{op, colors[i%len(colors)], ys})
 	}
-	b.WriteString(chart(xs, dist, "percentile (0 = 0%, 1 = 90%, 2 = 99%, 3 = 99.9%, ...)"))
+	b.WriteString(chart(xs, dist, "percentile", percentileTicks))
 	b.WriteString("</body></html>\n")
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
@@ -69,8 +69,34 @@ type series struct {
 	ys          []float64
 }
 
+// tick is a labelled place on the x axis.
+type tick struct {
+	x     float64
+	label string
+}
+
+// percentileTicks label the distribution's x axis, which counts nines.
+var percentileTicks = []tick{{0, "0%"}, {1, "90%"}, {2, "99%"}, {3, "99.9%"}, {4, "99.99%"}, {5, "99.999%"}, {6, "100%"}}
+
+// roundTicks are up to about six ticks on round numbers over xs.
+func roundTicks(xs []float64) []tick {
+	if len(xs) == 0 {
+		return nil
+	}
+	lo, hi := slices.Min(xs), slices.Max(xs)
+	if hi == lo {
+		return []tick{{lo, trimFloat(lo)}}
+	}
+	step := niceStep((hi - lo) / 5)
+	var out []tick
+	for x := math.Ceil(lo/step) * step; x <= hi+1e-9; x += step {
+		out = append(out, tick{x, trimFloat(x)})
+	}
+	return out
+}
+
 // chart draws line series over xs as an SVG.
-func chart(xs []float64, ss []series, xLabel string) string {
+func chart(xs []float64, ss []series, xLabel string, xTicks []tick) string {
 	const w, h, left, bottom, top, right = 800.0, 300.0, 70.0, 40.0, 20.0, 20.0
 	if len(xs) == 0 {
 		return "<p>(no data)</p>\n"
@@ -88,18 +114,28 @@ func chart(xs []float64, ss []series, xLabel string) string {
 	if maxY == 0 {
 		maxY = 1
 	}
+	// The axis ends on a round number, with up to four round steps.
+	step := niceStep(maxY / 4)
+	ticks := int(math.Ceil(maxY/step - 1e-9))
+	maxY = step * float64(ticks)
 	px := func(x float64) float64 { return left + (x-minX)/(maxX-minX)*(w-left-right) }
 	py := func(y float64) float64 { return h - bottom - y/maxY*(h-bottom-top) }
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f">`+"\n", w, h, w, h)
 	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#888"/>`, left, h-bottom, w-right, h-bottom)
 	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#888"/>`+"\n", left, top, left, h-bottom)
-	for i := 0; i <= 4; i++ {
-		y := maxY * float64(i) / 4
+	for i := 0; i <= ticks; i++ {
+		y := step * float64(i)
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" font-size="11" text-anchor="end">%s</text>`+"\n", left-6, py(y)+4, trimFloat(y))
 	}
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="11">%s</text>`+"\n", left, h-10, html.EscapeString(xLabel))
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="11" text-anchor="end">%s</text>`+"\n", w-right, h-10, trimFloat(maxX))
+	for _, t := range xTicks {
+		if t.x < minX || t.x > maxX {
+			continue
+		}
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#888"/>`, px(t.x), h-bottom, px(t.x), h-bottom+4)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" font-size="11" text-anchor="middle">%s</text>`+"\n", px(t.x), h-bottom+16, html.EscapeString(t.label))
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="11" text-anchor="middle">%s</text>`+"\n", left+(w-left-right)/2, h-6, html.EscapeString(xLabel))
 	for i, s := range ss {
 		var pts []string
 		for j, y := range s.ys {
@@ -112,6 +148,18 @@ func chart(xs []float64, ss []series, xLabel string) string {
 	}
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// niceStep is the least of 1, 2, 2.5 and 5 times a power of ten that is
+// at least v.
+func niceStep(v float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 2.5, 5} {
+		if m*p >= v {
+			return m * p
+		}
+	}
+	return 10 * p
 }
 
 func trimFloat(f float64) string {

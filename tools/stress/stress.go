@@ -37,10 +37,10 @@ type Options struct {
 	Keyspace          string
 	TokenAware        bool
 	Rate              float64 // ops/s cap, 0: none
-	Seed              uint64
-	Ratio             string // mixed: write:read
-	Mix               int    // dynamo: 1..4
-	JSON, Plot        string // report files, when set
+	Seed              uint64  // 0: from the clock
+	Ratio             string  // mixed: write:read
+	Mix               int     // dynamo: 1..4
+	JSON, Plot        string  // report files, when set
 	Out               io.Writer
 }
 
@@ -54,6 +54,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.Threads == 0 {
 		o.Threads = 32
+	}
+	if o.Seed == 0 {
+		o.Seed = uint64(time.Now().UnixNano()) // the report records it, to run again alike
 	}
 	if o.Connections == 0 {
 		o.Connections = 2
@@ -328,7 +331,7 @@ func Run(opts Options) (*Summary, error) {
 		"threads": opts.Threads, "connections": opts.Connections, "ops": opts.Ops, "duration": opts.Duration.String(),
 		"keys": opts.Keys, "preload": opts.Preload, "warmup": opts.Warmup, "value_size": opts.ValueSize, "distribution": opts.Distribution,
 		"consistency": opts.Consistency, "replication_factor": opts.ReplicationFactor, "rate": opts.Rate, "seed": opts.Seed,
-		"ratio": opts.Ratio, "mix": opts.Mix, "nodes": opts.Nodes}}
+		"ratio": opts.Ratio, "mix": opts.Mix, "nodes": opts.Nodes, "port": opts.Port, "keyspace": opts.Keyspace, "token_aware": opts.TokenAware}}
 	stop := make(chan struct{})
 	var issued atomic.Int64
 	var wg sync.WaitGroup
