@@ -806,7 +806,7 @@ func (c *conn) execute(s *exec.Session, r *reader, w *writer) (res *exec.Result,
 	}
 	prep := c.srv.prepared.get(id)
 	if prep == nil {
-		return nil, id, fmt.Errorf("Prepared query with ID %x not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", id)
+		return nil, id, notPrepared(id)
 	}
 	opts, err := execParams(p, nil, prep.Markers)
 	if err != nil {
@@ -839,6 +839,12 @@ func (c *conn) execute(s *exec.Session, r *reader, w *writer) (res *exec.Result,
 	return res, nil, nil
 }
 
+// notPrepared is the Unprepared error's message, as Cassandra words it,
+// for an id the server does not hold.
+func notPrepared(id []byte) error {
+	return fmt.Errorf("Prepared query with ID %x not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", id)
+}
+
 // batchKinds are the BATCH message's type bytes.
 var batchKinds = [...]cql.BatchKind{0: cql.LoggedBatch, 1: cql.UnloggedBatch, 2: cql.CounterBatch}
 
@@ -859,7 +865,7 @@ func (c *conn) batch(s *exec.Session, r *reader, w *writer) (res *exec.Result, u
 		if e.id != nil {
 			prep := c.srv.prepared.get(e.id)
 			if prep == nil {
-				return nil, e.id, fmt.Errorf("Prepared query with ID %x not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", e.id)
+				return nil, e.id, notPrepared(e.id)
 			}
 			bs.Statement, bs.Keyspace = prep.Statement, prep.Keyspace
 		} else {
