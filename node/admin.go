@@ -15,7 +15,6 @@ import (
 
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
-	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
 )
@@ -178,7 +177,7 @@ func (n *Node) adminStatus() AdminStatus {
 	hostID, _ := n.localIdentityCached()
 	return AdminStatus{Address: n.cfg.ListenAddress, DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack,
 		Status: "Up", State: "Normal", LoadBytes: n.engine.Load(), Tokens: slices.Clone(n.tokens),
-		HostID: hostID, Ownership: 1, ReleaseVers: ReleaseVersion}
+		HostID: hostID, Ownership: n.ring.Load().Ownership()[n.endpoint()], ReleaseVers: ReleaseVersion}
 }
 
 func (n *Node) adminInfo() AdminInfo {
@@ -216,8 +215,8 @@ func (n *Node) keyspace(name string) (*schema.Keyspace, error) {
 	return ks, nil
 }
 
-// adminDescribeRing lists the token ranges of a keyspace: on one node,
-// each range ends at one of its tokens and it holds them all.
+// adminDescribeRing lists the token ranges of a keyspace, each with its
+// replicas.
 func (n *Node) adminDescribeRing(r *http.Request) (any, error) {
 	ks, err := n.keyspace(r.URL.Query().Get("keyspace"))
 	if err != nil {
@@ -226,18 +225,19 @@ func (n *Node) adminDescribeRing(r *http.Request) (any, error) {
 	if ks.Replication["class"] == schema.LocalStrategy {
 		return nil, fmt.Errorf("There is no ring for the keyspace: %s", ks.Name)
 	}
-	part := n.engine.Partitioner()
-	tokens := slices.Clone(n.tokens)
-	slices.SortFunc(tokens, func(a, b string) int {
-		ta, _ := part.ParseToken(a)
-		tb, _ := part.ParseToken(b)
-		return partitioner.Compare(ta, tb)
-	})
+	s, err := n.strategy(ks)
+	if err != nil {
+		return nil, err
+	}
+	m := n.ring.Load()
 	var out []AdminRange
-	for i, end := range tokens {
-		start := tokens[(i+len(tokens)-1)%len(tokens)]
-		out = append(out, AdminRange{Start: start, End: end, Endpoints: []string{n.cfg.ListenAddress},
-			DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack})
+	for i, end := range m.SortedTokens() {
+		rng := m.RangeOf(i)
+		ar := AdminRange{Start: rng.Start.String(), End: end.String(), DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack}
+		for _, e := range s.Replicas(m, end) {
+			ar.Endpoints = append(ar.Endpoints, string(e))
+		}
+		out = append(out, ar)
 	}
 	return out, nil
 }
@@ -254,10 +254,20 @@ func (n *Node) adminEndpoints(r *http.Request) (any, error) {
 	if t == nil {
 		return nil, badRequest("Unknown table '%s' in keyspace '%s'", q.Get("table"), ks.Name)
 	}
-	if _, err := partitionKeyFromString(t, q.Get("key")); err != nil {
+	key, err := partitionKeyFromString(t, q.Get("key"))
+	if err != nil {
 		return nil, fmt.Errorf("Unable to make %s from '%s'", t.PartitionKey[0].Type.SchemaString(), q.Get("key"))
 	}
-	return []string{n.cfg.ListenAddress}, nil
+	s, err := n.strategy(ks)
+	if err != nil {
+		return nil, err
+	}
+	m := n.ring.Load()
+	var out []string
+	for _, e := range s.Replicas(m, n.engine.Partitioner().Token(key)) {
+		out = append(out, string(e))
+	}
+	return out, nil
 }
 
 // partitionKeyFromString reads a partition key as nodetool takes it.

@@ -10,6 +10,7 @@ import (
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
 )
 
@@ -39,6 +40,9 @@ func (n *Node) writeLocal() error {
 		return err
 	}
 	n.tokens = tokens
+	if err := n.setRing(); err != nil {
+		return err
+	}
 	inet := inetBytes(n.cfg.ListenAddress)
 	tokenSet := make([][]byte, len(tokens))
 	for i, t := range tokens {
@@ -77,15 +81,23 @@ func (n *Node) writeLocal() error {
 // ClusterInfo tells DESCRIBE CLUSTER about the node's cluster: on a
 // single node it owns every range its tokens end.
 func (n *Node) ClusterInfo() exec.ClusterInfo {
-	endpoint := "/" + net.JoinHostPort(n.cfg.ListenAddress, "7000")
 	return exec.ClusterInfo{
 		Name:        n.cfg.ClusterName,
 		Partitioner: n.engine.Partitioner().Name(),
 		Snitch:      "DynamicEndpointSnitch",
-		Ownership: func(string) map[string][]string {
+		Ownership: func(keyspace string) map[string][]string {
+			m := n.ring.Load()
+			var s ring.Strategy = ring.SimpleStrategy{Factor: 1}
+			if ks := n.schema.Keyspace(keyspace); ks != nil {
+				if ks, err := n.strategy(ks); err == nil {
+					s = ks
+				}
+			}
 			out := map[string][]string{}
-			for _, t := range n.tokens {
-				out[t] = []string{endpoint}
+			for _, t := range m.SortedTokens() {
+				for _, e := range s.Replicas(m, t) {
+					out[t.String()] = append(out[t.String()], "/"+net.JoinHostPort(string(e), "7000"))
+				}
 			}
 			return out
 		},
@@ -123,14 +135,40 @@ func (n *Node) localIdentity() ([]byte, []string, error) {
 	id[8] = id[8]&0x3f | 0x80
 	var seed [32]byte
 	_, _ = cryptorand.Read(seed[:])
-	r := rand.New(rand.NewChaCha8(seed))
-	seen := map[string]bool{}
+	alone, err := ring.NewMetadata(part, nil)
+	if err != nil {
+		return nil, nil, err
+	}
 	var tokens []string
-	for len(tokens) < n.cfg.NumTokens {
-		if t := part.RandomToken(r).String(); !seen[t] {
-			seen[t] = true
-			tokens = append(tokens, t)
-		}
+	for _, t := range ring.AllocateTokens(alone, n.cfg.NumTokens, rand.New(rand.NewChaCha8(seed))) {
+		tokens = append(tokens, t.String())
 	}
 	return id, tokens, nil
+}
+
+// setRing makes the ring of this node alone, from its tokens.
+func (n *Node) setRing() error {
+	part := n.engine.Partitioner()
+	self := ring.Node{Endpoint: n.endpoint(), Location: ring.Location{DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack}}
+	for _, s := range n.tokens {
+		t, err := part.ParseToken(s)
+		if err != nil {
+			return fmt.Errorf("system.local: token %q: %w", s, err)
+		}
+		self.Tokens = append(self.Tokens, t)
+	}
+	m, err := ring.NewMetadata(part, []ring.Node{self})
+	if err != nil {
+		return err
+	}
+	n.ring.Store(m)
+	return nil
+}
+
+// endpoint is this node's name on the ring.
+func (n *Node) endpoint() ring.Endpoint { return ring.Endpoint(n.cfg.ListenAddress) }
+
+// strategy is how keyspace ks places its replicas.
+func (n *Node) strategy(ks *schema.Keyspace) (ring.Strategy, error) {
+	return ring.NewStrategy(ks.Replication, n.endpoint())
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sibyldb/sibyl/cql/native"
 	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
 )
@@ -24,9 +25,12 @@ type Node struct {
 	native     *native.Server
 	nativeDone chan error
 	tokens     []string // the node's tokens, as system.local holds them
-	admin      *http.Server
-	drained    atomic.Bool
-	started    time.Time
+	// ring is the token ring as this node knows it (itself alone until
+	// gossip brings others).
+	ring    atomic.Pointer[ring.Metadata]
+	admin   *http.Server
+	drained atomic.Bool
+	started time.Time
 }
 
 // Open starts a node: the storage engine; the system tables; the schema,

@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -404,6 +405,18 @@ func TestTokensAndPartitioner(t *testing.T) {
 	for _, tok := range tokens {
 		if _, err := partitioner.Random().ParseToken(string(tok)); err != nil {
 			t.Errorf("token %s: %v", tok, err)
+		}
+	}
+	// A first node spaces its tokens evenly: each range an eighth.
+	m := n.ring.Load()
+	for i := range m.SortedTokens() {
+		r := m.RangeOf(i)
+		f := partitioner.Random().RingFraction(r.End) - partitioner.Random().RingFraction(r.Start)
+		if f < 0 {
+			f++
+		}
+		if math.Abs(f-1.0/8) > 1e-9 {
+			t.Errorf("range %v is %v of the ring, want an eighth", r, f)
 		}
 	}
 	if err := n.Close(); err != nil {

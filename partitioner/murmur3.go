@@ -172,3 +172,19 @@ func (murmur3Partitioner) Midpoint(left, right Token) Token {
 	}
 	return Token{kind: Murmur3Kind, hi: mid}
 }
+
+const twoTo64 = 1 << 64
+
+func (murmur3Partitioner) RingFraction(t Token) float64 {
+	checkKind(Murmur3Kind, "RingFraction", t)
+	return math.Min(float64(t.hi)/twoTo64, math.Nextafter(1, 0)) // the top tokens round up to 1
+}
+
+func (murmur3Partitioner) TokenAtFraction(f float64) Token {
+	f = clampFraction(f)
+	x := f * twoTo64
+	if x >= twoTo64 {
+		return Token{kind: Murmur3Kind, hi: math.MaxUint64}
+	}
+	return Token{kind: Murmur3Kind, hi: uint64(x)}
+}

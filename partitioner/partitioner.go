@@ -2,6 +2,7 @@ package partitioner
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 
@@ -39,6 +40,13 @@ type Partitioner interface {
 	// going clockwise and wrapping past MaxToken when left >= right. Both
 	// tokens must belong to this partitioner.
 	Midpoint(left, right Token) Token
+	// RingFraction places t on the ring as a fraction in [0, 1), MinToken
+	// at 0: the measure that token ownership adds up.
+	RingFraction(t Token) float64
+	// TokenAtFraction is the token at fraction f of the ring (f is clamped
+	// to [0, 1)), the inverse of RingFraction to within float64's
+	// precision. At 0 it is MinToken.
+	TokenAtFraction(f float64) Token
 }
 
 // Class names as they appear in cassandra.yaml and system.local.
@@ -107,4 +115,15 @@ func checkKind(want Kind, op string, ts ...Token) {
 			panic(invariants.Failf("partitioner: %s: %v token %s given to the %v partitioner", op, t.kind, t, want))
 		}
 	}
+}
+
+// clampFraction holds a ring fraction to [0, 1); NaN reads as 0.
+func clampFraction(f float64) float64 {
+	switch {
+	case !(f > 0):
+		return 0
+	case f >= 1:
+		return math.Nextafter(1, 0)
+	}
+	return f
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 )
@@ -167,4 +168,23 @@ func (randomPartitioner) Midpoint(left, right Token) Token {
 	mhi := dhi>>1 + lhi + c
 	mhi &^= randomMaxHi // mod 2^127: mid < 1.5 * 2^127, so clearing bit 127 suffices
 	return randomStored(mhi, mlo)
+}
+
+// RingFraction measures a token's value (the minimum reads as 0) against
+// the ring's 2^127.
+func (randomPartitioner) RingFraction(t Token) float64 {
+	checkKind(RandomKind, "RingFraction", t)
+	hi, lo := randomValue(t)
+	return math.Min((float64(hi)*twoTo64+float64(lo))/(1<<127), math.Nextafter(1, 0))
+}
+
+func (randomPartitioner) TokenAtFraction(f float64) Token {
+	f = clampFraction(f)
+	if f == 0 {
+		return Token{kind: RandomKind}
+	}
+	x := f * (1 << 63) // the value's high word, with its fraction below
+	hi := uint64(x)
+	lo := uint64(math.Min((x-float64(hi))*twoTo64, math.MaxUint64))
+	return randomStored(hi, lo)
 }

@@ -442,3 +442,43 @@ func BenchmarkRandomToken(b *testing.B) {
 	}
 	_ = sink
 }
+
+// TestRingFraction checks the ring's measure: the ends, the middle, and
+// that TokenAtFraction inverts it and keeps ring order.
+func TestRingFraction(t *testing.T) {
+	for _, p := range []Partitioner{Murmur3(), Random()} {
+		if f := p.RingFraction(p.MinToken()); f != 0 {
+			t.Errorf("%s: the minimum token at %v", p.Name(), f)
+		}
+		if f := p.RingFraction(p.MaxToken()); f < 0.999999 || f >= 1 {
+			t.Errorf("%s: the maximum token at %v", p.Name(), f)
+		}
+		if tok := p.TokenAtFraction(0); Compare(tok, p.MinToken()) != 0 {
+			t.Errorf("%s: fraction 0 is %v", p.Name(), tok)
+		}
+		for _, f := range []float64{-1, 2, math.NaN()} {
+			if got := p.RingFraction(p.TokenAtFraction(f)); got < 0 || got >= 1 {
+				t.Errorf("%s: fraction %v gave a token at %v", p.Name(), f, got)
+			}
+		}
+		mid := p.Midpoint(p.MinToken(), p.MaxToken())
+		if f := p.RingFraction(mid); math.Abs(f-0.5) > 1e-12 {
+			t.Errorf("%s: the midpoint at %v", p.Name(), f)
+		}
+		prev := p.MinToken()
+		for i := 1; i < 1000; i++ {
+			f := float64(i) / 1000
+			tok := p.TokenAtFraction(f)
+			if got := p.RingFraction(tok); math.Abs(got-f) > 1e-12 {
+				t.Errorf("%s: fraction %v round-trips as %v", p.Name(), f, got)
+			}
+			if !prev.Less(tok) {
+				t.Fatalf("%s: the token at %v (%v) is not after the one before (%v)", p.Name(), f, tok, prev)
+			}
+			prev = tok
+		}
+	}
+	if got := Murmur3().TokenAtFraction(0.5).String(); got != "0" {
+		t.Errorf("Murmur3: the middle of the ring is %s, want 0", got)
+	}
+}
