@@ -1,0 +1,403 @@
+package gossip
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/rs/zerolog"
+)
+
+// Options configure a Gossiper.
+type Options struct {
+	// Name is the node's endpoint, its listen address; it is also the
+	// address gossip binds.
+	Name string
+	// Port is the gossip port (TCP and UDP); 0 picks a free one.
+	Port int
+	// Seeds are contact points, "host" (on Port) or "host:port". The node
+	// itself may be among them.
+	Seeds []string
+	// Generation is this start's generation; default: the time now in
+	// seconds.
+	Generation int64
+	// States are the node's facts at start.
+	States map[ApplicationState]string
+	// OnChange is told the endpoint whose state or liveness changed. It
+	// is called from one goroutine, in order, and may block briefly.
+	OnChange func(endpoint string)
+	Logger   *zerolog.Logger
+
+	// Timings; the defaults suit a LAN (memberlist's), tests shorten them.
+	ProbeInterval    time.Duration // default 1s
+	PushPullInterval time.Duration // full-state exchange with one peer; default 2s
+	GossipInterval   time.Duration // default 200ms
+	// Transport replaces memberlist's UDP/TCP transport (tests).
+	Transport memberlist.Transport
+}
+
+// EnsureDefaults fills in what was left out.
+func (o *Options) EnsureDefaults() {
+	if o.Generation == 0 {
+		o.Generation = time.Now().Unix()
+	}
+	if o.ProbeInterval == 0 {
+		o.ProbeInterval = time.Second
+	}
+	if o.PushPullInterval == 0 {
+		o.PushPullInterval = 2 * time.Second
+	}
+	if o.GossipInterval == 0 {
+		o.GossipInterval = 200 * time.Millisecond
+	}
+	if o.Logger == nil {
+		nop := zerolog.Nop()
+		o.Logger = &nop
+	}
+}
+
+// Validate refuses options gossip cannot start with.
+func (o *Options) Validate() error {
+	if net.ParseIP(o.Name) == nil {
+		return fmt.Errorf("gossip: the node's name %q is not an IP address", o.Name)
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		return fmt.Errorf("gossip: port %d is out of range", o.Port)
+	}
+	return nil
+}
+
+// Gossiper is one node's membership in the cluster.
+type Gossiper struct {
+	opts Options
+	ml   *memberlist.Memberlist
+	q    *memberlist.TransmitLimitedQueue
+
+	mu        sync.Mutex
+	endpoints map[string]*EndpointState // every node known, this one included
+	version   int64                     // the last version given to a fact of ours
+
+	pending map[string]bool // endpoints changed since OnChange last ran (under mu)
+	wake    chan struct{}
+	stop    chan struct{}
+	done    sync.WaitGroup
+}
+
+// Start joins the cluster: it binds the gossip port, then reaches the
+// seeds in the background until one answers.
+func Start(opts Options) (*Gossiper, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts.EnsureDefaults()
+	g := &Gossiper{opts: opts, endpoints: map[string]*EndpointState{}, pending: map[string]bool{},
+		wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	self := &EndpointState{Generation: opts.Generation, States: map[ApplicationState]VersionedValue{}, Alive: true}
+	for k, v := range opts.States {
+		g.version++
+		self.States[k] = VersionedValue{Value: v, Version: g.version}
+	}
+	g.endpoints[opts.Name] = self
+
+	cfg := memberlist.DefaultLANConfig()
+	cfg.Name = opts.Name
+	cfg.BindAddr, cfg.AdvertiseAddr = opts.Name, opts.Name
+	cfg.BindPort, cfg.AdvertisePort = opts.Port, opts.Port
+	cfg.ProbeInterval = opts.ProbeInterval
+	cfg.ProbeTimeout = opts.ProbeInterval / 2
+	cfg.PushPullInterval = opts.PushPullInterval
+	cfg.GossipInterval = opts.GossipInterval
+	cfg.Delegate = (*delegate)(g)
+	cfg.Events = (*events)(g)
+	cfg.LogOutput = logWriter{opts.Logger}
+	if opts.Transport != nil {
+		cfg.Transport = opts.Transport
+	}
+	ml, err := memberlist.Create(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("gossip: cannot listen on %s: %w", net.JoinHostPort(opts.Name, strconv.Itoa(opts.Port)), err)
+	}
+	g.ml = ml
+	g.q = &memberlist.TransmitLimitedQueue{NumNodes: ml.NumMembers, RetransmitMult: cfg.RetransmitMult}
+	g.done.Add(3)
+	go g.notify()
+	go g.heartbeat()
+	go g.join()
+	return g, nil
+}
+
+// Port is the port gossip listens on.
+func (g *Gossiper) Port() int { return int(g.ml.LocalNode().Port) }
+
+// Name is this node's endpoint.
+func (g *Gossiper) Name() string { return g.opts.Name }
+
+// Set changes one of this node's facts and spreads it.
+func (g *Gossiper) Set(k ApplicationState, value string) {
+	if msg := g.set(k, value); msg != nil && len(msg) < 1000 {
+		// A fact too large for a UDP packet (many tokens) travels in the
+		// next push-pull instead.
+		g.q.QueueBroadcast(&broadcast{key: g.opts.Name + "/" + string(k), msg: msg})
+	}
+}
+
+// set records a fact of this node's and returns the message that carries
+// the change (nil when the value is unchanged).
+func (g *Gossiper) set(k ApplicationState, value string) []byte {
+	g.mu.Lock()
+	self := g.endpoints[g.opts.Name]
+	if cur, ok := self.States[k]; ok && cur.Value == value {
+		g.mu.Unlock()
+		return nil
+	}
+	g.version++
+	v := VersionedValue{Value: value, Version: g.version}
+	self.States[k] = v
+	delta := &EndpointState{Generation: self.Generation, States: map[ApplicationState]VersionedValue{k: v}}
+	g.pendingLocked(g.opts.Name)
+	g.mu.Unlock()
+	msg, _ := json.Marshal(map[string]*EndpointState{g.opts.Name: delta})
+	return msg
+}
+
+// Endpoints is a copy of everything known: each node's state by endpoint,
+// this one included.
+func (g *Gossiper) Endpoints() map[string]*EndpointState {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make(map[string]*EndpointState, len(g.endpoints))
+	for e, s := range g.endpoints {
+		out[e] = s.clone()
+	}
+	return out
+}
+
+// Leave announces a clean shutdown and stops: STATUS shutdown goes to
+// every live peer directly, then memberlist's leave, waiting up to timeout
+// for it to go out.
+func (g *Gossiper) Leave(timeout time.Duration) error {
+	if msg := g.set(Status, StatusShutdown); msg != nil {
+		for _, n := range g.ml.Members() {
+			if n.Name != g.opts.Name {
+				_ = g.ml.SendReliable(n, msg) // a peer that misses it sees the leave
+			}
+		}
+	}
+	err := g.ml.Leave(timeout)
+	return errors.Join(err, g.Close())
+}
+
+// Close stops gossiping at once, as a crash would: peers find the node
+// dead by probing it.
+func (g *Gossiper) Close() error {
+	select {
+	case <-g.stop:
+		return nil
+	default:
+	}
+	close(g.stop)
+	err := g.ml.Shutdown()
+	g.done.Wait()
+	return err
+}
+
+// pendingLocked notes a change for OnChange; memberlist's goroutines
+// never wait for it. g.mu is held.
+func (g *Gossiper) pendingLocked(endpoint string) {
+	g.pending[endpoint] = true
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
+}
+
+// notify calls OnChange for the endpoints changed, each once however many
+// changes came since the last call.
+func (g *Gossiper) notify() {
+	defer g.done.Done()
+	for {
+		select {
+		case <-g.wake:
+			g.mu.Lock()
+			changed := slices.Sorted(maps.Keys(g.pending))
+			clear(g.pending)
+			g.mu.Unlock()
+			for _, e := range changed {
+				if g.opts.OnChange != nil {
+					g.opts.OnChange(e)
+				}
+			}
+		case <-g.stop:
+			return
+		}
+	}
+}
+
+// heartbeat counts up while the node runs; it spreads with the full state.
+func (g *Gossiper) heartbeat() {
+	defer g.done.Done()
+	t := time.NewTicker(g.opts.ProbeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			g.mu.Lock()
+			g.endpoints[g.opts.Name].Heartbeat++
+			g.mu.Unlock()
+		case <-g.stop:
+			return
+		}
+	}
+}
+
+// join reaches the seeds, retrying until one answers; a node that is its
+// only seed starts a cluster of its own.
+func (g *Gossiper) join() {
+	defer g.done.Done()
+	var seeds []string
+	for _, s := range g.opts.Seeds {
+		host, port, err := net.SplitHostPort(s)
+		if err != nil {
+			host, port = s, strconv.Itoa(g.Port())
+		}
+		if host == g.opts.Name && port == strconv.Itoa(g.Port()) {
+			continue
+		}
+		seeds = append(seeds, net.JoinHostPort(host, port))
+	}
+	if len(seeds) == 0 {
+		return
+	}
+	for {
+		if n, err := g.ml.Join(seeds); n > 0 {
+			return
+		} else {
+			g.opts.Logger.Warn().Err(err).Strs("seeds", seeds).Msg("gossip: no seed answered; trying again")
+		}
+		select {
+		case <-time.After(time.Second):
+		case <-g.stop:
+			return
+		}
+	}
+}
+
+// mergeRemote folds what a peer sent (endpoint -> state) into what is
+// known, and tells OnChange of each endpoint that changed. What a peer
+// says of this node is ignored: this node knows better.
+func (g *Gossiper) mergeRemote(remote map[string]*EndpointState) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for e, rs := range remote {
+		if e == g.opts.Name || rs == nil {
+			continue
+		}
+		cur := g.endpoints[e]
+		if cur == nil {
+			cur = &EndpointState{Generation: rs.Generation, States: map[ApplicationState]VersionedValue{}}
+			g.endpoints[e] = cur
+			cur.merge(rs)
+			g.pendingLocked(e)
+			continue
+		}
+		if cur.merge(rs) {
+			g.pendingLocked(e)
+		}
+	}
+}
+
+func (g *Gossiper) setAlive(endpoint string, alive bool) {
+	if endpoint == g.opts.Name {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.endpoints[endpoint]
+	if s == nil {
+		s = &EndpointState{States: map[ApplicationState]VersionedValue{}}
+		g.endpoints[endpoint] = s
+	}
+	if s.Alive != alive {
+		s.Alive = alive
+		g.pendingLocked(endpoint)
+	}
+}
+
+// delegate is memberlist's hook for our state.
+type delegate Gossiper
+
+func (d *delegate) NodeMeta(int) []byte { return nil }
+
+func (d *delegate) NotifyMsg(msg []byte) {
+	var remote map[string]*EndpointState
+	if json.Unmarshal(msg, &remote) == nil {
+		(*Gossiper)(d).mergeRemote(remote)
+	}
+}
+
+func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
+	return d.q.GetBroadcasts(overhead, limit)
+}
+
+func (d *delegate) LocalState(bool) []byte {
+	g := (*Gossiper)(d)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	b, _ := json.Marshal(g.endpoints)
+	return b
+}
+
+func (d *delegate) MergeRemoteState(buf []byte, _ bool) {
+	d.NotifyMsg(buf)
+}
+
+// events is memberlist's hook for liveness.
+type events Gossiper
+
+func (e *events) NotifyJoin(n *memberlist.Node)   { (*Gossiper)(e).setAlive(n.Name, true) }
+func (e *events) NotifyLeave(n *memberlist.Node)  { (*Gossiper)(e).setAlive(n.Name, false) }
+func (e *events) NotifyUpdate(n *memberlist.Node) {}
+
+// broadcast is one change on its way to the other nodes; a newer change
+// of the same fact replaces it.
+type broadcast struct {
+	key string
+	msg []byte
+}
+
+func (b *broadcast) Invalidates(o memberlist.Broadcast) bool {
+	ob, ok := o.(*broadcast)
+	return ok && ob.key == b.key
+}
+func (b *broadcast) Message() []byte { return b.msg }
+func (b *broadcast) Finished()       {}
+
+// logWriter passes memberlist's log lines ("[LEVEL] memberlist: ...") to
+// the node's logger at their level.
+type logWriter struct{ l *zerolog.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	line := string(bytes.TrimSpace(p))
+	ev := w.l.Debug()
+	switch {
+	case bytes.Contains(p, []byte("[ERR]")):
+		ev = w.l.Error()
+	case bytes.Contains(p, []byte("[WARN]")):
+		ev = w.l.Warn()
+	case bytes.Contains(p, []byte("[INFO]")):
+		ev = w.l.Info()
+	}
+	ev.Msg(line)
+	return len(p), nil
+}
+
+var _ io.Writer = logWriter{}

@@ -1,0 +1,169 @@
+package gossip
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// start runs a gossiper on 127.0.0.n with short timings, stopped when the
+// test ends.
+func start(t *testing.T, n, port int, generation int64, seeds ...string) *Gossiper {
+	t.Helper()
+	name := fmt.Sprintf("127.0.0.%d", n)
+	g, err := Start(Options{
+		Name: name, Port: port, Seeds: seeds, Generation: generation,
+		States:        map[ApplicationState]string{HostID: "host-" + strconv.Itoa(n), Status: StatusNormal},
+		ProbeInterval: 100 * time.Millisecond, PushPullInterval: 300 * time.Millisecond, GossipInterval: 50 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	return g
+}
+
+// eventually waits up to ten seconds for cond, which describes what it
+// saw when it fails.
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ok, saw := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still %s after 10s", what, saw)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sees reports whether g knows endpoint e as alive (or not) with fact k at
+// value v.
+func sees(g *Gossiper, e string, alive bool, k ApplicationState, v string) (bool, string) {
+	s := g.Endpoints()[e]
+	if s == nil {
+		return false, fmt.Sprintf("%s unknown to %s", e, g.Name())
+	}
+	return s.Alive == alive && s.Get(k) == v, fmt.Sprintf("%s sees %s alive=%v %s=%q", g.Name(), e, s.Alive, k, s.Get(k))
+}
+
+// TestThreeNodes forms a cluster through one seed and follows a node's
+// facts, a crash, a clean shutdown and a restart as the others see them.
+func TestThreeNodes(t *testing.T) {
+	g1 := start(t, 1, 0, 100)
+	seed := fmt.Sprintf("127.0.0.1:%d", g1.Port())
+	g2 := start(t, 2, 0, 100, seed)
+	g3 := start(t, 3, 0, 100, seed, "127.0.0.2:1") // a dead seed is only a contact point that fails
+	all := []*Gossiper{g1, g2, g3}
+	for _, g := range all {
+		for n := 1; n <= 3; n++ {
+			e := fmt.Sprintf("127.0.0.%d", n)
+			eventually(t, "membership", func() (bool, string) { return sees(g, e, true, HostID, "host-"+strconv.Itoa(n)) })
+		}
+	}
+
+	// A fact set on one node reaches the others.
+	g2.Set(Schema, "schema-2")
+	for _, g := range all {
+		eventually(t, "a schema change", func() (bool, string) { return sees(g, "127.0.0.2", true, Schema, "schema-2") })
+	}
+	// A large fact (too big for a broadcast) arrives by push-pull.
+	var tokens string
+	for i := 0; i < 256; i++ {
+		tokens += fmt.Sprintf("%d,", int64(i)*36028797018963968-9223372036854775807)
+	}
+	g3.Set(Tokens, tokens)
+	eventually(t, "256 tokens", func() (bool, string) { return sees(g1, "127.0.0.3", true, Tokens, tokens) })
+
+	// A crash: the others find the node dead by probing it.
+	port3 := g3.Port()
+	if err := g3.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range all[:2] {
+		eventually(t, "a crashed node", func() (bool, string) { return sees(g, "127.0.0.3", false, Status, StatusNormal) })
+	}
+
+	// The node comes back, a later generation: what it says now replaces
+	// what was known of it.
+	g3 = start(t, 3, port3, 200, seed)
+	g3.Set(Schema, "schema-3")
+	for _, g := range []*Gossiper{g1, g2} {
+		eventually(t, "a restarted node", func() (bool, string) { return sees(g, "127.0.0.3", true, Schema, "schema-3") })
+		if s := g.Endpoints()["127.0.0.3"]; s.Generation != 200 || s.Get(Tokens) != "" {
+			t.Errorf("%s sees the restarted node at generation %d with tokens %q", g.Name(), s.Generation, s.Get(Tokens))
+		}
+	}
+
+	// A clean shutdown is seen as one, and as down.
+	if err := g2.Leave(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []*Gossiper{g1, g3} {
+		eventually(t, "a clean shutdown", func() (bool, string) { return sees(g, "127.0.0.2", false, Status, StatusShutdown) })
+	}
+}
+
+// TestOnChange: each change of a peer's state or liveness reaches
+// OnChange.
+func TestOnChange(t *testing.T) {
+	seen := make(chan string, 100)
+	g1, err := Start(Options{Name: "127.0.0.1", Generation: 1, OnChange: func(e string) { seen <- e },
+		ProbeInterval: 100 * time.Millisecond, PushPullInterval: 300 * time.Millisecond, GossipInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g1.Close()
+	g2 := start(t, 2, 0, 1, fmt.Sprintf("127.0.0.1:%d", g1.Port()))
+	waitFor := func(want string) {
+		t.Helper()
+		timeout := time.After(10 * time.Second)
+		for {
+			select {
+			case e := <-seen:
+				if e == want {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no change of %s reached OnChange", want)
+			}
+		}
+	}
+	waitFor("127.0.0.2")
+	g2.Set(Load, "12345")
+	waitFor("127.0.0.2")
+	eventually(t, "the load", func() (bool, string) { return sees(g1, "127.0.0.2", true, Load, "12345") })
+}
+
+func TestOptionsRefused(t *testing.T) {
+	for _, o := range []Options{{Name: "localhost"}, {Name: "127.0.0.1", Port: 70000}} {
+		if _, err := Start(o); err == nil {
+			t.Errorf("%+v started", o)
+		}
+	}
+}
+
+func TestMerge(t *testing.T) {
+	s := &EndpointState{Generation: 5, Heartbeat: 3, Alive: true, States: map[ApplicationState]VersionedValue{
+		Status: {StatusNormal, 4}, Load: {"10", 7}}}
+	// Same generation: the higher version of each fact wins.
+	if !s.merge(&EndpointState{Generation: 5, Heartbeat: 9, States: map[ApplicationState]VersionedValue{Load: {"20", 8}, Status: {StatusLeaving, 2}}}) {
+		t.Error("a newer fact changed nothing")
+	}
+	if s.Get(Load) != "20" || s.Get(Status) != StatusNormal || s.Heartbeat != 9 {
+		t.Errorf("after the merge: %+v", s)
+	}
+	// An older generation is ignored; a newer one replaces everything
+	// but liveness.
+	if s.merge(&EndpointState{Generation: 4, States: map[ApplicationState]VersionedValue{Load: {"99", 100}}}) || s.Get(Load) != "20" {
+		t.Errorf("an older generation changed the state: %+v", s)
+	}
+	if !s.merge(&EndpointState{Generation: 6, States: map[ApplicationState]VersionedValue{HostID: {"h", 1}}}) ||
+		s.Get(Load) != "" || s.Get(HostID) != "h" || !s.Alive || s.Generation != 6 {
+		t.Errorf("a newer generation: %+v", s)
+	}
+}

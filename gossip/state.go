@@ -1,0 +1,89 @@
+package gossip
+
+import "maps"
+
+// ApplicationState names a fact a node gossips about itself, with
+// Cassandra's names (nodetool gossipinfo prints them).
+type ApplicationState string
+
+// The facts a Sibyl node gossips.
+const (
+	Status         ApplicationState = "STATUS"          // NORMAL, BOOT, LEAVING, LEFT or shutdown
+	Load           ApplicationState = "LOAD"            // bytes on disk, in decimal
+	Schema         ApplicationState = "SCHEMA"          // the schema version, a UUID
+	DataCenter     ApplicationState = "DC"              // the data centre
+	Rack           ApplicationState = "RACK"            // the rack
+	ReleaseVersion ApplicationState = "RELEASE_VERSION" // the Cassandra release it answers as
+	RPCAddress     ApplicationState = "RPC_ADDRESS"     // where clients connect
+	NativePort     ApplicationState = "NATIVE_PORT"     // the CQL native protocol port
+	HostID         ApplicationState = "HOST_ID"         // a UUID, kept across restarts
+	Tokens         ApplicationState = "TOKENS"          // the node's tokens, comma-separated
+)
+
+// Status values.
+const (
+	StatusNormal   = "NORMAL"
+	StatusBoot     = "BOOT"
+	StatusLeaving  = "LEAVING"
+	StatusLeft     = "LEFT"
+	StatusShutdown = "shutdown"
+)
+
+// VersionedValue is one fact and the version it was set at.
+type VersionedValue struct {
+	Value   string `json:"v"`
+	Version int64  `json:"n"`
+}
+
+// EndpointState is what is known of one node.
+type EndpointState struct {
+	// Generation grows with each start of the node (its start time in
+	// seconds, as Cassandra's).
+	Generation int64 `json:"g"`
+	// Heartbeat grows while the node runs.
+	Heartbeat int64                              `json:"h"`
+	States    map[ApplicationState]VersionedValue `json:"s"`
+	// Alive is the failure detector's view, not gossiped: memberlist
+	// sees the node as alive (or only suspect).
+	Alive bool `json:"-"`
+}
+
+// Get returns a fact's value ("" when unknown).
+func (s *EndpointState) Get(k ApplicationState) string { return s.States[k].Value }
+
+// clone copies the state, so that readers never share a map with the
+// gossiper.
+func (s *EndpointState) clone() *EndpointState {
+	c := *s
+	c.States = maps.Clone(s.States)
+	return &c
+}
+
+// merge folds remote, what another node says of the same endpoint, into
+// s, and reports whether anything changed. A later generation replaces s;
+// in the same generation each fact keeps its highest version.
+func (s *EndpointState) merge(remote *EndpointState) bool {
+	switch {
+	case remote.Generation < s.Generation:
+		return false
+	case remote.Generation > s.Generation:
+		alive := s.Alive
+		*s = *remote.clone()
+		s.Alive = alive
+		return true
+	}
+	changed := false
+	if remote.Heartbeat > s.Heartbeat {
+		s.Heartbeat = remote.Heartbeat
+	}
+	for k, v := range remote.States {
+		if cur, ok := s.States[k]; !ok || v.Version > cur.Version {
+			if s.States == nil {
+				s.States = map[ApplicationState]VersionedValue{}
+			}
+			s.States[k] = v
+			changed = true
+		}
+	}
+	return changed
+}
