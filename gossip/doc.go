@@ -16,4 +16,14 @@
 // retries until one answers. A clean shutdown announces itself (STATUS
 // shutdown, then memberlist's leave), so peers mark the node down at once
 // rather than after suspicion.
+//
+// Owns: membership, liveness, the application states and their merge rule.
+// Does not own: what the states mean for the ring (ring, node) or for
+// clients (node's peers tables).
+// May import: nothing of Sibyl's.
+// Must not import: any Sibyl package.
+//
+// The merge of states (state.go) is deterministic; memberlist_driver.go
+// runs the goroutines and timers around it. A Gossiper is safe for
+// concurrent use; OnChange is called from one goroutine.
 package gossip

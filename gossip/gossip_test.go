@@ -14,7 +14,7 @@ func start(t *testing.T, n, port int, generation int64, seeds ...string) *Gossip
 	name := fmt.Sprintf("127.0.0.%d", n)
 	g, err := Start(Options{
 		Name: name, Port: port, Seeds: seeds, Generation: generation,
-		States:        map[ApplicationState]string{HostID: "host-" + strconv.Itoa(n), Status: StatusNormal},
+		States:        map[ApplicationState]string{HostID: "host-" + strconv.Itoa(n), Status: StatusNormal + ",0"},
 		ProbeInterval: 100 * time.Millisecond, PushPullInterval: 300 * time.Millisecond, GossipInterval: 50 * time.Millisecond,
 	})
 	if err != nil {
@@ -85,7 +85,7 @@ func TestThreeNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, g := range all[:2] {
-		eventually(t, "a crashed node", func() (bool, string) { return sees(g, "127.0.0.3", false, Status, StatusNormal) })
+		eventually(t, "a crashed node", func() (bool, string) { return sees(g, "127.0.0.3", false, Status, StatusNormal+",0") })
 	}
 
 	// The node comes back, a later generation: what it says now replaces
@@ -104,7 +104,7 @@ func TestThreeNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, g := range []*Gossiper{g1, g3} {
-		eventually(t, "a clean shutdown", func() (bool, string) { return sees(g, "127.0.0.2", false, Status, StatusShutdown) })
+		eventually(t, "a clean shutdown", func() (bool, string) { return sees(g, "127.0.0.2", false, Status, StatusShutdown+",true") })
 	}
 }
 

@@ -1,26 +1,38 @@
 package gossip
 
-import "maps"
-
-// ApplicationState names a fact a node gossips about itself, with
-// Cassandra's names (nodetool gossipinfo prints them).
-type ApplicationState string
-
-// The facts a Sibyl node gossips.
-const (
-	Status         ApplicationState = "STATUS"          // NORMAL, BOOT, LEAVING, LEFT or shutdown
-	Load           ApplicationState = "LOAD"            // bytes on disk, in decimal
-	Schema         ApplicationState = "SCHEMA"          // the schema version, a UUID
-	DataCenter     ApplicationState = "DC"              // the data centre
-	Rack           ApplicationState = "RACK"            // the rack
-	ReleaseVersion ApplicationState = "RELEASE_VERSION" // the Cassandra release it answers as
-	RPCAddress     ApplicationState = "RPC_ADDRESS"     // where clients connect
-	NativePort     ApplicationState = "NATIVE_PORT"     // the CQL native protocol port
-	HostID         ApplicationState = "HOST_ID"         // a UUID, kept across restarts
-	Tokens         ApplicationState = "TOKENS"          // the node's tokens, comma-separated
+import (
+	"maps"
+	"strings"
 )
 
-// Status values.
+// ApplicationState names a fact a node gossips about itself, with
+// Cassandra's names and value formats (nodetool gossipinfo prints them).
+type ApplicationState string
+
+// The facts a Sibyl node gossips, in Cassandra's order (the order
+// nodetool gossipinfo prints them in).
+const (
+	Status                 ApplicationState = "STATUS"                    // "NORMAL,<first token>", "BOOT", "LEAVING,<first token>", "shutdown,true"
+	Load                   ApplicationState = "LOAD"                      // bytes on disk, as a double ("1024.0")
+	Schema                 ApplicationState = "SCHEMA"                    // the schema version, a UUID
+	DataCenter             ApplicationState = "DC"                        // the data centre
+	Rack                   ApplicationState = "RACK"                      // the rack
+	ReleaseVersion         ApplicationState = "RELEASE_VERSION"           // the Cassandra release it answers as
+	RPCAddress             ApplicationState = "RPC_ADDRESS"               // where clients connect
+	NetVersion             ApplicationState = "NET_VERSION"               // the messaging version
+	HostID                 ApplicationState = "HOST_ID"                   // a UUID, kept across restarts
+	Tokens                 ApplicationState = "TOKENS"                    // the node's tokens, comma-separated
+	RPCReady               ApplicationState = "RPC_READY"                 // "true" once clients may connect
+	InternalAddressAndPort ApplicationState = "INTERNAL_ADDRESS_AND_PORT" // "ip:port" of internode messaging
+	NativeAddressAndPort   ApplicationState = "NATIVE_ADDRESS_AND_PORT"   // "ip:port" of the native protocol
+	StatusWithPort         ApplicationState = "STATUS_WITH_PORT"          // as STATUS
+)
+
+// Order is Cassandra's order of the application states.
+var Order = []ApplicationState{Status, Load, Schema, DataCenter, Rack, ReleaseVersion, RPCAddress, NetVersion,
+	HostID, Tokens, RPCReady, InternalAddressAndPort, NativeAddressAndPort, StatusWithPort}
+
+// The kinds of STATUS, the part before its first comma.
 const (
 	StatusNormal   = "NORMAL"
 	StatusBoot     = "BOOT"
@@ -28,6 +40,12 @@ const (
 	StatusLeft     = "LEFT"
 	StatusShutdown = "shutdown"
 )
+
+// StatusKind is the kind of a STATUS value: "NORMAL" of "NORMAL,-42".
+func StatusKind(status string) string {
+	kind, _, _ := strings.Cut(status, ",")
+	return kind
+}
 
 // VersionedValue is one fact and the version it was set at.
 type VersionedValue struct {
@@ -41,7 +59,7 @@ type EndpointState struct {
 	// seconds, as Cassandra's).
 	Generation int64 `json:"g"`
 	// Heartbeat grows while the node runs.
-	Heartbeat int64                              `json:"h"`
+	Heartbeat int64                               `json:"h"`
 	States    map[ApplicationState]VersionedValue `json:"s"`
 	// Alive is the failure detector's view, not gossiped: memberlist
 	// sees the node as alive (or only suspect).

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/gossip"
+	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
 )
@@ -67,13 +70,34 @@ type AdminSnapshot struct {
 	TrueBytes int64  `json:"true_bytes"`
 }
 
+// AdminGossip is one node in nodetool gossipinfo.
+type AdminGossip struct {
+	Endpoint   string             `json:"endpoint"`
+	Generation int64              `json:"generation"`
+	Heartbeat  int64              `json:"heartbeat"`
+	States     []AdminGossipState `json:"states"`
+}
+
+// AdminGossipState is one application state, in Cassandra's order.
+type AdminGossipState struct {
+	Name    string `json:"name"`
+	Version int64  `json:"version"`
+	Value   string `json:"value"`
+}
+
 // AdminRange is one token range in nodetool describering.
 type AdminRange struct {
-	Start      string   `json:"start_token"`
-	End        string   `json:"end_token"`
-	Endpoints  []string `json:"endpoints"`
-	DataCenter string   `json:"data_center"`
-	Rack       string   `json:"rack"`
+	Start     string          `json:"start_token"`
+	End       string          `json:"end_token"`
+	Endpoints []string        `json:"endpoints"`
+	Details   []AdminEndpoint `json:"endpoint_details"`
+}
+
+// AdminEndpoint places a replica.
+type AdminEndpoint struct {
+	Host       string `json:"host"`
+	DataCenter string `json:"data_center"`
+	Rack       string `json:"rack"`
 }
 
 // adminError is a failure with the HTTP status it answers with.
@@ -114,12 +138,13 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 			_ = json.NewEncoder(w).Encode(v)
 		})
 	}
-	handle("GET /status", func(*http.Request) (any, error) { return []AdminStatus{n.adminStatus()}, nil })
+	handle("GET /status", n.adminStatuses)
 	handle("GET /info", func(*http.Request) (any, error) { return n.adminInfo(), nil })
 	handle("GET /version", func(*http.Request) (any, error) {
 		return map[string]string{"release_version": ReleaseVersion}, nil
 	})
 	handle("GET /describering", n.adminDescribeRing)
+	handle("GET /gossipinfo", func(*http.Request) (any, error) { return n.gossipInfo(), nil })
 	handle("GET /endpoints", n.adminEndpoints)
 	handle("POST /flush", func(r *http.Request) (any, error) {
 		return nil, n.eachTable(r, func(_ *schema.Table, st *storage.Table) error { return st.Flush() })
@@ -171,6 +196,63 @@ func (n *Node) Drain() error {
 		return err
 	}
 	return n.engine.Flush()
+}
+
+// adminStatuses describe every node of the ring: this one, and those
+// gossip knows, by address. Ownership is each node's share of the ring,
+// or with ?keyspace= its effective share of that keyspace's data.
+func (n *Node) adminStatuses(r *http.Request) (any, error) {
+	m := n.ring.Load()
+	own := m.Ownership()
+	if name := r.URL.Query().Get("keyspace"); name != "" {
+		ks, err := n.keyspace(name)
+		if err != nil {
+			return nil, err
+		}
+		s, err := n.strategy(ks)
+		if err != nil {
+			return nil, err
+		}
+		own = m.EffectiveOwnership(s)
+	}
+	self := n.adminStatus()
+	self.Ownership = own[n.endpoint()]
+	out := []AdminStatus{self}
+	if n.gossip != nil {
+		for e, s := range n.gossip.Endpoints() {
+			kind := gossip.StatusKind(s.Get(gossip.Status))
+			if e == n.cfg.ListenAddress || s.Get(gossip.HostID) == "" || kind == gossip.StatusLeft {
+				continue
+			}
+			st := AdminStatus{Address: e, DataCenter: s.Get(gossip.DataCenter), Rack: s.Get(gossip.Rack),
+				Status: "Down", State: gossipStates[kind], HostID: s.Get(gossip.HostID),
+				Ownership: own[ring.Endpoint(e)], ReleaseVers: s.Get(gossip.ReleaseVersion)}
+			if s.Alive {
+				st.Status = "Up"
+			}
+			if st.State == "" {
+				st.State = "Normal"
+			}
+			load, _ := strconv.ParseFloat(s.Get(gossip.Load), 64)
+			st.LoadBytes = int64(load)
+			if t := s.Get(gossip.Tokens); t != "" {
+				st.Tokens = strings.Split(t, ",")
+			}
+			out = append(out, st)
+		}
+	}
+	slices.SortFunc(out, func(a, b AdminStatus) int { return compareAddresses(a.Address, b.Address) })
+	return out, nil
+}
+
+// gossipStates are nodetool's states for the gossiped statuses.
+var gossipStates = map[string]string{gossip.StatusNormal: "Normal", gossip.StatusShutdown: "Normal",
+	gossip.StatusBoot: "Joining", gossip.StatusLeaving: "Leaving"}
+
+// compareAddresses orders IP addresses numerically (127.0.0.10 after
+// 127.0.0.9).
+func compareAddresses(a, b string) int {
+	return bytes.Compare(inetBytes(a), inetBytes(b))
 }
 
 func (n *Node) adminStatus() AdminStatus {
@@ -233,9 +315,11 @@ func (n *Node) adminDescribeRing(r *http.Request) (any, error) {
 	var out []AdminRange
 	for i, end := range m.SortedTokens() {
 		rng := m.RangeOf(i)
-		ar := AdminRange{Start: rng.Start.String(), End: end.String(), DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack}
+		ar := AdminRange{Start: rng.Start.String(), End: end.String()}
 		for _, e := range s.Replicas(m, end) {
+			loc := m.Location(e)
 			ar.Endpoints = append(ar.Endpoints, string(e))
+			ar.Details = append(ar.Details, AdminEndpoint{Host: string(e), DataCenter: loc.DataCenter, Rack: loc.Rack})
 		}
 		out = append(out, ar)
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,8 +66,30 @@ type Config struct {
 	// snitch's properties file); default datacenter1 and rack1.
 	DataCenter string `yaml:"data_center"`
 	Rack       string `yaml:"rack"`
+	// Seeds are the contact points through which the node joins its
+	// cluster, "address" or "address:port" (on the gossip port). In
+	// sibyl.yaml they are seed_provider's seeds parameter, as in
+	// cassandra.yaml. A node with no seeds runs alone and opens no gossip
+	// port. (--seeds)
+	Seeds        []string       `yaml:"-"`
+	SeedProvider []SeedProvider `yaml:"seed_provider"`
+	// GossipPort is where gossip (memberlist, TCP and UDP) listens, on the
+	// listen address; default 7001. (gossip_port; Cassandra gossips on its
+	// storage_port.)
+	GossipPort int `yaml:"gossip_port"`
 	// Logger receives the node's events; default none.
 	Logger *zerolog.Logger `yaml:"-"`
+}
+
+// SeedProvider is cassandra.yaml's seed_provider entry:
+//
+//	seed_provider:
+//	  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+//	    parameters:
+//	      - seeds: "127.0.0.1,127.0.0.2"
+type SeedProvider struct {
+	ClassName  string              `yaml:"class_name"`
+	Parameters []map[string]string `yaml:"parameters"`
 }
 
 // LoadConfigFile reads a sibyl.yaml. Unknown keys are refused, with the
@@ -137,6 +160,27 @@ func (c *Config) EnsureDefaults() {
 		nop := zerolog.Nop()
 		c.Logger = &nop
 	}
+	if len(c.Seeds) == 0 {
+		c.Seeds = c.providedSeeds()
+	}
+	if c.GossipPort == 0 {
+		c.GossipPort = 7001
+	}
+}
+
+// providedSeeds are seed_provider's seeds, split at commas.
+func (c *Config) providedSeeds() []string {
+	var out []string
+	for _, p := range c.SeedProvider {
+		for _, params := range p.Parameters {
+			for _, s := range strings.Split(params["seeds"], ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Validate reports every problem with the configuration at once, naming the
@@ -161,6 +205,26 @@ func (c *Config) Validate() error {
 	}
 	if c.AdminPort < 0 || c.AdminPort > 65535 {
 		errs = append(errs, fmt.Errorf("admin_port: %d is not a port", c.AdminPort))
+	}
+	if c.GossipPort < 0 || c.GossipPort > 65535 {
+		errs = append(errs, fmt.Errorf("gossip_port: %d is not a port", c.GossipPort))
+	}
+	for _, p := range c.SeedProvider {
+		if p.ClassName != "" && p.ClassName != "org.apache.cassandra.locator.SimpleSeedProvider" && p.ClassName != "SimpleSeedProvider" {
+			errs = append(errs, fmt.Errorf("seed_provider: class_name %q is not supported; use org.apache.cassandra.locator.SimpleSeedProvider", p.ClassName))
+		}
+	}
+	for _, seed := range append(slices.Clone(c.Seeds), c.providedSeeds()...) {
+		host, port, err := net.SplitHostPort(seed)
+		if err != nil {
+			host = seed
+		} else if p, err := strconv.Atoi(port); err != nil || p <= 0 || p > 65535 {
+			errs = append(errs, fmt.Errorf("seeds: %q has no valid port", seed))
+			continue
+		}
+		if net.ParseIP(host) == nil {
+			errs = append(errs, fmt.Errorf("seeds: %q is not an IP address", seed))
+		}
 	}
 	if c.NativeMaxFrameSize < 0 {
 		errs = append(errs, fmt.Errorf("native_transport_max_frame_size: %d is negative", c.NativeMaxFrameSize))

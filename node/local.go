@@ -9,6 +9,7 @@ import (
 
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/gossip"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
@@ -32,23 +33,19 @@ func inetBytes(addr string) []byte {
 	return ip.To16()
 }
 
-// writeLocal writes the system.local row. The host id and tokens chosen the
-// first time are read back and kept.
+// writeLocal writes the system.local row, with the host id and tokens the
+// node chose at its first start (identify), and gossips the schema version.
 func (n *Node) writeLocal() error {
-	hostID, tokens, err := n.localIdentity()
-	if err != nil {
-		return err
-	}
-	n.tokens = tokens
-	if err := n.setRing(); err != nil {
-		return err
-	}
+	hostID, tokens := n.hostID, n.tokens
 	inet := inetBytes(n.cfg.ListenAddress)
 	tokenSet := make([][]byte, len(tokens))
 	for i, t := range tokens {
 		tokenSet[i] = []byte(t)
 	}
 	version := n.schema.Version()
+	if n.gossip != nil {
+		n.gossip.Set(gossip.Schema, cqltype.UUIDType.Format(version[:]))
+	}
 	now := time.Now()
 	w := &schema.CellWriter{Timestamp: now.UnixMicro(), Now: now.Unix()}
 	m, err := schema.LocalTable.InsertMutation(map[string][]byte{
@@ -104,11 +101,11 @@ func (n *Node) ClusterInfo() exec.ClusterInfo {
 	}
 }
 
-// localIdentity returns the host id and tokens system.local holds, or new
-// ones: a random (version 4) host id and num_tokens random tokens. A node
+// storedIdentity returns the host id and tokens system.local holds: a new
+// random (version 4) host id and no tokens at the first start. A node
 // keeps the partitioner its data was written with: starting it with
 // another is refused.
-func (n *Node) localIdentity() ([]byte, []string, error) {
+func (n *Node) storedIdentity() ([]byte, []string, error) {
 	rows, err := n.readRows(schema.LocalTable)
 	if err != nil {
 		return nil, nil, err
@@ -133,36 +130,19 @@ func (n *Node) localIdentity() ([]byte, []string, error) {
 	_, _ = cryptorand.Read(id)
 	id[6] = id[6]&0x0f | 0x40
 	id[8] = id[8]&0x3f | 0x80
-	var seed [32]byte
-	_, _ = cryptorand.Read(seed[:])
-	alone, err := ring.NewMetadata(part, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	var tokens []string
-	for _, t := range ring.AllocateTokens(alone, n.cfg.NumTokens, rand.New(rand.NewChaCha8(seed))) {
-		tokens = append(tokens, t.String())
-	}
-	return id, tokens, nil
+	return id, nil, nil
 }
 
-// setRing makes the ring of this node alone, from its tokens.
-func (n *Node) setRing() error {
-	part := n.engine.Partitioner()
-	self := ring.Node{Endpoint: n.endpoint(), Location: ring.Location{DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack}}
-	for _, s := range n.tokens {
-		t, err := part.ParseToken(s)
-		if err != nil {
-			return fmt.Errorf("system.local: token %q: %w", s, err)
-		}
-		self.Tokens = append(self.Tokens, t)
+// allocateTokens chooses num_tokens tokens against the ring as it stands
+// (this node alone, or the cluster gossip has shown it).
+func (n *Node) allocateTokens(current *ring.Metadata) []string {
+	var seed [32]byte
+	_, _ = cryptorand.Read(seed[:])
+	var tokens []string
+	for _, t := range ring.AllocateTokens(current, n.cfg.NumTokens, rand.New(rand.NewChaCha8(seed))) {
+		tokens = append(tokens, t.String())
 	}
-	m, err := ring.NewMetadata(part, []ring.Node{self})
-	if err != nil {
-		return err
-	}
-	n.ring.Store(m)
-	return nil
+	return tokens
 }
 
 // endpoint is this node's name on the ring.

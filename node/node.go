@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sibyldb/sibyl/cql/native"
+	"github.com/sibyldb/sibyl/gossip"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
@@ -24,10 +26,14 @@ type Node struct {
 
 	native     *native.Server
 	nativeDone chan error
+	hostID     []byte   // the node's host id, kept in system.local
 	tokens     []string // the node's tokens, as system.local holds them
-	// ring is the token ring as this node knows it (itself alone until
-	// gossip brings others).
+	// ring is the token ring as this node knows it: itself, and the nodes
+	// gossip has shown it.
 	ring    atomic.Pointer[ring.Metadata]
+	ringMu  sync.Mutex       // one ring rebuild at a time
+	gossip  *gossip.Gossiper // nil when the node has no seeds
+	stopped chan struct{}    // closed by Close, for the node's own goroutines
 	admin   *http.Server
 	drained atomic.Bool
 	started time.Time
@@ -52,9 +58,9 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n := &Node{cfg: cfg, engine: engine, started: time.Now()}
+	n := &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{})}
 	if err := n.start(); err != nil {
-		return nil, errors.Join(err, engine.Close())
+		return nil, errors.Join(err, n.leaveCluster(), engine.Close())
 	}
 	return n, nil
 }
@@ -83,6 +89,9 @@ func (n *Node) start() error {
 	if err := n.describeSystemKeyspaces(); err != nil {
 		return err
 	}
+	if err := n.identify(); err != nil {
+		return err
+	}
 	return n.writeLocal()
 }
 
@@ -102,7 +111,8 @@ func (n *Node) describeSystemKeyspaces() error {
 // requests; those in flight are answered), memtables are flushed, and the
 // engine closes.
 func (n *Node) Close() error {
-	err := errors.Join(n.stopAdmin(), n.stopNative())
+	err := n.leaveCluster()
+	err = errors.Join(err, n.stopAdmin(), n.stopNative())
 	if ferr := n.engine.Flush(); ferr != nil {
 		err = errors.Join(err, fmt.Errorf("node: flushing at shutdown: %w", ferr))
 	}

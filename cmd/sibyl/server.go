@@ -62,6 +62,10 @@ func newServerCommand() *cobra.Command {
 	f.IntVar(&cfg.NativePort, "native-transport-port", 9042, "native_transport_port: the CQL native protocol port")
 	f.StringVar(&cfg.ClusterName, "cluster-name", "Test Cluster", "cluster_name")
 	f.IntVar(&cfg.AdminPort, "admin-port", 7199, "admin_port: the admin API (nodetool) port, on the listen address")
+	f.StringSliceVar(&cfg.Seeds, "seeds", nil, "seed_provider's seeds: contact points (address or address:port) to join a cluster through; none runs the node alone")
+	f.IntVar(&cfg.GossipPort, "gossip-port", 7001, "gossip_port: the gossip (membership) port, on the listen address")
+	f.StringVar(&cfg.DataCenter, "dc", "datacenter1", "the node's data centre")
+	f.StringVar(&cfg.Rack, "rack", "rack1", "the node's rack")
 	return cmd
 }
 
@@ -86,6 +90,18 @@ func withFlags(file, flags node.Config, cmd *cobra.Command) node.Config {
 	}
 	if set("admin-port") {
 		file.AdminPort = flags.AdminPort
+	}
+	if set("seeds") {
+		file.Seeds = flags.Seeds
+	}
+	if set("gossip-port") {
+		file.GossipPort = flags.GossipPort
+	}
+	if set("dc") {
+		file.DataCenter = flags.DataCenter
+	}
+	if set("rack") {
+		file.Rack = flags.Rack
 	}
 	return file
 }

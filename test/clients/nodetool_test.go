@@ -74,6 +74,13 @@ func TestNodetool(t *testing.T) {
 	if out, _, _ := run("describering", "ks"); strings.Count(out, "\tTokenRange(start_token:") != 16 || !strings.HasPrefix(out, "Schema Version:") {
 		t.Errorf("describering:\n%s", out)
 	}
+	if out, _, _ := run("describering", "ks"); !strings.Contains(out, "endpoint_details:[EndpointDetails(host:127.0.0.1, datacenter:datacenter1, rack:rack1)])") {
+		t.Errorf("describering's endpoint details:\n%s", out)
+	}
+	if out, _, code := run("gossipinfo"); code != 0 || !regexp.MustCompile(`^/127\.0\.0\.1:7000\n  generation:\d+\n  heartbeat:0\n  STATUS:1:NORMAL,-?\d+\n  LOAD:2:\d+\.\d\n  SCHEMA:3:[0-9a-f-]{36}\n  DC:4:datacenter1\n  RACK:5:rack1\n`).MatchString(out) ||
+		!strings.Contains(out, "  TOKENS:10:<hidden>\n") || !strings.Contains(out, "  NATIVE_ADDRESS_AND_PORT:13:127.0.0.1:"+strconv.Itoa(nativePort)+"\n") {
+		t.Errorf("gossipinfo (%d):\n%s", code, out)
+	}
 	if _, errs, code := run("describering", "system"); code != 2 || !strings.HasPrefix(errs, "error: There is no ring for the keyspace: system") {
 		t.Errorf("describering system (%d): %q", code, errs)
 	}

@@ -176,11 +176,25 @@ type tableStats struct {
 }
 
 type tokenRange struct {
-	Start      string   `json:"start_token"`
-	End        string   `json:"end_token"`
-	Endpoints  []string `json:"endpoints"`
-	DataCenter string   `json:"data_center"`
-	Rack       string   `json:"rack"`
+	Start     string   `json:"start_token"`
+	End       string   `json:"end_token"`
+	Endpoints []string `json:"endpoints"`
+	Details   []struct {
+		Host       string `json:"host"`
+		DataCenter string `json:"data_center"`
+		Rack       string `json:"rack"`
+	} `json:"endpoint_details"`
+}
+
+type gossipEndpoint struct {
+	Endpoint   string `json:"endpoint"`
+	Generation int64  `json:"generation"`
+	Heartbeat  int64  `json:"heartbeat"`
+	States     []struct {
+		Name    string `json:"name"`
+		Version int64  `json:"version"`
+		Value   string `json:"value"`
+	} `json:"states"`
 }
 
 type snapshot struct {
@@ -199,6 +213,7 @@ func init() {
 		"info":                    (*client).info,
 		"ring":                    (*client).ring,
 		"describering":            (*client).describeRing,
+		"gossipinfo":              (*client).gossipInfo,
 		"getendpoints":            (*client).getEndpoints,
 		"flush":                   func(c *client, a []string) error { return c.tablesAction("/flush", a) },
 		"compact":                 func(c *client, a []string) error { return c.tablesAction("/compact", a) },
@@ -262,12 +277,16 @@ func table(rows [][]string, sep string) string {
 // nodes reads the ring's nodes for status and ring; known is false (and
 // the message printed) when the keyspace argument names none.
 func (c *client) nodes(args []string) (nodes []status, known bool, err error) {
-	if err := c.call("GET", "/status", nil, &nodes); err != nil {
-		return nil, false, err
-	}
 	if len(args) > 0 && !c.keyspaceExists(args[0]) {
 		fmt.Fprintf(c.out, "\nError: The keyspace %s, does not exist\n", args[0])
 		return nil, false, nil
+	}
+	var query url.Values
+	if len(args) > 0 {
+		query = url.Values{"keyspace": {args[0]}}
+	}
+	if err := c.call("GET", "/status", query, &nodes); err != nil {
+		return nil, false, err
 	}
 	return nodes, true, nil
 }
@@ -403,8 +422,33 @@ func (c *client) describeRing(args []string) error {
 		return err
 	}
 	for _, r := range ranges {
-		fmt.Fprintf(c.out, "\tTokenRange(start_token:%s, end_token:%s, endpoints:[%s], rpc_endpoints:[%s], endpoint_details:[EndpointDetails(host:%s, datacenter:%s, rack:%s)])\n",
-			r.Start, r.End, strings.Join(r.Endpoints, ", "), strings.Join(r.Endpoints, ", "), r.Endpoints[0], r.DataCenter, r.Rack)
+		var details []string
+		for _, d := range r.Details {
+			details = append(details, fmt.Sprintf("EndpointDetails(host:%s, datacenter:%s, rack:%s)", d.Host, d.DataCenter, d.Rack))
+		}
+		fmt.Fprintf(c.out, "\tTokenRange(start_token:%s, end_token:%s, endpoints:[%s], rpc_endpoints:[%s], endpoint_details:[%s])\n",
+			r.Start, r.End, strings.Join(r.Endpoints, ", "), strings.Join(r.Endpoints, ", "), strings.Join(details, ", "))
+	}
+	return nil
+}
+
+// gossipInfo prints every node's gossiped state as nodetool 4.1 does:
+// the endpoint with its messaging port, generation and heartbeat, then
+// each state as NAME:version:value (tokens hidden).
+func (c *client) gossipInfo([]string) error {
+	var eps []gossipEndpoint
+	if err := c.call("GET", "/gossipinfo", nil, &eps); err != nil {
+		return err
+	}
+	for _, e := range eps {
+		fmt.Fprintf(c.out, "/%s:7000\n  generation:%d\n  heartbeat:%d\n", e.Endpoint, e.Generation, e.Heartbeat)
+		for _, s := range e.States {
+			value := s.Value
+			if s.Name == "TOKENS" {
+				value = "<hidden>"
+			}
+			fmt.Fprintf(c.out, "  %s:%d:%s\n", s.Name, s.Version, value)
+		}
 	}
 	return nil
 }

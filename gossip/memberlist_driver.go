@@ -88,6 +88,7 @@ type Gossiper struct {
 
 	pending map[string]bool // endpoints changed since OnChange last ran (under mu)
 	wake    chan struct{}
+	joined  chan struct{} // closed once a seed has answered, or at once for a seed
 	stop    chan struct{}
 	done    sync.WaitGroup
 }
@@ -100,7 +101,7 @@ func Start(opts Options) (*Gossiper, error) {
 	}
 	opts.EnsureDefaults()
 	g := &Gossiper{opts: opts, endpoints: map[string]*EndpointState{}, pending: map[string]bool{},
-		wake: make(chan struct{}, 1), stop: make(chan struct{})}
+		wake: make(chan struct{}, 1), joined: make(chan struct{}), stop: make(chan struct{})}
 	self := &EndpointState{Generation: opts.Generation, States: map[ApplicationState]VersionedValue{}, Alive: true}
 	for k, v := range opts.States {
 		g.version++
@@ -135,6 +136,12 @@ func Start(opts Options) (*Gossiper, error) {
 	return g, nil
 }
 
+// Joined is closed once the node is in the cluster: a seed answered, and
+// its full state (every node it knows) has been merged. A node listed
+// among its own seeds, or with no other seeds, is in at once: it may be
+// the first.
+func (g *Gossiper) Joined() <-chan struct{} { return g.joined }
+
 // Port is the port gossip listens on.
 func (g *Gossiper) Port() int { return int(g.ml.LocalNode().Port) }
 
@@ -147,6 +154,25 @@ func (g *Gossiper) Set(k ApplicationState, value string) {
 		// A fact too large for a UDP packet (many tokens) travels in the
 		// next push-pull instead.
 		g.q.QueueBroadcast(&broadcast{key: g.opts.Name + "/" + string(k), msg: msg})
+	}
+}
+
+// SetNow changes one of this node's facts and sends it to every live node
+// directly (over TCP) before returning, for what others must know at once:
+// a joining node's tokens, before the next node chooses its own.
+func (g *Gossiper) SetNow(k ApplicationState, value string) {
+	if msg := g.set(k, value); msg != nil {
+		g.sendToAll(msg)
+	}
+}
+
+// sendToAll sends a message to every other live node; one that misses it
+// learns it by gossip.
+func (g *Gossiper) sendToAll(msg []byte) {
+	for _, n := range g.ml.Members() {
+		if n.Name != g.opts.Name {
+			_ = g.ml.SendReliable(n, msg)
+		}
 	}
 }
 
@@ -185,13 +211,8 @@ func (g *Gossiper) Endpoints() map[string]*EndpointState {
 // every live peer directly, then memberlist's leave, waiting up to timeout
 // for it to go out.
 func (g *Gossiper) Leave(timeout time.Duration) error {
-	if msg := g.set(Status, StatusShutdown); msg != nil {
-		for _, n := range g.ml.Members() {
-			if n.Name != g.opts.Name {
-				_ = g.ml.SendReliable(n, msg) // a peer that misses it sees the leave
-			}
-		}
-	}
+	g.SetNow(Status, StatusShutdown+",true")
+	g.SetNow(StatusWithPort, StatusShutdown+",true")
 	err := g.ml.Leave(timeout)
 	return errors.Join(err, g.Close())
 }
@@ -264,21 +285,29 @@ func (g *Gossiper) heartbeat() {
 func (g *Gossiper) join() {
 	defer g.done.Done()
 	var seeds []string
+	isSeed := false
 	for _, s := range g.opts.Seeds {
 		host, port, err := net.SplitHostPort(s)
 		if err != nil {
 			host, port = s, strconv.Itoa(g.Port())
 		}
 		if host == g.opts.Name && port == strconv.Itoa(g.Port()) {
+			isSeed = true
 			continue
 		}
 		seeds = append(seeds, net.JoinHostPort(host, port))
+	}
+	if isSeed || len(seeds) == 0 {
+		close(g.joined)
 	}
 	if len(seeds) == 0 {
 		return
 	}
 	for {
 		if n, err := g.ml.Join(seeds); n > 0 {
+			if !isSeed {
+				close(g.joined)
+			}
 			return
 		} else {
 			g.opts.Logger.Warn().Err(err).Strs("seeds", seeds).Msg("gossip: no seed answered; trying again")

@@ -1,0 +1,321 @@
+package node
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/gossip"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/ring"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+// seedWait is how long a node that is not a seed waits for a seed to
+// answer before it gives up starting.
+const seedWait = 30 * time.Second
+
+// identify settles the node's host id and tokens: those system.local
+// keeps, or at the first start a new host id and tokens chosen against
+// the ring. A node with seeds joins the cluster first, so that the ring
+// it chooses against is the cluster's.
+func (n *Node) identify() error {
+	hostID, tokens, err := n.storedIdentity()
+	if err != nil {
+		return err
+	}
+	n.hostID = hostID
+	if err := n.startGossip(tokens); err != nil {
+		return err
+	}
+	if tokens == nil {
+		n.rebuildRing() // the cluster as gossip has shown it, without this node
+		tokens = n.allocateTokens(n.ring.Load())
+	}
+	n.ringMu.Lock()
+	n.tokens = tokens
+	n.ringMu.Unlock()
+	n.rebuildRing()
+	if n.gossip != nil {
+		// Sent at once: the next node to join chooses its tokens against
+		// these.
+		n.gossip.SetNow(gossip.Tokens, strings.Join(tokens, ","))
+		n.gossip.SetNow(gossip.Status, n.normalStatus())
+		n.gossip.SetNow(gossip.StatusWithPort, n.normalStatus())
+		go n.gossipLoad()
+	}
+	return nil
+}
+
+// normalStatus is STATUS for a node in the ring: NORMAL and its first
+// token.
+func (n *Node) normalStatus() string {
+	return gossip.StatusNormal + "," + n.ring.Load().TokensOf(n.endpoint())[0].String()
+}
+
+// loadState is LOAD's value: the bytes on disk, as a double.
+func (n *Node) loadState() string { return strconv.FormatFloat(float64(n.engine.Load()), 'f', 1, 64) }
+
+// startGossip joins the cluster through the seeds and waits until a seed
+// has answered (a seed itself does not wait). A node with no seeds runs
+// alone.
+func (n *Node) startGossip(tokens []string) error {
+	if len(n.cfg.Seeds) == 0 {
+		return nil
+	}
+	g, err := gossip.Start(gossip.Options{
+		Name: n.cfg.ListenAddress, Port: n.cfg.GossipPort, Seeds: n.cfg.Seeds, Generation: n.started.Unix(),
+		States: n.selfStates(tokens), OnChange: n.gossipChanged, Logger: n.cfg.Logger,
+	})
+	if err != nil {
+		return fmt.Errorf("gossip_port: %w", err)
+	}
+	n.ringMu.Lock() // gossip's OnChange may already be running
+	n.gossip = g
+	n.ringMu.Unlock()
+	select {
+	case <-g.Joined():
+		return nil
+	case <-time.After(seedWait):
+		return fmt.Errorf("seeds: none of %s answered in %s; start a seed first", strings.Join(n.cfg.Seeds, ", "), seedWait)
+	}
+}
+
+// selfStates are the facts this node gossips about itself; with no tokens
+// yet it is booting.
+func (n *Node) selfStates(tokens []string) map[gossip.ApplicationState]string {
+	version := n.schema.Version()
+	states := map[gossip.ApplicationState]string{
+		gossip.Status:                 gossip.StatusBoot,
+		gossip.Load:                   n.loadState(),
+		gossip.Schema:                 cqltype.UUIDType.Format(version[:]),
+		gossip.DataCenter:             n.cfg.DataCenter,
+		gossip.Rack:                   n.cfg.Rack,
+		gossip.ReleaseVersion:         ReleaseVersion,
+		gossip.RPCAddress:             n.cfg.RPCAddress,
+		gossip.NetVersion:             "12",
+		gossip.HostID:                 cqltype.UUIDType.Format(n.hostID),
+		gossip.RPCReady:               "true",
+		gossip.InternalAddressAndPort: net.JoinHostPort(n.cfg.ListenAddress, "7000"),
+		gossip.NativeAddressAndPort:   net.JoinHostPort(n.cfg.RPCAddress, strconv.Itoa(n.cfg.NativePort)),
+	}
+	states[gossip.StatusWithPort] = states[gossip.Status]
+	if tokens != nil {
+		// A restart: the node is in the ring from the start.
+		states[gossip.Tokens] = strings.Join(tokens, ",")
+		first := slices.MinFunc(tokens, func(a, b string) int {
+			ta, _ := n.engine.Partitioner().ParseToken(a)
+			tb, _ := n.engine.Partitioner().ParseToken(b)
+			return partitioner.Compare(ta, tb)
+		})
+		states[gossip.Status] = gossip.StatusNormal + "," + first
+		states[gossip.StatusWithPort] = states[gossip.Status]
+	}
+	return states
+}
+
+// gossipInfo is what nodetool gossipinfo shows: every node's gossiped
+// state, by address. A node that does not gossip (no seeds) shows its own
+// facts, numbered in order.
+func (n *Node) gossipInfo() []AdminGossip {
+	var out []AdminGossip
+	if n.gossip == nil {
+		g := AdminGossip{Endpoint: n.cfg.ListenAddress, Generation: n.started.Unix()}
+		states := n.selfStates(n.tokens)
+		for i, k := range gossip.Order {
+			if v, ok := states[k]; ok {
+				g.States = append(g.States, AdminGossipState{Name: string(k), Version: int64(i + 1), Value: v})
+			}
+		}
+		return append(out, g)
+	}
+	for e, s := range n.gossip.Endpoints() {
+		g := AdminGossip{Endpoint: e, Generation: s.Generation, Heartbeat: s.Heartbeat}
+		for _, k := range gossip.Order {
+			if v, ok := s.States[k]; ok {
+				g.States = append(g.States, AdminGossipState{Name: string(k), Version: v.Version, Value: v.Value})
+			}
+		}
+		out = append(out, g)
+	}
+	slices.SortFunc(out, func(a, b AdminGossip) int { return compareAddresses(a.Endpoint, b.Endpoint) })
+	return out
+}
+
+// gossipLoad spreads the node's load (bytes on disk) every few seconds.
+func (n *Node) gossipLoad() {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			n.gossip.Set(gossip.Load, n.loadState())
+		case <-n.stopped:
+			return
+		}
+	}
+}
+
+// leaveCluster tells the other nodes this one is going, and stops gossip.
+func (n *Node) leaveCluster() error {
+	select {
+	case <-n.stopped:
+		return nil
+	default:
+		close(n.stopped)
+	}
+	if n.gossip == nil {
+		return nil
+	}
+	if err := n.gossip.Leave(2 * time.Second); err != nil {
+		return fmt.Errorf("node: leaving the cluster: %w", err)
+	}
+	return nil
+}
+
+// gossipChanged follows a change gossip saw: the ring, and the peers
+// tables drivers read.
+func (n *Node) gossipChanged(endpoint string) {
+	n.rebuildRing()
+	n.ringMu.Lock()
+	g := n.gossip
+	n.ringMu.Unlock()
+	if g != nil && endpoint != n.cfg.ListenAddress {
+		if err := n.writePeer(g, endpoint); err != nil {
+			n.cfg.Logger.Error().Err(err).Str("peer", endpoint).Msg("node: updating the peers tables")
+		}
+	}
+}
+
+// inRing reports whether a node's gossiped status puts its tokens in the
+// ring: a node that is up, or down after a shutdown, still owns them; one
+// still booting or gone does not.
+func inRing(s *gossip.EndpointState) bool {
+	switch gossip.StatusKind(s.Get(gossip.Status)) {
+	case gossip.StatusNormal, gossip.StatusShutdown, gossip.StatusLeaving:
+		return s.Get(gossip.Tokens) != ""
+	}
+	return false
+}
+
+// rebuildRing makes the ring from this node's tokens and those of the
+// nodes gossip knows. ringMu guards the tokens and the gossiper while
+// the node starts: gossip calls in before start-up is done.
+func (n *Node) rebuildRing() {
+	n.ringMu.Lock()
+	defer n.ringMu.Unlock()
+	part := n.engine.Partitioner()
+	var nodes []ring.Node
+	if n.tokens != nil {
+		self := ring.Node{Endpoint: n.endpoint(), Location: ring.Location{DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack}}
+		for _, s := range n.tokens {
+			if t, err := part.ParseToken(s); err == nil {
+				self.Tokens = append(self.Tokens, t)
+			}
+		}
+		nodes = append(nodes, self)
+	}
+	if n.gossip != nil {
+		for e, s := range n.gossip.Endpoints() {
+			if e == n.cfg.ListenAddress || !inRing(s) {
+				continue
+			}
+			peer := ring.Node{Endpoint: ring.Endpoint(e), Location: ring.Location{DataCenter: s.Get(gossip.DataCenter), Rack: s.Get(gossip.Rack)}}
+			for _, v := range strings.Split(s.Get(gossip.Tokens), ",") {
+				if t, err := part.ParseToken(v); err == nil {
+					peer.Tokens = append(peer.Tokens, t)
+				}
+			}
+			nodes = append(nodes, peer)
+		}
+	}
+	m, err := ring.NewMetadata(part, nodes)
+	if err != nil {
+		// Two nodes claiming a token: keep the ring as it was, and say so.
+		n.cfg.Logger.Error().Err(err).Msg("node: the gossiped ring is inconsistent; keeping the previous one")
+		if n.ring.Load() != nil {
+			return
+		}
+		m, _ = ring.NewMetadata(part, nil)
+	}
+	n.ring.Store(m)
+}
+
+// writePeer keeps a peer's rows in system.peers and system.peers_v2 as
+// gossip describes it, as Cassandra does; a node that left the ring loses
+// them.
+func (n *Node) writePeer(g *gossip.Gossiper, endpoint string) error {
+	s := g.Endpoints()[endpoint]
+	if s == nil || s.Get(gossip.HostID) == "" {
+		return nil
+	}
+	now := time.Now()
+	w := &schema.CellWriter{Timestamp: now.UnixMicro(), Now: now.Unix()}
+	peer := inetBytes(endpoint)
+	if kind := gossip.StatusKind(s.Get(gossip.Status)); kind == gossip.StatusLeft || !inRing(s) && kind != gossip.StatusBoot {
+		var ms []*mutation.Mutation
+		for _, t := range []*schema.Table{schema.PeersTable, schema.PeersV2Table} {
+			m := mutation.NewMutation(t.ID, peer)
+			m.Deletion = mutation.DeletionTime{MarkedForDeleteAt: w.Timestamp, LocalDeletionTime: w.Now}
+			ms = append(ms, m)
+		}
+		return n.Apply(ms)
+	}
+	if !inRing(s) {
+		return nil // still booting: it has no tokens to show yet
+	}
+	hostID, err := cqltype.UUIDType.FromString(s.Get(gossip.HostID))
+	if err != nil {
+		return fmt.Errorf("host id %q: %w", s.Get(gossip.HostID), err)
+	}
+	values := map[string][]byte{
+		"peer":            peer,
+		"data_center":     []byte(s.Get(gossip.DataCenter)),
+		"host_id":         hostID,
+		"rack":            []byte(s.Get(gossip.Rack)),
+		"release_version": []byte(s.Get(gossip.ReleaseVersion)),
+		"tokens":          tokenSet(s.Get(gossip.Tokens)),
+	}
+	if v, err := cqltype.UUIDType.FromString(s.Get(gossip.Schema)); err == nil {
+		values["schema_version"] = v
+	}
+	rpc := inetBytes(s.Get(gossip.RPCAddress))
+	v1, err := schema.PeersTable.InsertMutation(withValues(values, map[string][]byte{"rpc_address": rpc}), w)
+	if err != nil {
+		return err
+	}
+	_, port, _ := net.SplitHostPort(s.Get(gossip.NativeAddressAndPort))
+	nativePort, _ := strconv.Atoi(port)
+	v2, err := schema.PeersV2Table.InsertMutation(withValues(values, map[string][]byte{
+		"peer_port": cqltype.EncodeInt(7000), "native_address": rpc, "native_port": cqltype.EncodeInt(int32(nativePort)),
+	}), w)
+	if err != nil {
+		return err
+	}
+	return n.Apply([]*mutation.Mutation{v1, v2})
+}
+
+// withValues is base with more added, base unchanged.
+func withValues(base, more map[string][]byte) map[string][]byte {
+	out := maps.Clone(base)
+	maps.Copy(out, more)
+	return out
+}
+
+// tokenSet is a gossiped token list as a set<text> value.
+func tokenSet(tokens string) []byte {
+	var elems [][]byte
+	for _, t := range strings.Split(tokens, ",") {
+		if t != "" {
+			elems = append(elems, []byte(t))
+		}
+	}
+	slices.SortFunc(elems, func(a, b []byte) int { return strings.Compare(string(a), string(b)) })
+	return cqltype.EncodeCollection(elems)
+}

@@ -1,0 +1,145 @@
+package node
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/ring"
+)
+
+// waitUntil polls cond for up to 15 seconds; it describes what it saw
+// when it gives up.
+func waitUntil(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		ok, saw := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still %s", what, saw)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// clusterNode opens node k of a local cluster: 127.0.0.k, gossip on the
+// shared port, 127.0.0.1 the seed.
+func clusterNode(t *testing.T, k int, dir string, gossipPort int) *Node {
+	t.Helper()
+	n, err := Open(Config{DataDir: dir, ListenAddress: fmt.Sprintf("127.0.0.%d", k), NativePort: freePort(t),
+		GossipPort: gossipPort, Seeds: []string{fmt.Sprintf("127.0.0.1:%d", gossipPort)}, Rack: fmt.Sprintf("rack%d", k)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// statuses are the admin API's view of the ring from n.
+func statuses(t *testing.T, n *Node) []AdminStatus {
+	t.Helper()
+	out, err := n.adminStatuses(httptest.NewRequest("GET", "/status", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.([]AdminStatus)
+}
+
+func describe(ss []AdminStatus) string {
+	var b strings.Builder
+	for _, s := range ss {
+		fmt.Fprintf(&b, "%s %s/%s %.1f%% %d tokens; ", s.Address, s.Status, s.State, 100*s.Ownership, len(s.Tokens))
+	}
+	return b.String()
+}
+
+// TestThreeNodeRing starts three nodes one after another through one
+// seed. Each sees all three up with a third of the ring, lists the other
+// two in system.peers, sees a node that shut down as down (its tokens
+// still in the ring), and sees it come back with the same host id and
+// tokens.
+func TestThreeNodeRing(t *testing.T) {
+	gossipPort := freePort(t)
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	var nodes []*Node
+	for k := 1; k <= 3; k++ {
+		nodes = append(nodes, clusterNode(t, k, dirs[k-1], gossipPort))
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	}()
+	for _, n := range nodes {
+		waitUntil(t, "three nodes up from "+n.cfg.ListenAddress, func() (bool, string) {
+			ss := statuses(t, n)
+			ok := len(ss) == 3
+			for _, s := range ss {
+				ok = ok && s.Status == "Up" && s.State == "Normal" && len(s.Tokens) == 16 && s.Ownership >= 0.25 && s.Ownership <= 0.42
+			}
+			return ok, describe(ss)
+		})
+	}
+	// Each node's ring is the same, and places a replica in each rack.
+	m := nodes[0].ring.Load()
+	if got := len(m.SortedTokens()); got != 48 {
+		t.Fatalf("the ring has %d tokens, want 48", got)
+	}
+	for _, n := range nodes[1:] {
+		if fmt.Sprint(n.ring.Load().SortedTokens()) != fmt.Sprint(m.SortedTokens()) {
+			t.Errorf("%s has another ring", n.cfg.ListenAddress)
+		}
+	}
+	if r := (ring.SimpleStrategy{Factor: 3}).Replicas(m, m.SortedTokens()[0]); len(r) != 3 {
+		t.Errorf("RF 3 replicas: %v", r)
+	}
+
+	// system.peers holds the two others, as drivers read it.
+	res, err := exec.NewSession(nodes[0]).Run("SELECT peer, host_id, tokens, rpc_address FROM system.peers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peers := map[string]bool{}
+	for _, row := range res[0].Rows {
+		peer := cqltype.InetType.Format(row[0])
+		peers[peer] = true
+		tokens, _ := cqltype.DecodeCollection(row[2])
+		if len(row[1]) != 16 || len(tokens) != 16 || cqltype.InetType.Format(row[3]) != peer {
+			t.Errorf("system.peers row of %s: host id %x, %d tokens, rpc_address %s", peer, row[1], len(tokens), cqltype.InetType.Format(row[3]))
+		}
+	}
+	if !peers["127.0.0.2"] || !peers["127.0.0.3"] || len(peers) != 2 {
+		t.Errorf("system.peers on 127.0.0.1 lists %v", peers)
+	}
+
+	// A clean shutdown: the others see the node down at once, its tokens
+	// still its own.
+	hostID, tokens := fmt.Sprintf("%x", nodes[2].hostID), fmt.Sprint(slices.Sorted(slices.Values(nodes[2].tokens)))
+	if err := nodes[2].Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "127.0.0.3 down", func() (bool, string) {
+		ss := statuses(t, nodes[0])
+		return len(ss) == 3 && ss[2].Status == "Down" && len(ss[2].Tokens) == 16, describe(ss)
+	})
+	if got := len(nodes[0].ring.Load().SortedTokens()); got != 48 {
+		t.Errorf("with 127.0.0.3 down the ring has %d tokens", got)
+	}
+
+	// It comes back as itself.
+	nodes[2] = clusterNode(t, 3, dirs[2], gossipPort)
+	if fmt.Sprintf("%x", nodes[2].hostID) != hostID || fmt.Sprint(slices.Sorted(slices.Values(nodes[2].tokens))) != tokens {
+		t.Errorf("after a restart: host id %x, tokens %v; want %s, %s", nodes[2].hostID, nodes[2].tokens, hostID, tokens)
+	}
+	waitUntil(t, "127.0.0.3 back", func() (bool, string) {
+		ss := statuses(t, nodes[0])
+		return len(ss) == 3 && ss[2].Status == "Up", describe(ss)
+	})
+}
