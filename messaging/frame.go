@@ -1,0 +1,118 @@
+package messaging
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+)
+
+// Verb says what a message asks for. The numbers are the wire's; a new
+// verb takes a new number.
+type Verb uint16
+
+// The verbs.
+const (
+	VerbEcho       Verb = 1 // liveness: the payload comes back
+	VerbMutation   Verb = 2 // apply a mutation
+	VerbRead       Verb = 3 // read (data, or a digest of it)
+	VerbRangeRead  Verb = 4 // read a token range
+	VerbSchemaPull Verb = 5 // send your schema
+	VerbSchemaPush Verb = 6 // here is my schema
+	VerbHint       Verb = 7 // a mutation held for a node that was down
+)
+
+func (v Verb) String() string {
+	switch v {
+	case VerbEcho:
+		return "ECHO"
+	case VerbMutation:
+		return "MUTATION"
+	case VerbRead:
+		return "READ"
+	case VerbRangeRead:
+		return "RANGE_READ"
+	case VerbSchemaPull:
+		return "SCHEMA_PULL"
+	case VerbSchemaPush:
+		return "SCHEMA_PUSH"
+	case VerbHint:
+		return "HINT"
+	}
+	return fmt.Sprintf("VERB_%d", uint16(v))
+}
+
+// Kind says whether a frame asks or answers.
+type Kind uint8
+
+// The kinds.
+const (
+	KindRequest  Kind = 1 // answer expected, with the same id
+	KindResponse Kind = 2 // the answer's payload
+	KindFailure  Kind = 3 // the handler failed: the payload is its message
+	KindOneWay   Kind = 4 // no answer
+)
+
+// Frame is one message.
+type Frame struct {
+	ID      uint64
+	Verb    Verb
+	Kind    Kind
+	Payload []byte
+}
+
+// Version is the protocol version the handshake names.
+const Version = 1
+
+// MaxPayload bounds a frame's payload; a larger one is refused, and a
+// peer announcing one is cut off.
+const MaxPayload = 128 << 20
+
+// frameHeader: length of what follows the CRC (4), CRC32C of it (4), id
+// (8), verb (2), kind (1).
+const frameHeader = 4 + 4 + 8 + 2 + 1
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrCorrupt is a frame whose checksum does not match.
+var ErrCorrupt = errors.New("messaging: corrupt frame (checksum mismatch)")
+
+// AppendFrame encodes f after dst.
+func AppendFrame(dst []byte, f Frame) []byte {
+	start := len(dst)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(8+2+1+len(f.Payload)))
+	dst = append(dst, 0, 0, 0, 0) // the CRC, once the rest is in
+	body := len(dst)
+	dst = binary.BigEndian.AppendUint64(dst, f.ID)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(f.Verb))
+	dst = append(dst, byte(f.Kind))
+	dst = append(dst, f.Payload...)
+	binary.BigEndian.PutUint32(dst[start+4:], crc32.Checksum(dst[body:], castagnoli))
+	return dst
+}
+
+// ReadFrame reads one frame. It refuses a declared length beyond
+// MaxPayload before reading it, and a checksum that does not match.
+func ReadFrame(r io.Reader) (Frame, error) {
+	var h [8]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return Frame{}, err
+	}
+	n := binary.BigEndian.Uint32(h[:4])
+	if n < 8+2+1 || n > 8+2+1+MaxPayload {
+		return Frame{}, fmt.Errorf("messaging: frame length %d is out of range", n)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return Frame{}, err
+	}
+	if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(h[4:]) {
+		return Frame{}, ErrCorrupt
+	}
+	f := Frame{ID: binary.BigEndian.Uint64(body), Verb: Verb(binary.BigEndian.Uint16(body[8:])), Kind: Kind(body[10]), Payload: body[11:]}
+	if f.Kind < KindRequest || f.Kind > KindOneWay {
+		return Frame{}, fmt.Errorf("messaging: unknown frame kind %d", f.Kind)
+	}
+	return f, nil
+}

@@ -1,0 +1,231 @@
+package messaging
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestFrameRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	frames := []Frame{
+		{ID: 1, Verb: VerbMutation, Kind: KindRequest, Payload: []byte("hello")},
+		{ID: 1<<63 + 5, Verb: VerbRead, Kind: KindResponse, Payload: []byte{}},
+		{ID: 7, Verb: Verb(999), Kind: KindOneWay, Payload: bytes.Repeat([]byte{0xAB}, 100_000)},
+	}
+	for _, f := range frames {
+		buf.Write(AppendFrame(nil, f))
+	}
+	for _, want := range frames {
+		got, err := ReadFrame(&buf)
+		if err != nil || got.ID != want.ID || got.Verb != want.Verb || got.Kind != want.Kind || !bytes.Equal(got.Payload, want.Payload) {
+			t.Fatalf("read %+v, %v; want %+v", got.ID, err, want.ID)
+		}
+	}
+	// One flipped bit fails the checksum.
+	b := AppendFrame(nil, frames[0])
+	b[len(b)-1] ^= 1
+	if _, err := ReadFrame(bytes.NewReader(b)); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("a corrupt frame read as %v", err)
+	}
+	// A declared length past the limit is refused before it is read.
+	huge := []byte{0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0}
+	if _, err := ReadFrame(bytes.NewReader(huge)); err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Errorf("a 4 GiB frame read as %v", err)
+	}
+}
+
+func FuzzReadFrame(f *testing.F) {
+	f.Add(AppendFrame(nil, Frame{ID: 3, Verb: VerbEcho, Kind: KindRequest, Payload: []byte("x")}))
+	f.Add([]byte{0, 0, 0, 11, 1, 2, 3, 4})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fr, err := ReadFrame(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		// What decodes encodes back to the same bytes.
+		if again := AppendFrame(nil, fr); !bytes.Equal(again, b[:len(again)]) {
+			t.Fatalf("re-encoding differs")
+		}
+	})
+}
+
+// pair starts services on 127.0.0.1 and 127.0.0.2 on one port, over a
+// faulty transport the test can steer. Each echoes, and fails on "fail".
+func pair(t *testing.T) (a, b *Service, faults *FaultyTransport) {
+	t.Helper()
+	faults = NewFaultyTransport(nil)
+	a = startService(t, "127.0.0.1", 0, faults)
+	b = startService(t, "127.0.0.2", a.Port(), faults)
+	return a, b, faults
+}
+
+func startService(t *testing.T, name string, port int, tr Transport) *Service {
+	t.Helper()
+	s, err := Start(Options{Name: name, Port: port, Transport: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Handle(VerbEcho, func(from string, p []byte) ([]byte, error) {
+		if string(p) == "fail" {
+			return nil, fmt.Errorf("asked to fail by %s", from)
+		}
+		return append([]byte(name+" heard "+from+": "), p...), nil
+	})
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func request(s *Service, to, payload string, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	out, err := s.Request(ctx, to, VerbEcho, []byte(payload))
+	return string(out), err
+}
+
+func TestRequests(t *testing.T) {
+	a, b, _ := pair(t)
+	if got, err := request(a, "127.0.0.2", "hi", time.Second); err != nil || got != "127.0.0.2 heard 127.0.0.1: hi" {
+		t.Fatalf("a to b: %q, %v", got, err)
+	}
+	if got, err := request(b, "127.0.0.1", "yo", time.Second); err != nil || got != "127.0.0.1 heard 127.0.0.2: yo" {
+		t.Fatalf("b to a: %q, %v", got, err)
+	}
+	if got, err := request(a, "127.0.0.1", "me", time.Second); err != nil || got != "127.0.0.1 heard 127.0.0.1: me" {
+		t.Fatalf("a to itself: %q, %v", got, err)
+	}
+	var remote *RemoteError
+	if _, err := request(a, "127.0.0.2", "fail", time.Second); !errors.As(err, &remote) || remote.Message != "asked to fail by 127.0.0.1" {
+		t.Fatalf("a failing handler: %v", err)
+	}
+	if _, err := a.Request(context.Background(), "127.0.0.2", VerbRead, nil); !errors.As(err, &remote) || remote.Message != "no handler for READ" {
+		t.Fatalf("a verb with no handler: %v", err)
+	}
+	// Many requests in flight on the one connection, each answered.
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for i := 0; i < 200; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			want := fmt.Sprintf("127.0.0.2 heard 127.0.0.1: %d", i)
+			if got, err := request(a, "127.0.0.2", fmt.Sprint(i), 5*time.Second); err != nil || got != want {
+				errs <- fmt.Errorf("request %d: %q, %v", i, got, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	// One-way messages arrive.
+	got := make(chan string, 1)
+	b.Handle(VerbHint, func(from string, p []byte) ([]byte, error) { got <- from + ":" + string(p); return nil, nil })
+	if err := a.Send(context.Background(), "127.0.0.2", VerbHint, []byte("h")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case g := <-got:
+		if g != "127.0.0.1:h" {
+			t.Errorf("one-way message %q", g)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the one-way message did not arrive")
+	}
+}
+
+// TestFaults drops, delays and cuts messages between the two nodes, and
+// heals the link.
+func TestFaults(t *testing.T) {
+	a, _, faults := pair(t)
+	if _, err := request(a, "127.0.0.2", "warm", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// Dropped requests time out.
+	faults.Drop("127.0.0.1", "127.0.0.2")
+	if _, err := request(a, "127.0.0.2", "lost", 200*time.Millisecond); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("a dropped request: %v", err)
+	}
+	// Dropped answers too: the request arrives, its answer does not.
+	faults.HealAll()
+	faults.Drop("127.0.0.2", "127.0.0.1")
+	if _, err := request(a, "127.0.0.2", "unanswered", 200*time.Millisecond); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("a dropped answer: %v", err)
+	}
+	// A delay beyond the timeout times out; within it, the answer comes.
+	faults.HealAll()
+	faults.Delay("127.0.0.2", "127.0.0.1", 300*time.Millisecond)
+	if _, err := request(a, "127.0.0.2", "slow", 100*time.Millisecond); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("a slow answer: %v", err)
+	}
+	if got, err := request(a, "127.0.0.2", "patient", 2*time.Second); err != nil || !strings.HasSuffix(got, "patient") {
+		t.Fatalf("a patient request: %q, %v", got, err)
+	}
+	// A cut link fails at once, and works again once healed (the
+	// connection is dialled anew).
+	faults.HealAll()
+	faults.Cut("127.0.0.1", "127.0.0.2")
+	if _, err := request(a, "127.0.0.2", "cut", time.Second); !errors.Is(err, ErrCut) {
+		t.Fatalf("a cut link: %v", err)
+	}
+	faults.HealAll()
+	time.Sleep(150 * time.Millisecond) // past RedialAfter
+	if got, err := request(a, "127.0.0.2", "healed", time.Second); err != nil || !strings.HasSuffix(got, "healed") {
+		t.Fatalf("after healing: %q, %v", got, err)
+	}
+}
+
+// TestPeerRestarts: requests to a stopped peer fail, and reach it again
+// once it is back on the same address.
+func TestPeerRestarts(t *testing.T) {
+	a, b, faults := pair(t)
+	if _, err := request(a, "127.0.0.2", "before", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if _, err := request(a, "127.0.0.2", "while down", time.Second); err == nil {
+		t.Fatal("a request to a stopped node succeeded")
+	}
+	startService(t, "127.0.0.2", a.Port(), faults)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got, err := request(a, "127.0.0.2", "after", time.Second)
+		if err == nil && strings.HasSuffix(got, "after") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the restart: %q, %v", got, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestHandshake refuses what is not a Sibyl node of this version.
+func TestHandshake(t *testing.T) {
+	a, _, _ := pair(t)
+	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(a.Port()))
+	for _, hello := range [][]byte{[]byte("GET / HTTP/1.1\r\n\r\n"), append([]byte("SBYL"), 99, 1, 'x')} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write(hello)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		reply, _ := io.ReadAll(c)
+		c.Close()
+		if len(reply) > 1 || len(reply) == 1 && reply[0] != Version {
+			t.Errorf("hello %q got %v", hello, reply)
+		}
+	}
+	if _, err := Start(Options{Name: "localhost"}); err == nil {
+		t.Error("a name that is not an address was accepted")
+	}
+}

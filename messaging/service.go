@@ -1,0 +1,366 @@
+package messaging
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Handler answers a request (or takes a one-way message) from a peer. An
+// error goes back to the requester as a RemoteError.
+type Handler func(from string, payload []byte) ([]byte, error)
+
+// ErrTimeout is a request that had no answer before its context ended.
+var ErrTimeout = errors.New("messaging: timed out")
+
+// ErrClosed is a request made on, or cut short by, a closed Service.
+var ErrClosed = errors.New("messaging: closed")
+
+// RemoteError is a handler's failure on the peer.
+type RemoteError struct {
+	Peer    string
+	Verb    Verb
+	Message string
+}
+
+func (e *RemoteError) Error() string {
+	return fmt.Sprintf("messaging: %s on %s failed: %s", e.Verb, e.Peer, e.Message)
+}
+
+// Options configure a Service.
+type Options struct {
+	// Name is this node's address; peers are named by theirs.
+	Name string
+	// Port is storage_port, the same on every node; 0 picks a free one
+	// (a test's single node).
+	Port int
+	// Transport carries the frames; default TCP.
+	Transport Transport
+	// RedialAfter is how long a peer whose dial failed is not dialled
+	// again: requests to it fail at once meanwhile. Default 100ms.
+	RedialAfter time.Duration
+	Logger      *zerolog.Logger
+}
+
+// EnsureDefaults fills in what was left out.
+func (o *Options) EnsureDefaults() {
+	if o.Transport == nil {
+		o.Transport = TCP{}
+	}
+	if o.RedialAfter == 0 {
+		o.RedialAfter = 100 * time.Millisecond
+	}
+	if o.Logger == nil {
+		nop := zerolog.Nop()
+		o.Logger = &nop
+	}
+}
+
+// Validate refuses options a Service cannot start with.
+func (o *Options) Validate() error {
+	if net.ParseIP(o.Name) == nil {
+		return fmt.Errorf("messaging: the node's name %q is not an IP address", o.Name)
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		return fmt.Errorf("messaging: port %d is out of range", o.Port)
+	}
+	return nil
+}
+
+// Service is one node's end of internode messaging.
+type Service struct {
+	opts Options
+	ln   Listener
+	port int
+
+	handlersMu sync.RWMutex
+	handlers   map[Verb]Handler
+
+	mu      sync.Mutex
+	peers   map[string]*outbound // by peer name
+	inbound map[Conn]bool
+	pending map[uint64]chan Frame
+	closed  bool
+	done    chan struct{} // closed by Close: requests waiting give up
+	nextID  atomic.Uint64
+	wg      sync.WaitGroup
+}
+
+// outbound is the connection this node dialled to a peer; nil conn with
+// failedAt set is a dial that failed.
+type outbound struct {
+	mu       sync.Mutex // one dial at a time
+	conn     Conn
+	failedAt time.Time
+	dialErr  error
+}
+
+// Start listens on Name:Port and serves the peers that connect.
+func Start(opts Options) (*Service, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts.EnsureDefaults()
+	ln, err := opts.Transport.Listen(opts.Name, net.JoinHostPort(opts.Name, strconv.Itoa(opts.Port)))
+	if err != nil {
+		return nil, fmt.Errorf("messaging: cannot listen on %s: %w", net.JoinHostPort(opts.Name, strconv.Itoa(opts.Port)), err)
+	}
+	s := &Service{opts: opts, ln: ln, port: ln.Port(), handlers: map[Verb]Handler{}, peers: map[string]*outbound{},
+		inbound: map[Conn]bool{}, pending: map[uint64]chan Frame{}, done: make(chan struct{})}
+	s.wg.Add(1)
+	go s.accept()
+	return s, nil
+}
+
+// Port is the port the service listens on.
+func (s *Service) Port() int { return s.port }
+
+// Handle sets the handler of a verb.
+func (s *Service) Handle(v Verb, h Handler) {
+	s.handlersMu.Lock()
+	defer s.handlersMu.Unlock()
+	s.handlers[v] = h
+}
+
+// Request sends a request to a peer and waits for its answer, until ctx
+// ends (ErrTimeout). A request to this node itself runs its handler here.
+func (s *Service) Request(ctx context.Context, to string, v Verb, payload []byte) ([]byte, error) {
+	if to == s.opts.Name {
+		return s.local(v, payload)
+	}
+	id := s.nextID.Add(1)
+	ch := make(chan Frame, 1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	s.pending[id] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.pending, id)
+		s.mu.Unlock()
+	}()
+	if err := s.send(ctx, to, Frame{ID: id, Verb: v, Kind: KindRequest, Payload: payload}); err != nil {
+		return nil, err
+	}
+	select {
+	case f := <-ch:
+		if f.Kind == KindFailure {
+			return nil, &RemoteError{Peer: to, Verb: v, Message: string(f.Payload)}
+		}
+		return f.Payload, nil
+	case <-s.done:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %s to %s: %v", ErrTimeout, v, to, ctx.Err())
+	}
+}
+
+// Send sends a one-way message.
+func (s *Service) Send(ctx context.Context, to string, v Verb, payload []byte) error {
+	if to == s.opts.Name {
+		_, err := s.local(v, payload)
+		return err
+	}
+	return s.send(ctx, to, Frame{ID: s.nextID.Add(1), Verb: v, Kind: KindOneWay, Payload: payload})
+}
+
+func (s *Service) local(v Verb, payload []byte) ([]byte, error) {
+	h := s.handler(v)
+	if h == nil {
+		return nil, &RemoteError{Peer: s.opts.Name, Verb: v, Message: "no handler"}
+	}
+	return h(s.opts.Name, payload)
+}
+
+func (s *Service) handler(v Verb) Handler {
+	s.handlersMu.RLock()
+	defer s.handlersMu.RUnlock()
+	return s.handlers[v]
+}
+
+// send writes a frame on the connection to a peer, dialling it first if
+// need be. A failed write closes the connection; the next send dials
+// again.
+func (s *Service) send(ctx context.Context, to string, f Frame) error {
+	c, err := s.conn(ctx, to)
+	if err != nil {
+		return err
+	}
+	if err := c.Send(f); err != nil {
+		s.drop(to, c)
+		return fmt.Errorf("messaging: sending %s to %s: %w", f.Verb, to, err)
+	}
+	return nil
+}
+
+// conn is the connection to a peer, dialled if there is none, unless a
+// dial failed a moment ago.
+func (s *Service) conn(ctx context.Context, to string) (Conn, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	o := s.peers[to]
+	if o == nil {
+		o = &outbound{}
+		s.peers[to] = o
+	}
+	s.mu.Unlock()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.conn != nil {
+		return o.conn, nil
+	}
+	if !o.failedAt.IsZero() && time.Since(o.failedAt) < s.opts.RedialAfter {
+		return nil, fmt.Errorf("messaging: %s unreachable: %w", to, o.dialErr)
+	}
+	c, err := s.opts.Transport.Dial(ctx, s.opts.Name, net.JoinHostPort(to, strconv.Itoa(s.port)))
+	if err != nil {
+		o.failedAt, o.dialErr = time.Now(), err
+		return nil, fmt.Errorf("messaging: %s unreachable: %w", to, err)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		c.Close()
+		return nil, ErrClosed
+	}
+	s.mu.Unlock()
+	o.conn, o.failedAt = c, time.Time{}
+	s.wg.Add(1)
+	go s.serve(c, func() { s.drop(to, c) })
+	return c, nil
+}
+
+// drop forgets a peer's connection (if it is still c) and closes it.
+func (s *Service) drop(to string, c Conn) {
+	s.mu.Lock()
+	o := s.peers[to]
+	s.mu.Unlock()
+	if o != nil {
+		o.mu.Lock()
+		if o.conn == c {
+			o.conn = nil
+		}
+		o.mu.Unlock()
+	}
+	c.Close()
+}
+
+func (s *Service) accept() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return // closed
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			return
+		}
+		s.inbound[c] = true
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go s.serve(c, func() {
+			s.mu.Lock()
+			delete(s.inbound, c)
+			s.mu.Unlock()
+			c.Close()
+		})
+	}
+}
+
+// serve reads a connection's frames until it fails: requests and one-way
+// messages go to their handlers, answers to the requests waiting for them.
+func (s *Service) serve(c Conn, done func()) {
+	defer s.wg.Done()
+	defer done()
+	for {
+		f, err := c.Recv()
+		if err != nil {
+			if !errors.Is(err, net.ErrClosed) {
+				s.opts.Logger.Debug().Err(err).Str("peer", c.Peer()).Msg("messaging: connection ended")
+			}
+			return
+		}
+		switch f.Kind {
+		case KindRequest, KindOneWay:
+			s.wg.Add(1)
+			go s.run(c, f)
+		case KindResponse, KindFailure:
+			s.mu.Lock()
+			ch := s.pending[f.ID]
+			s.mu.Unlock()
+			if ch != nil {
+				ch <- f // buffered: one answer per request
+			}
+		}
+	}
+}
+
+// run answers one request (or takes a one-way message).
+func (s *Service) run(c Conn, f Frame) {
+	defer s.wg.Done()
+	h := s.handler(f.Verb)
+	var out []byte
+	var err error
+	if h == nil {
+		err = fmt.Errorf("no handler for %s", f.Verb)
+	} else {
+		out, err = h(c.Peer(), f.Payload)
+	}
+	if f.Kind == KindOneWay {
+		return
+	}
+	answer := Frame{ID: f.ID, Verb: f.Verb, Kind: KindResponse, Payload: out}
+	if err != nil {
+		answer.Kind, answer.Payload = KindFailure, []byte(err.Error())
+	}
+	if err := c.Send(answer); err != nil {
+		s.opts.Logger.Debug().Err(err).Str("peer", c.Peer()).Msg("messaging: an answer was lost")
+	}
+}
+
+// Close stops listening, closes every connection (requests waiting fail)
+// and waits for the handlers running.
+func (s *Service) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	var conns []Conn
+	for c := range s.inbound {
+		conns = append(conns, c)
+	}
+	peers := s.peers
+	close(s.done)
+	s.mu.Unlock()
+	err := s.ln.Close()
+	for _, o := range peers {
+		o.mu.Lock()
+		if o.conn != nil {
+			conns = append(conns, o.conn)
+		}
+		o.mu.Unlock()
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	s.wg.Wait()
+	return err
+}

@@ -1,0 +1,154 @@
+package messaging
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// Conn carries frames both ways between this node and a peer.
+type Conn interface {
+	Send(Frame) error
+	Recv() (Frame, error)
+	Close() error
+	// Peer is the node at the other end, as its handshake named it.
+	Peer() string
+}
+
+// Listener accepts the connections peers dial.
+type Listener interface {
+	Accept() (Conn, error)
+	Close() error
+	// Port is the port it listens on.
+	Port() int
+}
+
+// Transport makes connections between nodes. local names this node in
+// handshakes; addr is "host:port".
+type Transport interface {
+	Listen(local, addr string) (Listener, error)
+	Dial(ctx context.Context, local, addr string) (Conn, error)
+}
+
+// TCP is the default Transport: frames over TCP, after a handshake of
+// "SBYL", the version and the dialler's name, answered with the version.
+type TCP struct{}
+
+var handshakeMagic = [4]byte{'S', 'B', 'Y', 'L'}
+
+// handshakeTimeout bounds the exchange of names on a new connection.
+const handshakeTimeout = 5 * time.Second
+
+func (TCP) Listen(local, addr string) (Listener, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &tcpListener{l: l}, nil
+}
+
+func (TCP) Dial(ctx context.Context, local, addr string) (Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	_ = nc.SetDeadline(time.Now().Add(handshakeTimeout))
+	hello := append(handshakeMagic[:], Version, byte(len(local)))
+	hello = append(hello, local...)
+	var reply [1]byte
+	if _, err := nc.Write(hello); err == nil {
+		_, err = io.ReadFull(nc, reply[:])
+	}
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("messaging: handshake with %s: %w", addr, err)
+	}
+	if reply[0] != Version {
+		nc.Close()
+		return nil, fmt.Errorf("messaging: %s speaks version %d, this node %d", addr, reply[0], Version)
+	}
+	_ = nc.SetDeadline(time.Time{})
+	host, _, _ := net.SplitHostPort(addr)
+	return newTCPConn(nc, host), nil
+}
+
+type tcpListener struct{ l net.Listener }
+
+func (l *tcpListener) Port() int    { return l.l.Addr().(*net.TCPAddr).Port }
+func (l *tcpListener) Close() error { return l.l.Close() }
+
+// Accept returns the next connection whose handshake succeeds; one that
+// fails is closed and skipped.
+func (l *tcpListener) Accept() (Conn, error) {
+	for {
+		nc, err := l.l.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if c, err := acceptHandshake(nc); err == nil {
+			return c, nil
+		}
+	}
+}
+
+func acceptHandshake(nc net.Conn) (Conn, error) {
+	_ = nc.SetDeadline(time.Now().Add(handshakeTimeout))
+	var h [6]byte
+	if _, err := io.ReadFull(nc, h[:]); err != nil || [4]byte(h[:4]) != handshakeMagic {
+		nc.Close()
+		return nil, errors.New("messaging: not a Sibyl node")
+	}
+	name := make([]byte, h[5])
+	if _, err := io.ReadFull(nc, name); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if h[4] != Version {
+		// Say which version this node speaks, and hang up.
+		_, _ = nc.Write([]byte{Version})
+		nc.Close()
+		return nil, fmt.Errorf("messaging: %s speaks version %d", name, h[4])
+	}
+	if _, err := nc.Write([]byte{Version}); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	_ = nc.SetDeadline(time.Time{})
+	return newTCPConn(nc, string(name)), nil
+}
+
+type tcpConn struct {
+	nc   net.Conn
+	peer string
+	r    *bufio.Reader
+	mu   sync.Mutex // one Send at a time
+	w    *bufio.Writer
+	buf  []byte
+}
+
+func newTCPConn(nc net.Conn, peer string) *tcpConn {
+	return &tcpConn{nc: nc, peer: peer, r: bufio.NewReaderSize(nc, 64<<10), w: bufio.NewWriterSize(nc, 64<<10)}
+}
+
+func (c *tcpConn) Peer() string         { return c.peer }
+func (c *tcpConn) Close() error         { return c.nc.Close() }
+func (c *tcpConn) Recv() (Frame, error) { return ReadFrame(c.r) }
+
+func (c *tcpConn) Send(f Frame) error {
+	if len(f.Payload) > MaxPayload {
+		return fmt.Errorf("messaging: a %s payload of %d bytes is over the limit of %d", f.Verb, len(f.Payload), MaxPayload)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf = AppendFrame(c.buf[:0], f)
+	if _, err := c.w.Write(c.buf); err != nil {
+		return err
+	}
+	return c.w.Flush()
+}
