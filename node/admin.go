@@ -263,7 +263,7 @@ func (n *Node) adminStatus() AdminStatus {
 }
 
 func (n *Node) adminInfo() AdminInfo {
-	version := n.schema.Version()
+	version := n.Schema().Version()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	const mib = 1 << 20
@@ -290,7 +290,7 @@ func (n *Node) localIdentityCached() (string, error) {
 }
 
 func (n *Node) keyspace(name string) (*schema.Keyspace, error) {
-	ks := n.schema.Keyspace(name)
+	ks := n.Schema().Keyspace(name)
 	if ks == nil {
 		return nil, badRequest("Keyspace [%s] does not exist.", name)
 	}
@@ -330,7 +330,7 @@ func (n *Node) adminDescribeRing(r *http.Request) (any, error) {
 // partition key as text; a composite one with its parts joined by ':').
 func (n *Node) adminEndpoints(r *http.Request) (any, error) {
 	q := r.URL.Query()
-	ks := n.schema.Keyspace(q.Get("keyspace"))
+	ks := n.Schema().Keyspace(q.Get("keyspace"))
 	if ks == nil {
 		return nil, badRequest("Unknown keyspace '%s'", q.Get("keyspace"))
 	}
@@ -394,7 +394,7 @@ func (n *Node) selectedTables(r *http.Request) ([]*schema.Table, error) {
 	ks := q.Get("keyspace")
 	var out []*schema.Table
 	if ks == "" {
-		for _, k := range n.schema.Keyspaces() {
+		for _, k := range n.Schema().Keyspaces() {
 			for _, name := range slices.Sorted(mapsKeys(k.Tables)) {
 				out = append(out, k.Tables[name])
 			}

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -69,6 +70,9 @@ func (n *Node) startGossip(tokens []string) error {
 	if len(n.cfg.Seeds) == 0 {
 		return nil
 	}
+	if err := n.startMessaging(); err != nil {
+		return err
+	}
 	g, err := gossip.Start(gossip.Options{
 		Name: n.cfg.ListenAddress, Port: n.cfg.GossipPort, Seeds: n.cfg.Seeds, Generation: n.started.Unix(),
 		States: n.selfStates(tokens), OnChange: n.gossipChanged, Logger: n.cfg.Logger,
@@ -90,7 +94,7 @@ func (n *Node) startGossip(tokens []string) error {
 // selfStates are the facts this node gossips about itself; with no tokens
 // yet it is booting.
 func (n *Node) selfStates(tokens []string) map[gossip.ApplicationState]string {
-	version := n.schema.Version()
+	version := n.Schema().Version()
 	states := map[gossip.ApplicationState]string{
 		gossip.Status:                 gossip.StatusBoot,
 		gossip.Load:                   n.loadState(),
@@ -170,13 +174,16 @@ func (n *Node) leaveCluster() error {
 	default:
 		close(n.stopped)
 	}
-	if n.gossip == nil {
-		return nil
+	var err error
+	if n.gossip != nil {
+		if lerr := n.gossip.Leave(2 * time.Second); lerr != nil {
+			err = fmt.Errorf("node: leaving the cluster: %w", lerr)
+		}
 	}
-	if err := n.gossip.Leave(2 * time.Second); err != nil {
-		return fmt.Errorf("node: leaving the cluster: %w", err)
+	if n.messaging != nil {
+		err = errors.Join(err, n.messaging.Close())
 	}
-	return nil
+	return err
 }
 
 // gossipChanged follows a change gossip saw: the ring, and the peers
@@ -189,6 +196,9 @@ func (n *Node) gossipChanged(endpoint string) {
 	if g != nil && endpoint != n.cfg.ListenAddress {
 		if err := n.writePeer(g, endpoint); err != nil {
 			n.cfg.Logger.Error().Err(err).Str("peer", endpoint).Msg("node: updating the peers tables")
+		}
+		if s := g.Endpoints()[endpoint]; s != nil {
+			n.maybePullSchema(endpoint, s)
 		}
 	}
 }

@@ -119,6 +119,28 @@ func TestThreeNodeRing(t *testing.T) {
 		t.Errorf("system.peers on 127.0.0.1 lists %v", peers)
 	}
 
+	// DDL on one node is on every node when it returns.
+	if _, err := exec.NewSession(nodes[1]).Run("CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3};" +
+		"CREATE TABLE shop.kv (k int PRIMARY KEY, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if _, err := n.Schema().Table("shop", "kv"); err != nil {
+			t.Errorf("%s after the DDL: %v", n.cfg.ListenAddress, err)
+		}
+	}
+	agree := func() (bool, string) {
+		var versions []string
+		for _, n := range nodes {
+			v := n.Schema().Version()
+			versions = append(versions, fmt.Sprintf("%x", v[:4]))
+		}
+		return versions[0] == versions[1] && versions[1] == versions[2], fmt.Sprint(versions)
+	}
+	if ok, saw := agree(); !ok {
+		t.Errorf("schema versions after the DDL: %s", saw)
+	}
+
 	// A clean shutdown: the others see the node down at once, its tokens
 	// still its own.
 	hostID, tokens := fmt.Sprintf("%x", nodes[2].hostID), fmt.Sprint(slices.Sorted(slices.Values(nodes[2].tokens)))
@@ -133,6 +155,12 @@ func TestThreeNodeRing(t *testing.T) {
 		t.Errorf("with 127.0.0.3 down the ring has %d tokens", got)
 	}
 
+	// DDL while it is down reaches it when it is back: it pulls the
+	// schema from a node whose version differs.
+	if _, err := exec.NewSession(nodes[0]).Run("CREATE TABLE shop.late (k int PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+
 	// It comes back as itself.
 	nodes[2] = clusterNode(t, 3, dirs[2], gossipPort)
 	if fmt.Sprintf("%x", nodes[2].hostID) != hostID || fmt.Sprint(slices.Sorted(slices.Values(nodes[2].tokens))) != tokens {
@@ -141,5 +169,10 @@ func TestThreeNodeRing(t *testing.T) {
 	waitUntil(t, "127.0.0.3 back", func() (bool, string) {
 		ss := statuses(t, nodes[0])
 		return len(ss) == 3 && ss[2].Status == "Up", describe(ss)
+	})
+	waitUntil(t, "the schema on the restarted node", func() (bool, string) {
+		_, err := nodes[2].Schema().Table("shop", "late")
+		ok, saw := agree()
+		return err == nil && ok, fmt.Sprintf("%v, versions %s", err, saw)
 	})
 }

@@ -77,6 +77,9 @@ type Config struct {
 	// listen address; default 7001. (gossip_port; Cassandra gossips on its
 	// storage_port.)
 	GossipPort int `yaml:"gossip_port"`
+	// StoragePort is storage_port: internode messaging, on the listen
+	// address, for a node with seeds; default 7000.
+	StoragePort int `yaml:"storage_port"`
 	// Logger receives the node's events; default none.
 	Logger *zerolog.Logger `yaml:"-"`
 }
@@ -166,6 +169,9 @@ func (c *Config) EnsureDefaults() {
 	if c.GossipPort == 0 {
 		c.GossipPort = 7001
 	}
+	if c.StoragePort == 0 {
+		c.StoragePort = 7000
+	}
 }
 
 // providedSeeds are seed_provider's seeds, split at commas.
@@ -208,6 +214,9 @@ func (c *Config) Validate() error {
 	}
 	if c.GossipPort < 0 || c.GossipPort > 65535 {
 		errs = append(errs, fmt.Errorf("gossip_port: %d is not a port", c.GossipPort))
+	}
+	if c.StoragePort < 0 || c.StoragePort > 65535 {
+		errs = append(errs, fmt.Errorf("storage_port: %d is not a port", c.StoragePort))
 	}
 	for _, p := range c.SeedProvider {
 		if p.ClassName != "" && p.ClassName != "org.apache.cassandra.locator.SimpleSeedProvider" && p.ClassName != "SimpleSeedProvider" {

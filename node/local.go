@@ -42,7 +42,7 @@ func (n *Node) writeLocal() error {
 	for i, t := range tokens {
 		tokenSet[i] = []byte(t)
 	}
-	version := n.schema.Version()
+	version := n.Schema().Version()
 	if n.gossip != nil {
 		n.gossip.Set(gossip.Schema, cqltype.UUIDType.Format(version[:]))
 	}
@@ -85,7 +85,7 @@ func (n *Node) ClusterInfo() exec.ClusterInfo {
 		Ownership: func(keyspace string) map[string][]string {
 			m := n.ring.Load()
 			var s ring.Strategy = ring.SimpleStrategy{Factor: 1}
-			if ks := n.schema.Keyspace(keyspace); ks != nil {
+			if ks := n.Schema().Keyspace(keyspace); ks != nil {
 				if ks, err := n.strategy(ks); err == nil {
 					s = ks
 				}

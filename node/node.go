@@ -10,6 +10,7 @@ import (
 
 	"github.com/sibyldb/sibyl/cql/native"
 	"github.com/sibyldb/sibyl/gossip"
+	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
@@ -20,7 +21,12 @@ import (
 type Node struct {
 	cfg    Config
 	engine *storage.Engine
-	schema *schema.Schema
+	// schema is the current schema: replaced whole by each change, read
+	// by every request.
+	schema atomic.Pointer[schema.Schema]
+	// schemaMu makes schema changes one at a time (a client's DDL, or a
+	// change another node sends).
+	schemaMu sync.Mutex
 	// Recovery is what commit log replay did at start-up.
 	Recovery storage.RecoveryStats
 
@@ -30,13 +36,17 @@ type Node struct {
 	tokens     []string // the node's tokens, as system.local holds them
 	// ring is the token ring as this node knows it: itself, and the nodes
 	// gossip has shown it.
-	ring    atomic.Pointer[ring.Metadata]
-	ringMu  sync.Mutex       // one ring rebuild at a time
-	gossip  *gossip.Gossiper // nil when the node has no seeds
-	stopped chan struct{}    // closed by Close, for the node's own goroutines
-	admin   *http.Server
-	drained atomic.Bool
-	started time.Time
+	ring      atomic.Pointer[ring.Metadata]
+	ringMu    sync.Mutex         // one ring rebuild at a time
+	gossip    *gossip.Gossiper   // nil when the node has no seeds
+	messaging *messaging.Service // internode requests; nil with no seeds
+	pullMu    sync.Mutex
+	pulling   map[string]bool // peers whose schema is being pulled
+	ready     atomic.Bool     // start-up is done: schema pulls may run
+	stopped   chan struct{}   // closed by Close, for the node's own goroutines
+	admin     *http.Server
+	drained   atomic.Bool
+	started   time.Time
 }
 
 // Open starts a node: the storage engine; the system tables; the schema,
@@ -58,7 +68,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n := &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{})}
+	n := &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{}), pulling: map[string]bool{}}
 	if err := n.start(); err != nil {
 		return nil, errors.Join(err, n.leaveCluster(), engine.Close())
 	}
@@ -82,7 +92,7 @@ func (n *Node) start() error {
 	if s, err = n.loadSchema(); err != nil {
 		return err
 	}
-	n.schema = s
+	n.schema.Store(s)
 	if err := n.openTables(s); err != nil {
 		return err
 	}
@@ -92,7 +102,12 @@ func (n *Node) start() error {
 	if err := n.identify(); err != nil {
 		return err
 	}
-	return n.writeLocal()
+	if err := n.writeLocal(); err != nil {
+		return err
+	}
+	n.ready.Store(true)
+	n.syncSchema()
+	return nil
 }
 
 // describeSystemKeyspaces writes the system keyspaces' rows in the

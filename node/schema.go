@@ -69,15 +69,28 @@ func (n *Node) openTables(s *schema.Schema) error {
 	return nil
 }
 
-// ApplySchema writes schema mutations, flushes system_schema so that the
-// next start-up finds them before replay, and opens the tables they add.
+// ApplySchema makes a schema change: here first, then on every live
+// node of the cluster (see pushSchema).
 func (n *Node) ApplySchema(ms []*mutation.Mutation) error {
+	if err := n.applySchemaLocal(ms); err != nil {
+		return err
+	}
+	n.pushSchema(ms)
+	return nil
+}
+
+// applySchemaLocal writes schema mutations, flushes system_schema so that
+// the next start-up finds them before replay, and opens the tables they
+// add. Changes apply one at a time.
+func (n *Node) applySchemaLocal(ms []*mutation.Mutation) error {
+	n.schemaMu.Lock()
+	defer n.schemaMu.Unlock()
 	for _, m := range ms {
 		if err := n.engine.Apply(m); err != nil {
 			return fmt.Errorf("node: schema change: %w", err)
 		}
 	}
-	ss := n.schema.Keyspace(schema.SystemSchemaKeyspace)
+	ss := n.Schema().Keyspace(schema.SystemSchemaKeyspace)
 	for _, t := range ss.Tables {
 		st, err := n.engine.Table(t.ID)
 		if err != nil {
@@ -94,12 +107,12 @@ func (n *Node) ApplySchema(ms []*mutation.Mutation) error {
 	if err := n.openTables(s); err != nil {
 		return err
 	}
-	n.schema = s
+	n.schema.Store(s)
 	return n.writeLocal() // its schema_version follows the schema
 }
 
 // Schema is the node's current schema.
-func (n *Node) Schema() *schema.Schema { return n.schema }
+func (n *Node) Schema() *schema.Schema { return n.schema.Load() }
 
 // storageTableOptions turns a table's definition into the engine's options,
 // its compaction map included.

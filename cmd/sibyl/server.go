@@ -64,6 +64,7 @@ func newServerCommand() *cobra.Command {
 	f.IntVar(&cfg.AdminPort, "admin-port", 7199, "admin_port: the admin API (nodetool) port, on the listen address")
 	f.StringSliceVar(&cfg.Seeds, "seeds", nil, "seed_provider's seeds: contact points (address or address:port) to join a cluster through; none runs the node alone")
 	f.IntVar(&cfg.GossipPort, "gossip-port", 7001, "gossip_port: the gossip (membership) port, on the listen address")
+	f.IntVar(&cfg.StoragePort, "storage-port", 7000, "storage_port: the internode messaging port, on the listen address")
 	f.StringVar(&cfg.DataCenter, "dc", "datacenter1", "the node's data centre")
 	f.StringVar(&cfg.Rack, "rack", "rack1", "the node's rack")
 	return cmd
@@ -96,6 +97,9 @@ func withFlags(file, flags node.Config, cmd *cobra.Command) node.Config {
 	}
 	if set("gossip-port") {
 		file.GossipPort = flags.GossipPort
+	}
+	if set("storage-port") {
+		file.StoragePort = flags.StoragePort
 	}
 	if set("dc") {
 		file.DataCenter = flags.DataCenter

@@ -1,0 +1,196 @@
+package node
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/gossip"
+	"github.com/sibyldb/sibyl/messaging"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/schema"
+	"github.com/sibyldb/sibyl/storage"
+)
+
+// schemaPushTimeout bounds how long DDL waits for the live nodes to take
+// the change; one that does not answer pulls the schema later.
+const schemaPushTimeout = 10 * time.Second
+
+// startMessaging serves internode requests on storage_port: schema pushes
+// and pulls.
+func (n *Node) startMessaging() error {
+	m, err := messaging.Start(messaging.Options{Name: n.cfg.ListenAddress, Port: n.cfg.StoragePort, Logger: n.cfg.Logger})
+	if err != nil {
+		return fmt.Errorf("storage_port: %w", err)
+	}
+	m.Handle(messaging.VerbSchemaPush, func(from string, payload []byte) ([]byte, error) {
+		ms, err := decodeMutations(payload)
+		if err != nil {
+			return nil, err
+		}
+		return nil, n.applySchemaLocal(ms)
+	})
+	m.Handle(messaging.VerbSchemaPull, func(string, []byte) ([]byte, error) {
+		ms, err := n.schemaMutations()
+		if err != nil {
+			return nil, err
+		}
+		return encodeMutations(ms), nil
+	})
+	n.messaging = m
+	return nil
+}
+
+// livePeers are the other nodes gossip sees up.
+func (n *Node) livePeers() []string {
+	if n.gossip == nil {
+		return nil
+	}
+	var out []string
+	for e, s := range n.gossip.Endpoints() {
+		if e != n.cfg.ListenAddress && s.Alive {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// pushSchema sends a schema change to every live node and waits for them
+// to apply it, so that drivers waiting for schema agreement after DDL find
+// it. A node that fails or is down catches up by pulling the schema when
+// gossip shows it a version other than its own.
+func (n *Node) pushSchema(ms []*mutation.Mutation) {
+	peers := n.livePeers()
+	if len(peers) == 0 {
+		return
+	}
+	payload := encodeMutations(ms)
+	ctx, cancel := context.WithTimeout(context.Background(), schemaPushTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, p := range peers {
+		wg.Add(1)
+		go func(p string) {
+			defer wg.Done()
+			if _, err := n.messaging.Request(ctx, p, messaging.VerbSchemaPush, payload); err != nil {
+				n.cfg.Logger.Warn().Err(err).Str("peer", p).Msg("node: a schema change did not reach a node; it will pull it")
+			}
+		}(p)
+	}
+	wg.Wait()
+}
+
+// maybePullSchema pulls the schema of a live peer whose gossiped schema
+// version differs from this node's, in the background, one pull per peer
+// at a time. Applying what it sends merges the two (the cells' timestamps
+// decide), so nodes converge whichever pulls from which.
+func (n *Node) maybePullSchema(peer string, s *gossip.EndpointState) {
+	version := n.Schema().Version()
+	if !n.ready.Load() || n.messaging == nil || !s.Alive || s.Get(gossip.Schema) == "" || s.Get(gossip.Schema) == cqltype.UUIDType.Format(version[:]) {
+		return
+	}
+	n.pullMu.Lock()
+	if n.pulling[peer] {
+		n.pullMu.Unlock()
+		return
+	}
+	n.pulling[peer] = true
+	n.pullMu.Unlock()
+	go func() {
+		defer func() {
+			n.pullMu.Lock()
+			delete(n.pulling, peer)
+			n.pullMu.Unlock()
+		}()
+		if err := n.pullSchema(peer); err != nil && !errors.Is(err, messaging.ErrClosed) {
+			n.cfg.Logger.Warn().Err(err).Str("peer", peer).Msg("node: pulling the schema")
+		}
+	}()
+}
+
+// syncSchema pulls from every live peer whose schema differs, once
+// start-up is done (the changes gossip brought before were not acted on).
+func (n *Node) syncSchema() {
+	if n.gossip == nil {
+		return
+	}
+	for e, s := range n.gossip.Endpoints() {
+		if e != n.cfg.ListenAddress {
+			n.maybePullSchema(e, s)
+		}
+	}
+}
+
+func (n *Node) pullSchema(peer string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), schemaPushTimeout)
+	defer cancel()
+	payload, err := n.messaging.Request(ctx, peer, messaging.VerbSchemaPull, nil)
+	if err != nil {
+		return err
+	}
+	ms, err := decodeMutations(payload)
+	if err != nil {
+		return err
+	}
+	return n.applySchemaLocal(ms)
+}
+
+// schemaMutations are this node's system_schema contents as mutations:
+// every live row with its cells' timestamps.
+func (n *Node) schemaMutations() ([]*mutation.Mutation, error) {
+	now := time.Now().Unix()
+	var out []*mutation.Mutation
+	for _, t := range n.Schema().Keyspace(schema.SystemSchemaKeyspace).Tables {
+		st, err := n.storageTable(t)
+		if err != nil {
+			return nil, err
+		}
+		parts, err := st.Scan(storage.ScanQuery{Now: now})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range parts {
+			m := mutation.NewMutation(t.ID, p.Key)
+			m.Static = p.Static
+			for _, r := range p.Rows {
+				m.Rows = append(m.Rows, mutation.RowUpdate{Clustering: r.Clustering, Row: r.Row})
+			}
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// encodeMutations frames mutations for a message: each one's length, then
+// its encoding (mutation.AppendMutation, the commit log's).
+func encodeMutations(ms []*mutation.Mutation) []byte {
+	var b []byte
+	for _, m := range ms {
+		at := len(b)
+		b = binary.BigEndian.AppendUint32(b, 0)
+		b = mutation.AppendMutation(b, m)
+		binary.BigEndian.PutUint32(b[at:], uint32(len(b)-at-4))
+	}
+	return b
+}
+
+func decodeMutations(b []byte) ([]*mutation.Mutation, error) {
+	var out []*mutation.Mutation
+	for len(b) > 0 {
+		if len(b) < 4 || int(binary.BigEndian.Uint32(b)) > len(b)-4 {
+			return nil, errors.New("node: a truncated mutation in a message")
+		}
+		n := int(binary.BigEndian.Uint32(b))
+		m, err := mutation.DecodeMutation(b[4 : 4+n])
+		if err != nil {
+			return nil, fmt.Errorf("node: a mutation in a message: %w", err)
+		}
+		out = append(out, m)
+		b = b[4+n:]
+	}
+	return out, nil
+}
