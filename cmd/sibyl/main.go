@@ -28,7 +28,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(newVersionCommand(), newServerCommand(), newCqlshCommand(), newNodetoolCommand(), newStressCommand())
+	root.AddCommand(newVersionCommand(), newServerCommand(), newCqlshCommand(), newNodetoolCommand(), newStressCommand(), newClusterCommand())
 	return root
 }
 

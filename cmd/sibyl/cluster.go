@@ -1,0 +1,119 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/sibyldb/sibyl/tools/cluster"
+	"github.com/spf13/cobra"
+)
+
+func newClusterCommand() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "A local cluster on 127.0.0.x, as ccm makes: up, status, stop, start, down, logs",
+	}
+	home, _ := os.UserHomeDir()
+	cmd.PersistentFlags().StringVar(&dir, "dir", filepath.Join(home, ".sibyl", "cluster"), "the cluster's directory (data, logs, pids)")
+	open := func(cmd *cobra.Command) (*cluster.Cluster, error) { return cluster.Open(dir, cmd.OutOrStdout()) }
+	node := func(arg string) (int, error) {
+		k, err := strconv.Atoi(strings.TrimPrefix(arg, "node"))
+		if err != nil || k < 1 {
+			return 0, fmt.Errorf("%q is not a node (node1, node2, ... or 1, 2, ...)", arg)
+		}
+		return k, nil
+	}
+	var cfg cluster.Config
+	up := &cobra.Command{
+		Use:   "up",
+		Short: "Start a cluster of --nodes nodes (node N on 127.0.0.N), one after another, and wait until all are up",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			bin, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			cfg.Binary = bin
+			return cluster.Up(&cluster.Cluster{Dir: dir, Config: cfg, Out: cmd.OutOrStdout()})
+		},
+	}
+	f := up.Flags()
+	f.IntVar(&cfg.Nodes, "nodes", 3, "how many nodes")
+	f.IntVar(&cfg.NativePort, "native-transport-port", 9042, "every node's CQL port")
+	f.IntVar(&cfg.AdminPort, "admin-port", 7199, "every node's admin API (nodetool) port")
+	f.IntVar(&cfg.GossipPort, "gossip-port", 7001, "every node's gossip port")
+	f.IntVar(&cfg.StoragePort, "storage-port", 7000, "every node's internode messaging port")
+	status := &cobra.Command{
+		Use: "status", Short: "Which nodes run, and nodetool status from one of them", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := open(cmd)
+			if err != nil {
+				return err
+			}
+			return cluster.Status(c, cmd.ErrOrStderr())
+		},
+	}
+	stop := &cobra.Command{
+		Use: "stop NODE", Short: "Stop one node cleanly", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := open(cmd)
+			if err != nil {
+				return err
+			}
+			k, err := node(args[0])
+			if err != nil {
+				return err
+			}
+			return c.Stop(k)
+		},
+	}
+	start := &cobra.Command{
+		Use: "start NODE", Short: "Start one stopped node", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := open(cmd)
+			if err != nil {
+				return err
+			}
+			k, err := node(args[0])
+			if err != nil {
+				return err
+			}
+			return c.Start(k)
+		},
+	}
+	down := &cobra.Command{
+		Use: "down", Short: "Stop every node cleanly (the data stays)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := open(cmd)
+			if err != nil {
+				return err
+			}
+			return cluster.Down(c)
+		},
+	}
+	logs := &cobra.Command{
+		Use: "logs NODE", Short: "Print a node's log", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := open(cmd)
+			if err != nil {
+				return err
+			}
+			k, err := node(args[0])
+			if err != nil {
+				return err
+			}
+			raw, err := os.ReadFile(c.LogFile(k))
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(raw)
+			return err
+		},
+	}
+	cmd.AddCommand(up, status, stop, start, down, logs)
+	return cmd
+}

@@ -1,0 +1,304 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sibyldb/sibyl/tools/nodetool"
+)
+
+// Config is a cluster's shape, kept in its directory's cluster.json.
+type Config struct {
+	Nodes       int    `json:"nodes"`
+	Binary      string `json:"binary"` // the sibyl binary the nodes run
+	NativePort  int    `json:"native_port"`
+	AdminPort   int    `json:"admin_port"`
+	GossipPort  int    `json:"gossip_port"`
+	StoragePort int    `json:"storage_port"`
+}
+
+// Cluster is a local cluster in a directory.
+type Cluster struct {
+	Dir string
+	Config
+	Out io.Writer
+	// UpTimeout bounds the wait for nodes to come up; default two minutes.
+	UpTimeout time.Duration
+}
+
+// Open reads the cluster in dir (made by Up).
+func Open(dir string, out io.Writer) (*Cluster, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "cluster.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no cluster in %s (sibyl cluster up makes one)", dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Dir: dir, Out: out}
+	if err := json.Unmarshal(raw, &c.Config); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "cluster.json"), err)
+	}
+	return c, nil
+}
+
+// Address is node k's listen address.
+func Address(k int) string { return "127.0.0." + strconv.Itoa(k) }
+
+func (c *Cluster) nodeDir(k int) string { return filepath.Join(c.Dir, "node"+strconv.Itoa(k)) }
+func (c *Cluster) pidFile(k int) string { return filepath.Join(c.nodeDir(k), "sibyl.pid") }
+
+// LogFile is node k's log.
+func (c *Cluster) LogFile(k int) string { return filepath.Join(c.nodeDir(k), "logs", "system.log") }
+
+// Up makes the cluster (or takes the one in Dir) and starts its nodes one
+// after another, each joining through node 1, then waits until node 1
+// sees them all up. A cluster already running is left alone, with an
+// error saying so.
+func Up(c *Cluster) error {
+	if c.Nodes < 1 || c.Nodes > 254 {
+		return fmt.Errorf("--nodes: %d is not between 1 and 254", c.Nodes)
+	}
+	if existing, err := Open(c.Dir, c.Out); err == nil {
+		if running := existing.running(); len(running) > 0 {
+			return fmt.Errorf("the cluster in %s is already running (nodes %v); sibyl cluster down stops it", c.Dir, running)
+		}
+		c.Config = existing.Config // its shape is kept: the nodes keep their data
+	}
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		return err
+	}
+	raw, _ := json.MarshalIndent(c.Config, "", "  ")
+	if err := os.WriteFile(filepath.Join(c.Dir, "cluster.json"), raw, 0o644); err != nil {
+		return err
+	}
+	for k := 1; k <= c.Nodes; k++ {
+		if err := c.Start(k); err != nil {
+			return err
+		}
+	}
+	if err := c.waitAllUp(); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Out, "%d nodes up in %s\n", c.Nodes, c.Dir)
+	return nil
+}
+
+// Start starts node k and waits until it serves CQL.
+func (c *Cluster) Start(k int) error {
+	if k < 1 || k > c.Nodes {
+		return fmt.Errorf("no node%d in this cluster of %d", k, c.Nodes)
+	}
+	if pid, ok := c.pid(k); ok {
+		return fmt.Errorf("node%d is already running (pid %d)", k, pid)
+	}
+	if err := os.MkdirAll(filepath.Dir(c.LogFile(k)), 0o755); err != nil {
+		return err
+	}
+	log, err := os.OpenFile(c.LogFile(k), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd := exec.Command(c.Binary, "server",
+		"--listen-address", Address(k), "--data-dir", filepath.Join(c.nodeDir(k), "data"),
+		"--seeds", Address(1), "--native-transport-port", strconv.Itoa(c.NativePort),
+		"--admin-port", strconv.Itoa(c.AdminPort), "--gossip-port", strconv.Itoa(c.GossipPort),
+		"--storage-port", strconv.Itoa(c.StoragePort))
+	cmd.Stdout, cmd.Stderr = log, log
+	// Its own session: the node outlives this command and the terminal's
+	// Ctrl-C.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting node%d: %w", k, err)
+	}
+	if err := os.WriteFile(c.pidFile(k), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(c.upTimeout())
+	for {
+		if conn, err := net.DialTimeout("tcp", net.JoinHostPort(Address(k), strconv.Itoa(c.NativePort)), time.Second); err == nil {
+			conn.Close()
+			fmt.Fprintf(c.Out, "node%d up on %s (pid %d)\n", k, Address(k), cmd.Process.Pid)
+			return nil
+		}
+		select {
+		case err := <-exited:
+			os.Remove(c.pidFile(k))
+			return fmt.Errorf("node%d exited (%v); its log, %s, ends:\n%s", k, err, c.LogFile(k), tail(c.LogFile(k), 20))
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("node%d did not serve CQL within %s; see %s", k, c.upTimeout(), c.LogFile(k))
+		}
+	}
+}
+
+func (c *Cluster) upTimeout() time.Duration {
+	if c.UpTimeout > 0 {
+		return c.UpTimeout
+	}
+	return 2 * time.Minute
+}
+
+// waitAllUp waits until node 1 sees every node up.
+func (c *Cluster) waitAllUp() error {
+	deadline := time.Now().Add(c.upTimeout())
+	for {
+		up, err := c.upCount(1)
+		if err == nil && up == c.Nodes {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("node1 sees %d of %d nodes up after %s (%v)", up, c.Nodes, c.upTimeout(), err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// upCount asks node k how many nodes it sees up.
+func (c *Cluster) upCount(k int) (int, error) {
+	client := http.Client{Timeout: 2 * time.Second}
+	resp, err := client.Get("http://" + net.JoinHostPort(Address(k), strconv.Itoa(c.AdminPort)) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var nodes []struct {
+		Status string `json:"status"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&nodes); err != nil {
+		return 0, err
+	}
+	up := 0
+	for _, n := range nodes {
+		if n.Status == "Up" {
+			up++
+		}
+	}
+	return up, nil
+}
+
+// Stop stops node k cleanly (SIGTERM: it drains, flushes and tells the
+// others) and waits for it to exit.
+func (c *Cluster) Stop(k int) error {
+	pid, ok := c.pid(k)
+	if !ok {
+		return fmt.Errorf("node%d is not running", k)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("stopping node%d (pid %d): %w", k, pid, err)
+	}
+	deadline := time.Now().Add(c.upTimeout())
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("node%d (pid %d) did not stop within %s", k, pid, c.upTimeout())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	os.Remove(c.pidFile(k))
+	fmt.Fprintf(c.Out, "node%d stopped\n", k)
+	return nil
+}
+
+// Down stops every running node, the last first.
+func Down(c *Cluster) error {
+	var errs []error
+	for k := c.Nodes; k >= 1; k-- {
+		if _, ok := c.pid(k); ok {
+			errs = append(errs, c.Stop(k))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Status prints each node's process, then the ring as a running node
+// sees it (nodetool status).
+func Status(c *Cluster, errOut io.Writer) error {
+	first := 0
+	for k := 1; k <= c.Nodes; k++ {
+		if pid, ok := c.pid(k); ok {
+			fmt.Fprintf(c.Out, "node%d: running (pid %d) on %s\n", k, pid, Address(k))
+			if first == 0 {
+				first = k
+			}
+		} else {
+			fmt.Fprintf(c.Out, "node%d: stopped\n", k)
+		}
+	}
+	if first == 0 {
+		return nil
+	}
+	fmt.Fprintln(c.Out)
+	if code := nodetool.Run([]string{"-h", Address(first), "-p", strconv.Itoa(c.AdminPort), "status"}, c.Out, errOut); code != 0 {
+		return fmt.Errorf("nodetool status on node%d failed", first)
+	}
+	return nil
+}
+
+// running are the nodes whose process is alive.
+func (c *Cluster) running() []int {
+	var out []int
+	for k := 1; k <= c.Nodes; k++ {
+		if _, ok := c.pid(k); ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// pid is node k's process, if its pid file names a live one.
+func (c *Cluster) pid(k int) (int, bool) {
+	raw, err := os.ReadFile(c.pidFile(k))
+	if err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil || !alive(pid) {
+		return 0, false
+	}
+	return pid, true
+}
+
+// alive reports whether a process exists and is not a zombie.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true // no /proc: the signal said it exists
+	}
+	// The state follows the command name in parentheses; Z is a zombie.
+	s := string(stat)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+// tail is the last n lines of a file.
+func tail(path string, n int) string {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
