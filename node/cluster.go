@@ -275,7 +275,7 @@ func (n *Node) writePeer(g *gossip.Gossiper, endpoint string) error {
 			m.Deletion = mutation.DeletionTime{MarkedForDeleteAt: w.Timestamp, LocalDeletionTime: w.Now}
 			ms = append(ms, m)
 		}
-		return n.Apply(ms)
+		return n.applyLocal(ms)
 	}
 	if !inRing(s) {
 		return nil // still booting: it has no tokens to show yet
@@ -308,7 +308,7 @@ func (n *Node) writePeer(g *gossip.Gossiper, endpoint string) error {
 	if err != nil {
 		return err
 	}
-	return n.Apply([]*mutation.Mutation{v1, v2})
+	return n.applyLocal([]*mutation.Mutation{v1, v2})
 }
 
 // withValues is base with more added, base unchanged.

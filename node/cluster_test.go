@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/ring"
+	"github.com/sibyldb/sibyl/schema"
 )
 
 // waitUntil polls cond for up to 15 seconds; it describes what it saw
@@ -40,6 +42,44 @@ func clusterNode(t *testing.T, k int, dir string, gossipPort int) *Node {
 		t.Fatal(err)
 	}
 	return n
+}
+
+func mustTable(t *testing.T, n *Node, ks, name string) *schema.Table {
+	t.Helper()
+	tb, err := n.Schema().Table(ks, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+// pagedCount reads a query through n in pages of 7 rows (so pages end
+// inside every node's share) and counts the distinct keys.
+func pagedCount(t *testing.T, n *Node, query string) int {
+	t.Helper()
+	seen := map[string]bool{}
+	var state []byte
+	for {
+		page, err := exec.NewSession(n).QueryText(query, exec.QueryParams{PageSize: 7, PagingState: state, Consistency: exec.ConsistencyQuorum})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range page.Rows {
+			if seen[string(r[0])] {
+				t.Errorf("%s: key %x twice", query, r[0])
+			}
+			seen[string(r[0])] = true
+		}
+		if state = page.PagingState; state == nil {
+			return len(seen)
+		}
+	}
+}
+
+// runAt runs one statement through n at a consistency level.
+func runAt(t *testing.T, n *Node, cl exec.Consistency, text string) (*exec.Result, error) {
+	t.Helper()
+	return exec.NewSession(n).QueryText(text, exec.QueryParams{Consistency: cl})
 }
 
 // statuses are the admin API's view of the ring from n.
@@ -141,6 +181,70 @@ func TestThreeNodeRing(t *testing.T) {
 		t.Errorf("schema versions after the DDL: %s", saw)
 	}
 
+	// Writes through one node at QUORUM are read through every node, by
+	// key and by a scan.
+	for k := 0; k < 50; k++ {
+		if _, err := runAt(t, nodes[0], exec.ConsistencyQuorum, fmt.Sprintf("INSERT INTO shop.kv (k, v) VALUES (%d, 'v%d')", k, k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range nodes {
+		res, err := runAt(t, n, exec.ConsistencyQuorum, "SELECT v FROM shop.kv WHERE k = 7")
+		if err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != "v7" {
+			t.Errorf("reading k = 7 through %s: %v, %v", n.cfg.ListenAddress, res, err)
+		}
+		res, err = runAt(t, n, exec.ConsistencyOne, "SELECT k FROM shop.kv")
+		if err != nil || len(res.Rows) != 50 {
+			t.Errorf("scanning through %s: %d rows, %v", n.cfg.ListenAddress, len(res.Rows), err)
+		}
+		if seen := pagedCount(t, n, "SELECT k FROM shop.kv"); seen != 50 {
+			t.Errorf("paging through %s: %d rows", n.cfg.ListenAddress, seen)
+		}
+	}
+
+	// With RF 1 each row lives on one node: reads by key go to its
+	// replica, and scans gather every node's share.
+	if _, err := exec.NewSession(nodes[0]).Run("CREATE KEYSPACE single WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};" +
+		"CREATE TABLE single.kv (k int PRIMARY KEY, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 60; k++ {
+		if _, err := runAt(t, nodes[k%3], exec.ConsistencyOne, fmt.Sprintf("INSERT INTO single.kv (k, v) VALUES (%d, 'v%d')", k, k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := 0
+	for _, n := range nodes {
+		parts, err := n.scanLocal(mustTable(t, n, "single", "kv"), exec.ScanQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(parts) == 60 {
+			t.Errorf("%s holds every row of an RF 1 table", n.cfg.ListenAddress)
+		}
+		held += len(parts)
+		for k := 0; k < 60; k += 13 {
+			res, err := runAt(t, n, exec.ConsistencyOne, fmt.Sprintf("SELECT v FROM single.kv WHERE k = %d", k))
+			if err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != fmt.Sprintf("v%d", k) {
+				t.Errorf("reading k = %d through %s: %v, %v", k, n.cfg.ListenAddress, res, err)
+			}
+		}
+		res, err := runAt(t, n, exec.ConsistencyOne, "SELECT k FROM single.kv")
+		if err != nil || len(res.Rows) != 60 {
+			t.Errorf("scanning an RF 1 table through %s: %d rows, %v", n.cfg.ListenAddress, len(res.Rows), err)
+		}
+		if seen := pagedCount(t, n, "SELECT k FROM single.kv"); seen != 60 {
+			t.Errorf("paging an RF 1 table through %s: %d rows", n.cfg.ListenAddress, seen)
+		}
+		res, err = runAt(t, n, exec.ConsistencyOne, "SELECT k FROM single.kv LIMIT 25")
+		if err != nil || len(res.Rows) != 25 {
+			t.Errorf("LIMIT 25 through %s: %d rows, %v", n.cfg.ListenAddress, len(res.Rows), err)
+		}
+	}
+	if held != 60 {
+		t.Errorf("the nodes hold %d rows of an RF 1 table, want 60", held)
+	}
+
 	// A clean shutdown: the others see the node down at once, its tokens
 	// still its own.
 	hostID, tokens := fmt.Sprintf("%x", nodes[2].hostID), fmt.Sprint(slices.Sorted(slices.Values(nodes[2].tokens)))
@@ -153,6 +257,21 @@ func TestThreeNodeRing(t *testing.T) {
 	})
 	if got := len(nodes[0].ring.Load().SortedTokens()); got != 48 {
 		t.Errorf("with 127.0.0.3 down the ring has %d tokens", got)
+	}
+	// RF 3 with one node down: QUORUM works, ALL is unavailable.
+	if _, err := runAt(t, nodes[0], exec.ConsistencyQuorum, "INSERT INTO shop.kv (k, v) VALUES (100, 'q')"); err != nil {
+		t.Errorf("a QUORUM write with one node down: %v", err)
+	}
+	if res, err := runAt(t, nodes[1], exec.ConsistencyQuorum, "SELECT v FROM shop.kv WHERE k = 100"); err != nil || len(res.Rows) != 1 {
+		t.Errorf("a QUORUM read with one node down: %v, %v", res, err)
+	}
+	for _, stmt := range []string{"INSERT INTO shop.kv (k, v) VALUES (101, 'a')", "SELECT v FROM shop.kv WHERE k = 100"} {
+		_, err := runAt(t, nodes[0], exec.ConsistencyAll, stmt)
+		var e *exec.Error
+		if !errors.As(err, &e) || e.Code != exec.Unavailable || e.Replica.BlockFor != 3 || e.Replica.Received != 2 ||
+			e.Message != "Cannot achieve consistency level ALL" {
+			t.Errorf("%s at ALL with one node down: %v", stmt, err)
+		}
 	}
 
 	// DDL while it is down reaches it when it is back: it pulls the

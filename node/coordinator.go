@@ -11,13 +11,14 @@ import (
 	"github.com/sibyldb/sibyl/storage"
 )
 
-// A single node is its own coordinator: statements run against the local
-// engine. The cluster issue puts replicas and consistency levels behind the
-// same interface.
+// The node coordinates the statements run through it: it finds each
+// partition's replicas, checks the consistency level can be met, and
+// writes to or reads from the replicas (replicas.go). A node alone is the
+// only replica of everything.
 var _ exec.Coordinator = (*Node)(nil)
 
-// Apply writes mutations through the engine.
-func (n *Node) Apply(ms []*mutation.Mutation) error {
+// applyLocal writes mutations through this node's engine.
+func (n *Node) applyLocal(ms []*mutation.Mutation) error {
 	for _, m := range ms {
 		if err := n.engine.Apply(m); err != nil {
 			return err
@@ -34,8 +35,8 @@ func (n *Node) storageTable(t *schema.Table) (*storage.Table, error) {
 	return st, nil
 }
 
-// ReadPartition reads a slice of one partition.
-func (n *Node) ReadPartition(t *schema.Table, key []byte, q exec.PartitionQuery) (*exec.Partition, error) {
+// readLocal reads a slice of one partition from this node's engine.
+func (n *Node) readLocal(t *schema.Table, key []byte, q exec.PartitionQuery) (*exec.Partition, error) {
 	st, err := n.storageTable(t)
 	if err != nil {
 		return nil, err
@@ -47,8 +48,9 @@ func (n *Node) ReadPartition(t *schema.Table, key []byte, q exec.PartitionQuery)
 	return execPartition(p), nil
 }
 
-// Scan reads a table's partitions in token order.
-func (n *Node) Scan(t *schema.Table, q exec.ScanQuery) ([]*exec.Partition, error) {
+// scanLocal reads a table's partitions in token order from this node's
+// engine.
+func (n *Node) scanLocal(t *schema.Table, q exec.ScanQuery) ([]*exec.Partition, error) {
 	st, err := n.storageTable(t)
 	if err != nil {
 		return nil, err

@@ -72,7 +72,7 @@ func (n *Node) writeLocal() error {
 	if err != nil {
 		return err
 	}
-	return n.Apply([]*mutation.Mutation{m})
+	return n.applyLocal([]*mutation.Mutation{m})
 }
 
 // ClusterInfo tells DESCRIBE CLUSTER about the node's cluster: on a

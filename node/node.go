@@ -119,7 +119,7 @@ func (n *Node) describeSystemKeyspaces() error {
 	if err != nil {
 		return fmt.Errorf("node: describing the system keyspaces: %w", err)
 	}
-	return n.Apply(ms)
+	return n.applyLocal(ms)
 }
 
 // Close stops the node: the native protocol server drains (no new

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/gossip"
 	"github.com/sibyldb/sibyl/messaging"
@@ -40,6 +41,43 @@ func (n *Node) startMessaging() error {
 			return nil, err
 		}
 		return encodeMutations(ms), nil
+	})
+	m.Handle(messaging.VerbMutation, func(from string, payload []byte) ([]byte, error) {
+		ms, err := decodeMutations(payload)
+		if err != nil {
+			return nil, err
+		}
+		return nil, n.applyLocal(ms)
+	})
+	m.Handle(messaging.VerbRead, func(from string, payload []byte) ([]byte, error) {
+		id, key, q, err := decodeRead(payload)
+		if err != nil {
+			return nil, err
+		}
+		t := tableByID(n.Schema(), id)
+		if t == nil {
+			return nil, fmt.Errorf("no table %x here", id)
+		}
+		p, err := n.readLocal(t, key, q)
+		if err != nil || p == nil {
+			return encodePartitions(nil), err
+		}
+		return encodePartitions([]*exec.Partition{p}), nil
+	})
+	m.Handle(messaging.VerbRangeRead, func(from string, payload []byte) ([]byte, error) {
+		id, q, err := decodeScan(payload, n.engine.Partitioner())
+		if err != nil {
+			return nil, err
+		}
+		t := tableByID(n.Schema(), id)
+		if t == nil {
+			return nil, fmt.Errorf("no table %x here", id)
+		}
+		parts, err := n.scanLocal(t, q)
+		if err != nil {
+			return nil, err
+		}
+		return encodePartitions(parts), nil
 	})
 	n.messaging = m
 	return nil

@@ -127,3 +127,14 @@ func asConfig(err error) error {
 	}
 	return &Error{Code: ConfigError, Message: err.Error()}
 }
+
+// coordinatorError is a coordinator's failure as the client sees it: an
+// *Error it made (Unavailable, a timeout) as it is, anything else a server
+// error.
+func coordinatorError(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: ServerError, Message: err.Error()}
+}

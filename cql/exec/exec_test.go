@@ -57,7 +57,7 @@ func (c *memCoordinator) ApplySchema(ms []*mutation.Mutation) error {
 	return nil
 }
 
-func (c *memCoordinator) Apply(ms []*mutation.Mutation) error {
+func (c *memCoordinator) Apply(ms []*mutation.Mutation, _ Consistency) error {
 	c.store.Apply(ms...)
 	return nil
 }

@@ -74,8 +74,8 @@ func (s *Session) insertMutation(st *cql.Insert, bound *binding, batchTS *int64)
 
 // applyWrites applies a statement's mutations.
 func (s *Session) applyWrites(ms ...*mutation.Mutation) (*Result, error) {
-	if err := s.c.Apply(ms); err != nil {
-		return nil, &Error{Code: ServerError, Message: err.Error()}
+	if err := s.c.Apply(ms, s.consistency); err != nil {
+		return nil, coordinatorError(err)
 	}
 	return voidResult, nil
 }

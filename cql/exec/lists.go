@@ -25,13 +25,13 @@ type currentList func(c *schema.Column) ([]mutation.Cell, error)
 // static row) in the partition key, at now.
 func (s *Session) listReader(t *schema.Table, key, clustering []byte, now int64) currentList {
 	return func(c *schema.Column) ([]mutation.Cell, error) {
-		q := PartitionQuery{Now: now}
+		q := PartitionQuery{Now: now, Consistency: s.consistency}
 		if c.Kind != schema.Static && len(t.Clustering) > 0 {
 			q.Start, q.End = mutation.StartBound(clustering, true), mutation.EndBound(clustering, true)
 		}
 		p, err := s.c.ReadPartition(t, key, q)
 		if err != nil {
-			return nil, &Error{Code: ServerError, Message: err.Error()}
+			return nil, coordinatorError(err)
 		}
 		var r *mutation.Row
 		switch {

@@ -380,6 +380,7 @@ func (s *Session) RunBatch(kind cql.BatchKind, stmts []BatchStatement, opts Quer
 	if kind == cql.CounterBatch {
 		return nil, invalidf("Counter batches are not supported yet: counters arrive with a later issue")
 	}
+	s.consistency = opts.Consistency
 	items := make([]batchItem, len(stmts))
 	for i, b := range stmts {
 		items[i] = batchItem{st: b.Statement, keyspace: b.Keyspace,

@@ -21,6 +21,10 @@ type QueryParams struct {
 	// PagingState resumes a SELECT after the last row of an earlier page
 	// (the Result's PagingState, opaque to clients).
 	PagingState []byte
+	// Consistency is the statement's consistency level (the zero value,
+	// ANY, reads as ONE: callers that do not name one, tests and the
+	// node's own statements, get the weakest read).
+	Consistency Consistency
 }
 
 // pagingState is where a page ended: the partition key and clustering of

@@ -177,7 +177,7 @@ func (d dryCoordinator) Schema() *schema.Schema { return d.real.Schema() }
 
 func (d dryCoordinator) ApplySchema([]*mutation.Mutation) error { return nil }
 
-func (d dryCoordinator) Apply([]*mutation.Mutation) error { return nil }
+func (d dryCoordinator) Apply([]*mutation.Mutation, Consistency) error { return nil }
 
 func (d dryCoordinator) ReadPartition(*schema.Table, []byte, PartitionQuery) (*Partition, error) {
 	return nil, nil

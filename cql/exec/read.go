@@ -82,11 +82,11 @@ func (r *partitionReader) nextByKey() (*Partition, bool, error) {
 		}
 		sl := r.slices[r.sliceIdx]
 		r.sliceIdx++
-		q := PartitionQuery{Reverse: r.reverse, Limit: limit, Now: r.now}
+		q := PartitionQuery{Reverse: r.reverse, Limit: limit, Now: r.now, Consistency: r.s.consistency}
 		q.Start, q.End = sl.bounds()
 		p, err := r.s.c.ReadPartition(r.t, key, q)
 		if err != nil {
-			return nil, false, &Error{Code: ServerError, Message: err.Error()}
+			return nil, false, coordinatorError(err)
 		}
 		if p == nil {
 			continue
@@ -159,9 +159,9 @@ func (r *partitionReader) nextScanned() (*Partition, bool, error) {
 			continue
 		}
 		parts, err := r.s.c.Scan(r.t, ScanQuery{Limit: r.limit, PerPartitionLimit: r.perPartition, Now: r.now,
-			From: r.kr.from, To: r.kr.to, After: r.after})
+			From: r.kr.from, To: r.kr.to, After: r.after, Consistency: r.s.consistency})
 		if err != nil {
-			return nil, false, &Error{Code: ServerError, Message: err.Error()}
+			return nil, false, coordinatorError(err)
 		}
 		rows := 0
 		for _, p := range parts {
@@ -192,9 +192,10 @@ func (r *partitionReader) readRest() error {
 	if len(clustering) == 0 || (r.perPartition > 0 && limit <= 0) {
 		return nil // the partition is done
 	}
-	p, err := r.s.c.ReadPartition(r.t, key, PartitionQuery{Start: mutation.StartBound(clustering, false), Limit: limit, Now: r.now})
+	p, err := r.s.c.ReadPartition(r.t, key, PartitionQuery{Start: mutation.StartBound(clustering, false), Limit: limit, Now: r.now,
+		Consistency: r.s.consistency})
 	if err != nil {
-		return &Error{Code: ServerError, Message: err.Error()}
+		return coordinatorError(err)
 	}
 	if p == nil || len(p.Rows) == 0 {
 		return nil

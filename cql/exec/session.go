@@ -19,8 +19,9 @@ type Coordinator interface {
 	// ApplySchema makes schema mutations durable and takes them into the
 	// schema before it returns.
 	ApplySchema(ms []*mutation.Mutation) error
-	// Apply makes mutations of tables durable and visible.
-	Apply(ms []*mutation.Mutation) error
+	// Apply makes mutations of tables durable and visible, on as many
+	// replicas as the consistency level asks.
+	Apply(ms []*mutation.Mutation, cl Consistency) error
 	// ReadPartition reads a slice of one partition (key: the partition key
 	// bytes).
 	ReadPartition(t *schema.Table, key []byte, q PartitionQuery) (*Partition, error)
@@ -38,6 +39,8 @@ type PartitionQuery struct {
 	Reverse    bool
 	Limit      int   // live rows at most; 0: no limit
 	Now        int64 // seconds: TTLs expire against it
+	// Consistency is how many replicas must answer.
+	Consistency Consistency
 }
 
 // ScanQuery shapes a scan.
@@ -53,6 +56,8 @@ type ScanQuery struct {
 	// From and To bound the partitions by token: From inclusive, To
 	// exclusive; nil is open.
 	From, To *partitioner.Token
+	// Consistency is how many replicas must answer.
+	Consistency Consistency
 }
 
 // Partition is what a read found of a partition: live data only.
@@ -111,11 +116,13 @@ type ColumnSpec struct {
 
 // Session runs statements for one client connection.
 type Session struct {
-	c        Coordinator
-	plans    map[cql.Statement]*plan
-	scratch  schema.RowValues
-	point    pointScratch
-	keyspace string
+	c     Coordinator
+	plans map[cql.Statement]*plan
+	// consistency is the running statement's consistency level.
+	consistency Consistency
+	scratch     schema.RowValues
+	point       pointScratch
+	keyspace    string
 	// Now is the clock of writes' default timestamps; default time.Now.
 	Now func() time.Time
 }
@@ -176,6 +183,7 @@ func (s *Session) Execute(st cql.Statement, bound ...[]byte) (*Result, error) {
 
 // Query runs a parsed statement with its options (bound values, paging).
 func (s *Session) Query(st cql.Statement, opts QueryParams) (*Result, error) {
+	s.consistency = opts.Consistency
 	return s.run(st, opts, bindValues(opts))
 }
 

@@ -758,6 +758,9 @@ func (c *conn) query(s *exec.Session, r *reader, w *writer) (*exec.Result, error
 	if err != nil {
 		return nil, err
 	}
+	if err := checkConsistency(st, opts.Consistency); err != nil {
+		return nil, err
+	}
 	if p.keyspace != "" {
 		s.SetKeyspace(p.keyspace)
 	}
@@ -810,6 +813,9 @@ func (c *conn) execute(s *exec.Session, r *reader, w *writer) (res *exec.Result,
 	}
 	opts, err := execParams(p, nil, prep.Markers)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkConsistency(prep.Statement, opts.Consistency); err != nil {
 		return nil, nil, err
 	}
 	res, err = s.ExecutePrepared(prep, opts)
@@ -886,6 +892,9 @@ func (c *conn) batch(s *exec.Session, r *reader, w *writer) (res *exec.Result, u
 	if err != nil {
 		return nil, nil, err
 	}
+	if opts.Consistency.IsSerial() {
+		return nil, nil, &exec.Error{Code: exec.Invalid, Message: "You must use conditional updates for serializable writes"}
+	}
 	res, err = s.RunBatch(batchKinds[b.kind], stmts, opts)
 	if err != nil {
 		return nil, nil, err
@@ -911,11 +920,32 @@ func (c *conn) after(res *exec.Result) {
 	}
 }
 
+// checkConsistency refuses a level a statement cannot run at, as
+// Cassandra does: ANY is for writes, SERIAL and LOCAL_SERIAL for
+// conditional ones.
+func checkConsistency(st cql.Statement, cl exec.Consistency) error {
+	switch st.(type) {
+	case *cql.Select:
+		if cl == exec.ConsistencyAny {
+			return &exec.Error{Code: exec.Invalid, Message: "ANY ConsistencyLevel is only supported for writes"}
+		}
+	case *cql.Insert, *cql.Update, *cql.Delete, *cql.Batch:
+		if cl.IsSerial() {
+			return &exec.Error{Code: exec.Invalid, Message: "You must use conditional updates for serializable writes"}
+		}
+	}
+	return nil
+}
+
 // execParams turns the protocol's query parameters into the executor's.
 // Named values are put in marker order: by the names of the markers of the
 // statement (markers) or of the prepared one (specs).
 func execParams(p queryParams, markers []*cql.BindMarker, specs []exec.ColumnSpec) (exec.QueryParams, error) {
-	opts := exec.QueryParams{Values: p.values, Unset: p.unset, PageSize: int(p.pageSize), PagingState: p.pagingState}
+	opts := exec.QueryParams{Values: p.values, Unset: p.unset, PageSize: int(p.pageSize), PagingState: p.pagingState,
+		Consistency: exec.Consistency(p.consistency)}
+	if !opts.Consistency.Valid() {
+		return opts, protocolErrorf(false, "Unknown code %d for a consistency level", p.consistency)
+	}
 	if p.hasTimestamp {
 		ts := p.timestamp
 		opts.DefaultTimestamp = &ts

@@ -306,3 +306,48 @@ func TestPreparedAfterSchemaChange(t *testing.T) {
 		t.Fatalf("after ADD: %v", row)
 	}
 }
+
+// TestConsistencyLevels: one node is one replica, so a level needing more
+// of an RF 3 keyspace is Unavailable, as Cassandra answers it, with the
+// counts gocql reads; levels a statement cannot take are refused.
+func TestConsistencyLevels(t *testing.T) {
+	_, cluster := startNode(t)
+	s := session(t, cluster)
+	mustExec(t, s, "CREATE KEYSPACE rf3 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
+		"CREATE TABLE rf3.t (k int PRIMARY KEY, v int)")
+	if err := s.Query("INSERT INTO rf3.t (k, v) VALUES (1, 1)").Consistency(gocql.One).Exec(); err != nil {
+		t.Fatalf("ONE: %v", err)
+	}
+	for _, c := range []struct {
+		query string
+		cl    gocql.Consistency
+	}{{"INSERT INTO rf3.t (k, v) VALUES (2, 2)", gocql.Quorum}, {"SELECT v FROM rf3.t WHERE k = 1", gocql.All}, {"SELECT v FROM rf3.t", gocql.Two}} {
+		err := s.Query(c.query).Consistency(c.cl).Exec()
+		var u *gocql.RequestErrUnavailable
+		if !errors.As(err, &u) || u.Consistency != c.cl || u.Alive != 1 || u.Required != map[gocql.Consistency]int{gocql.Quorum: 2, gocql.All: 3, gocql.Two: 2}[c.cl] ||
+			u.Message() != "Cannot achieve consistency level "+c.cl.String() {
+			t.Errorf("%s at %s: %v (%#v)", c.query, c.cl, err, u)
+		}
+	}
+	var v int
+	if err := s.Query("SELECT v FROM rf3.t WHERE k = 1").Consistency(gocql.LocalOne).Scan(&v); err != nil || v != 1 {
+		t.Errorf("LOCAL_ONE read: %d, %v", v, err)
+	}
+	for _, c := range []struct {
+		query, want string
+		cl          gocql.Consistency
+	}{
+		{"SELECT v FROM rf3.t WHERE k = 1", "ANY ConsistencyLevel is only supported for writes", gocql.Any},
+		{"INSERT INTO rf3.t (k, v) VALUES (3, 3)", "You must use conditional updates for serializable writes", gocql.Consistency(gocql.Serial)},
+	} {
+		err := s.Query(c.query).Consistency(c.cl).Exec()
+		var re gocql.RequestError
+		if !errors.As(err, &re) || re.Code() != gocql.ErrCodeInvalid || re.Message() != c.want {
+			t.Errorf("%s at %s: %v", c.query, c.cl, err)
+		}
+	}
+	// ANY writes are taken (this node is the replica that acknowledges).
+	if err := s.Query("INSERT INTO rf3.t (k, v) VALUES (4, 4)").Consistency(gocql.Any).Exec(); err != nil {
+		t.Errorf("ANY write: %v", err)
+	}
+}

@@ -1,0 +1,189 @@
+package node
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/partitioner"
+)
+
+// The payloads of the READ and RANGE_READ verbs and of their answers:
+// fields one after another, byte strings with a uvarint length, numbers
+// as varints. Rows travel in the commit log's row encoding.
+
+type msgWriter struct{ b []byte }
+
+func (w *msgWriter) bytes(v []byte) {
+	w.b = binary.AppendUvarint(w.b, uint64(len(v)))
+	w.b = append(w.b, v...)
+}
+func (w *msgWriter) int(v int64) { w.b = binary.AppendVarint(w.b, v) }
+func (w *msgWriter) bool(v bool) {
+	if v {
+		w.int(1)
+	} else {
+		w.int(0)
+	}
+}
+
+// optional writes a value that may be absent (nil) as a flag and the
+// value.
+func (w *msgWriter) optional(v []byte) {
+	w.bool(v != nil)
+	if v != nil {
+		w.bytes(v)
+	}
+}
+
+type msgReader struct {
+	b   []byte
+	err error
+}
+
+var errShortMessage = errors.New("node: a message ends too soon")
+
+func (r *msgReader) bytes() []byte {
+	n, k := binary.Uvarint(r.b)
+	if k <= 0 || uint64(len(r.b)-k) < n {
+		r.err, r.b = errShortMessage, nil
+		return nil
+	}
+	v := r.b[k : k+int(n)]
+	r.b = r.b[k+int(n):]
+	return v
+}
+
+func (r *msgReader) int() int64 {
+	v, k := binary.Varint(r.b)
+	if k <= 0 {
+		r.err, r.b = errShortMessage, nil
+		return 0
+	}
+	r.b = r.b[k:]
+	return v
+}
+
+func (r *msgReader) bool() bool { return r.int() != 0 }
+
+func (r *msgReader) optional() []byte {
+	if !r.bool() {
+		return nil
+	}
+	if v := r.bytes(); v != nil {
+		return v
+	}
+	return []byte{}
+}
+
+func encodeRead(table mutation.TableID, key []byte, q exec.PartitionQuery) []byte {
+	var w msgWriter
+	w.bytes(table[:])
+	w.bytes(key)
+	w.optional(q.Start)
+	w.optional(q.End)
+	w.bool(q.Reverse)
+	w.int(int64(q.Limit))
+	w.int(q.Now)
+	return w.b
+}
+
+func decodeRead(b []byte) (table mutation.TableID, key []byte, q exec.PartitionQuery, err error) {
+	r := msgReader{b: b}
+	copy(table[:], r.bytes())
+	key = r.bytes()
+	q.Start, q.End = r.optional(), r.optional()
+	q.Reverse = r.bool()
+	q.Limit = int(r.int())
+	q.Now = r.int()
+	return table, key, q, r.err
+}
+
+func encodeScan(table mutation.TableID, q exec.ScanQuery) []byte {
+	var w msgWriter
+	w.bytes(table[:])
+	w.int(int64(q.Limit))
+	w.int(int64(q.PerPartitionLimit))
+	w.int(q.Now)
+	w.optional(q.After)
+	for _, t := range []*partitioner.Token{q.From, q.To} {
+		if t == nil {
+			w.optional(nil)
+		} else {
+			w.optional(t.AppendBytes(nil))
+		}
+	}
+	return w.b
+}
+
+func decodeScan(b []byte, p partitioner.Partitioner) (table mutation.TableID, q exec.ScanQuery, err error) {
+	r := msgReader{b: b}
+	copy(table[:], r.bytes())
+	q.Limit = int(r.int())
+	q.PerPartitionLimit = int(r.int())
+	q.Now = r.int()
+	q.After = r.optional()
+	for _, t := range []**partitioner.Token{&q.From, &q.To} {
+		if raw := r.optional(); raw != nil {
+			tok, err := p.TokenFromBytes(raw)
+			if err != nil {
+				return table, q, err
+			}
+			*t = &tok
+		}
+	}
+	return table, q, r.err
+}
+
+func encodePartitions(ps []*exec.Partition) []byte {
+	var w msgWriter
+	w.int(int64(len(ps)))
+	for _, p := range ps {
+		w.bytes(p.Key)
+		if p.Static != nil {
+			w.optional(mutation.AppendRow(nil, p.Static))
+		} else {
+			w.optional(nil)
+		}
+		w.int(int64(len(p.Rows)))
+		for _, r := range p.Rows {
+			w.bytes(r.Clustering)
+			w.bytes(mutation.AppendRow(nil, r.Row))
+		}
+	}
+	return w.b
+}
+
+func decodePartitions(b []byte) ([]*exec.Partition, error) {
+	r := msgReader{b: b}
+	n := r.int()
+	if n < 0 || n > int64(len(b)) {
+		return nil, errShortMessage
+	}
+	out := make([]*exec.Partition, 0, n)
+	for i := int64(0); i < n && r.err == nil; i++ {
+		p := &exec.Partition{Key: r.bytes()}
+		if raw := r.optional(); raw != nil {
+			row, err := mutation.DecodeRow(raw)
+			if err != nil {
+				return nil, err
+			}
+			p.Static = row
+		}
+		rows := r.int()
+		if rows < 0 || rows > int64(len(b)) {
+			return nil, errShortMessage
+		}
+		for j := int64(0); j < rows && r.err == nil; j++ {
+			clustering := r.bytes()
+			row, err := mutation.DecodeRow(r.bytes())
+			if err != nil {
+				return nil, err
+			}
+			p.Rows = append(p.Rows, exec.Row{Clustering: clustering, Row: row})
+		}
+		out = append(out, p)
+	}
+	return out, r.err
+}

@@ -1,0 +1,445 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sibyldb/sibyl/coordinator"
+	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/messaging"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/ring"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+// Cassandra's request timeouts (write_request_timeout,
+// read_request_timeout, range_request_timeout) at their defaults.
+const (
+	writeTimeout = 2 * time.Second
+	readTimeout  = 5 * time.Second
+	rangeTimeout = 10 * time.Second
+)
+
+// level is a statement's consistency level for the coordinator; a read
+// with none named (ANY: the node's own statements and tests) is at ONE.
+func level(cl exec.Consistency, read bool) coordinator.Level {
+	if read && cl == exec.ConsistencyAny {
+		return coordinator.One
+	}
+	return coordinator.Level(cl)
+}
+
+// placement is where a partition of a table lives: its replicas and how
+// the keyspace places them. A table of a system keyspace lives on this
+// node alone.
+type placement struct {
+	replicas []ring.Endpoint
+	strategy ring.Strategy
+}
+
+func (n *Node) place(t *schema.Table, token partitioner.Token, m *ring.Metadata) (placement, error) {
+	ks := n.Schema().Keyspace(t.Keyspace)
+	if ks == nil || schema.IsSystemKeyspace(t.Keyspace) {
+		return placement{replicas: []ring.Endpoint{n.endpoint()}, strategy: ring.LocalStrategy{Local: n.endpoint()}}, nil
+	}
+	s, err := n.strategy(ks)
+	if err != nil {
+		return placement{}, err
+	}
+	return placement{replicas: s.Replicas(m, token), strategy: s}, nil
+}
+
+// liveness answers whether a node is up, from one look at gossip.
+func (n *Node) liveness() func(ring.Endpoint) bool {
+	if n.gossip == nil {
+		self := n.endpoint()
+		return func(e ring.Endpoint) bool { return e == self }
+	}
+	states := n.gossip.Endpoints()
+	return func(e ring.Endpoint) bool {
+		s := states[string(e)]
+		return s != nil && s.Alive
+	}
+}
+
+// checkAvailable refuses a request whose level its live replicas cannot
+// meet, before anything is sent.
+func (n *Node) checkAvailable(l coordinator.Level, p placement, alive func(ring.Endpoint) bool, m *ring.Metadata) error {
+	return clientError(coordinator.CheckAvailable(l, p.strategy, n.cfg.DataCenter, p.replicas, alive, m.Location))
+}
+
+// clientError turns the coordinator's failures into the errors clients
+// get, with their protocol fields.
+func clientError(err error) error {
+	var u *coordinator.Unavailable
+	var wt *coordinator.WriteTimeout
+	var rt *coordinator.ReadTimeout
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &u):
+		return &exec.Error{Code: exec.Unavailable, Message: u.Error(),
+			Replica: &exec.ReplicaFailure{Consistency: uint16(u.Level), BlockFor: int32(u.Required), Received: int32(u.Alive)}}
+	case errors.As(err, &wt):
+		return &exec.Error{Code: exec.WriteTimeout, Message: wt.Error(),
+			Replica: &exec.ReplicaFailure{Consistency: uint16(wt.Level), BlockFor: int32(wt.BlockFor), Received: int32(wt.Received), WriteType: wt.WriteType}}
+	case errors.As(err, &rt):
+		return &exec.Error{Code: exec.ReadTimeout, Message: rt.Error(),
+			Replica: &exec.ReplicaFailure{Consistency: uint16(rt.Level), BlockFor: int32(rt.BlockFor), Received: int32(rt.Received), DataPresent: rt.DataPresent}}
+	}
+	return err
+}
+
+// tableByID finds the table a mutation writes.
+func tableByID(s *schema.Schema, id mutation.TableID) *schema.Table {
+	for _, ks := range s.Keyspaces() {
+		for _, t := range ks.Tables {
+			if t.ID == id {
+				return t
+			}
+		}
+	}
+	return nil
+}
+
+// Apply writes mutations at a consistency level: each goes to every
+// replica of its partition, and counts once as many acknowledged as the
+// level needs. If any partition's live replicas are too few, nothing is
+// written (Unavailable); a partition short of acknowledgements after
+// write_request_timeout fails the write (WriteTimeout), though replicas
+// that got it keep it.
+func (n *Node) Apply(ms []*mutation.Mutation, cl exec.Consistency) error {
+	l := level(cl, false)
+	m := n.ring.Load()
+	alive := n.liveness()
+	sch := n.Schema()
+	type write struct {
+		m *mutation.Mutation
+		p placement
+	}
+	writes := make([]write, 0, len(ms))
+	for _, mu := range ms {
+		t := tableByID(sch, mu.Table)
+		if t == nil {
+			return fmt.Errorf("node: a write to an unknown table %x", mu.Table)
+		}
+		p, err := n.place(t, n.engine.Partitioner().Token(mu.Key), m)
+		if err != nil {
+			return err
+		}
+		if err := n.checkAvailable(l, p, alive, m); err != nil {
+			return err
+		}
+		writes = append(writes, write{mu, p})
+	}
+	writeType := "SIMPLE"
+	if len(ms) > 1 {
+		writeType = "UNLOGGED_BATCH"
+	}
+	errs := make([]error, len(writes))
+	var wg sync.WaitGroup
+	for i, w := range writes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = n.writeReplicas(w.m, w.p, l, alive, writeType)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// writeReplicas sends one mutation to its live replicas (this node's
+// share applied here) and waits for the level's acknowledgements.
+func (n *Node) writeReplicas(mu *mutation.Mutation, p placement, l coordinator.Level, alive func(ring.Endpoint) bool, writeType string) error {
+	self := n.endpoint()
+	if len(p.replicas) == 1 && p.replicas[0] == self {
+		return n.applyLocal([]*mutation.Mutation{mu})
+	}
+	var targets []ring.Endpoint
+	for _, r := range p.replicas {
+		if alive(r) {
+			targets = append(targets, r)
+		}
+	}
+	acks := coordinator.NewAcks(coordinator.BlockFor(l, p.strategy, n.cfg.DataCenter), len(targets))
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	results := make(chan bool, len(targets))
+	payload := encodeMutations([]*mutation.Mutation{mu})
+	var sent sync.WaitGroup
+	for _, r := range targets {
+		sent.Add(1)
+		go func() {
+			defer sent.Done()
+			var err error
+			if r == self {
+				err = n.applyLocal([]*mutation.Mutation{mu})
+			} else {
+				_, err = n.messaging.Request(ctx, string(r), messaging.VerbMutation, payload)
+			}
+			results <- err == nil
+		}()
+	}
+	// The replicas still on their way get the write after this returns;
+	// the context ends when they have answered or timed out.
+	go func() { sent.Wait(); cancel() }()
+	for range targets {
+		select {
+		case ok := <-results:
+			if acks.Ack(ok) {
+				return nil
+			}
+			if acks.Hopeless() {
+				return clientError(acks.Timeout(l, writeType))
+			}
+		case <-ctx.Done():
+			return clientError(acks.Timeout(l, writeType))
+		}
+	}
+	return clientError(acks.Timeout(l, writeType))
+}
+
+// ReadPartition reads a slice of one partition at a consistency level:
+// from this node when it is a replica, else from a live replica. The
+// replicas alive must meet the level. (Reading from as many replicas as
+// the level needs, comparing and repairing them, is still to come.)
+func (n *Node) ReadPartition(t *schema.Table, key []byte, q exec.PartitionQuery) (*exec.Partition, error) {
+	l := level(q.Consistency, true)
+	m := n.ring.Load()
+	alive := n.liveness()
+	p, err := n.place(t, n.engine.Partitioner().Token(key), m)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.checkAvailable(l, p, alive, m); err != nil {
+		return nil, err
+	}
+	from := n.dataReplica(p, alive)
+	if from == n.endpoint() || n.messaging == nil {
+		return n.readLocal(t, key, q)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+	defer cancel()
+	out, err := n.messaging.Request(ctx, string(from), messaging.VerbRead, encodeRead(t.ID, key, q))
+	if err != nil {
+		if errors.Is(err, messaging.ErrTimeout) {
+			return nil, clientError(&coordinator.ReadTimeout{Level: l, BlockFor: coordinator.BlockFor(l, p.strategy, n.cfg.DataCenter)})
+		}
+		return nil, err
+	}
+	parts, err := decodePartitions(out)
+	if err != nil || len(parts) == 0 {
+		return nil, err
+	}
+	return parts[0], nil
+}
+
+// dataReplica is the replica to read from: this node if it is one, else
+// the first live one.
+func (n *Node) dataReplica(p placement, alive func(ring.Endpoint) bool) ring.Endpoint {
+	if slices.Contains(p.replicas, n.endpoint()) {
+		return n.endpoint()
+	}
+	for _, r := range p.replicas {
+		if alive(r) {
+			return r
+		}
+	}
+	return n.endpoint()
+}
+
+// Scan reads a table's partitions in token order at a consistency level.
+// In a cluster every live node scans what it holds, and the answers merge
+// (rows by their cells' timestamps); a node whose answer was cut by the
+// limit bounds how far the merged answer is complete, and the scan asks
+// again after that point until the limit is met or every node is done.
+func (n *Node) Scan(t *schema.Table, q exec.ScanQuery) ([]*exec.Partition, error) {
+	if schema.IsSystemKeyspace(t.Keyspace) {
+		return n.scanLocal(t, q)
+	}
+	l := level(q.Consistency, true)
+	m := n.ring.Load()
+	alive := n.liveness()
+	for _, tok := range m.SortedTokens() {
+		p, err := n.place(t, tok, m)
+		if err != nil {
+			return nil, err
+		}
+		if err := n.checkAvailable(l, p, alive, m); err != nil {
+			return nil, err
+		}
+	}
+	if n.messaging == nil {
+		return n.scanLocal(t, q)
+	}
+	var nodes []ring.Endpoint
+	for _, e := range m.Endpoints() {
+		if alive(e) {
+			nodes = append(nodes, e)
+		}
+	}
+	var out []*exec.Partition
+	rows, want := 0, q.Limit
+	for {
+		if want > 0 {
+			q.Limit = want - rows
+		}
+		merged, bound, err := n.scanRound(t, q, nodes)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range merged {
+			out = append(out, p)
+			rows += len(p.Rows)
+		}
+		if bound == nil || (want > 0 && rows >= want) {
+			return out, nil
+		}
+		// The partition where an answer stopped may go on past it: it is
+		// read whole (up to what the limits leave), then the scan goes on
+		// after it.
+		pq := exec.PartitionQuery{Limit: want - rows, Now: q.Now, Consistency: q.Consistency}
+		if q.PerPartitionLimit > 0 && (pq.Limit <= 0 || q.PerPartitionLimit < pq.Limit) {
+			pq.Limit = q.PerPartitionLimit
+		}
+		if want <= 0 && q.PerPartitionLimit <= 0 {
+			pq.Limit = 0
+		}
+		p, err := n.ReadPartition(t, bound, pq)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil && (len(p.Rows) > 0 || p.Static != nil) {
+			out = append(out, p)
+			rows += len(p.Rows)
+		}
+		if want > 0 && rows >= want {
+			return out, nil
+		}
+		q.After = bound
+	}
+}
+
+// scanRound asks every node for its part of a scan and merges the
+// answers before bound, the first partition where a node's answer stopped
+// at the limit (it may hold more from there on); bound is nil when no
+// answer stopped short.
+func (n *Node) scanRound(t *schema.Table, q exec.ScanQuery, nodes []ring.Endpoint) (merged []*exec.Partition, bound []byte, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), rangeTimeout)
+	defer cancel()
+	answers := make([][]*exec.Partition, len(nodes))
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, e := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if e == n.endpoint() {
+				answers[i], errs[i] = n.scanLocal(t, q)
+				return
+			}
+			out, err := n.messaging.Request(ctx, string(e), messaging.VerbRangeRead, encodeScan(t.ID, q))
+			if err == nil {
+				answers[i], err = decodePartitions(out)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	part := n.engine.Partitioner()
+	order := func(a, b []byte) int {
+		if c := partitioner.Compare(part.Token(a), part.Token(b)); c != 0 {
+			return c
+		}
+		return bytes.Compare(a, b)
+	}
+	// The merged answer is complete before the smallest last key of the
+	// answers the limit cut.
+	for _, a := range answers {
+		if q.Limit > 0 && countRows(a) >= q.Limit && len(a) > 0 {
+			if last := a[len(a)-1].Key; bound == nil || order(last, bound) < 0 {
+				bound = last
+			}
+		}
+	}
+	byKey := map[string]*exec.Partition{}
+	var keys [][]byte
+	for _, a := range answers {
+		for _, p := range a {
+			if bound != nil && order(p.Key, bound) >= 0 {
+				continue
+			}
+			if cur, ok := byKey[string(p.Key)]; ok {
+				byKey[string(p.Key)] = mergePartitions(cur, p)
+				continue
+			}
+			byKey[string(p.Key)] = p
+			keys = append(keys, p.Key)
+		}
+	}
+	slices.SortFunc(keys, order)
+	rows := 0
+	for _, k := range keys {
+		p := byKey[string(k)]
+		if q.PerPartitionLimit > 0 && len(p.Rows) > q.PerPartitionLimit {
+			p.Rows = p.Rows[:q.PerPartitionLimit]
+		}
+		if q.Limit > 0 && rows+len(p.Rows) > q.Limit {
+			p.Rows = p.Rows[:q.Limit-rows]
+		}
+		rows += len(p.Rows)
+		merged = append(merged, p)
+		if q.Limit > 0 && rows >= q.Limit {
+			return merged, nil, nil
+		}
+	}
+	return merged, bound, nil
+}
+
+func countRows(ps []*exec.Partition) int {
+	n := 0
+	for _, p := range ps {
+		n += len(p.Rows)
+	}
+	return n
+}
+
+// mergePartitions is the union of two replicas' answers for one
+// partition, each row's cells reconciled.
+func mergePartitions(a, b *exec.Partition) *exec.Partition {
+	out := &exec.Partition{Key: a.Key, Static: mergeRows(a.Static, b.Static)}
+	i, j := 0, 0
+	for i < len(a.Rows) || j < len(b.Rows) {
+		switch {
+		case j == len(b.Rows) || i < len(a.Rows) && bytes.Compare(a.Rows[i].Clustering, b.Rows[j].Clustering) < 0:
+			out.Rows = append(out.Rows, a.Rows[i])
+			i++
+		case i == len(a.Rows) || bytes.Compare(a.Rows[i].Clustering, b.Rows[j].Clustering) > 0:
+			out.Rows = append(out.Rows, b.Rows[j])
+			j++
+		default:
+			out.Rows = append(out.Rows, exec.Row{Clustering: a.Rows[i].Clustering, Row: mergeRows(a.Rows[i].Row, b.Rows[j].Row)})
+			i, j = i+1, j+1
+		}
+	}
+	return out
+}
+
+func mergeRows(a, b *mutation.Row) *mutation.Row {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return mutation.MergeRows(a, b)
+}
