@@ -207,6 +207,15 @@ func (g *Gossiper) Endpoints() map[string]*EndpointState {
 	return out
 }
 
+// Alive reports whether a node is up as the failure detector sees it
+// (this node always is), without copying any state.
+func (g *Gossiper) Alive(endpoint string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.endpoints[endpoint]
+	return s != nil && s.Alive
+}
+
 // Leave announces a clean shutdown and stops: STATUS shutdown goes to
 // every live peer directly, then memberlist's leave, waiting up to timeout
 // for it to go out.

@@ -43,10 +43,13 @@ type Node struct {
 	pullMu    sync.Mutex
 	pulling   map[string]bool // peers whose schema is being pulled
 	ready     atomic.Bool     // start-up is done: schema pulls may run
-	stopped   chan struct{}   // closed by Close, for the node's own goroutines
-	admin     *http.Server
-	drained   atomic.Bool
-	started   time.Time
+	// lookupCache holds the tables by id and the strategies of the
+	// current schema (replicas.go).
+	lookupCache atomic.Pointer[lookups]
+	stopped     chan struct{} // closed by Close, for the node's own goroutines
+	admin       *http.Server
+	drained     atomic.Bool
+	started     time.Time
 }
 
 // Open starts a node: the storage engine; the system tables; the schema,

@@ -44,28 +44,66 @@ type placement struct {
 }
 
 func (n *Node) place(t *schema.Table, token partitioner.Token, m *ring.Metadata) (placement, error) {
-	ks := n.Schema().Keyspace(t.Keyspace)
-	if ks == nil || schema.IsSystemKeyspace(t.Keyspace) {
+	if schema.IsSystemKeyspace(t.Keyspace) {
 		return placement{replicas: []ring.Endpoint{n.endpoint()}, strategy: ring.LocalStrategy{Local: n.endpoint()}}, nil
 	}
-	s, err := n.strategy(ks)
+	s, err := n.lookups().strategy(t.Keyspace)
 	if err != nil {
 		return placement{}, err
+	}
+	if len(m.Endpoints()) == 1 {
+		// One node holds everything: no walk round the ring.
+		return placement{replicas: m.Endpoints(), strategy: s}, nil
 	}
 	return placement{replicas: s.Replicas(m, token), strategy: s}, nil
 }
 
-// liveness answers whether a node is up, from one look at gossip.
+// lookups are the tables by id and the keyspaces' strategies of the
+// current schema, made once per schema.
+type lookups struct {
+	schema     *schema.Schema
+	tables     map[mutation.TableID]*schema.Table
+	strategies map[string]ring.Strategy
+	errs       map[string]error
+}
+
+func (l *lookups) strategy(keyspace string) (ring.Strategy, error) {
+	if s, ok := l.strategies[keyspace]; ok {
+		return s, nil
+	}
+	if err := l.errs[keyspace]; err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("node: no keyspace %s", keyspace)
+}
+
+func (n *Node) lookups() *lookups {
+	sch := n.Schema()
+	if l := n.lookupCache.Load(); l != nil && l.schema == sch {
+		return l
+	}
+	l := &lookups{schema: sch, tables: map[mutation.TableID]*schema.Table{}, strategies: map[string]ring.Strategy{}, errs: map[string]error{}}
+	for _, ks := range sch.Keyspaces() {
+		for _, t := range ks.Tables {
+			l.tables[t.ID] = t
+		}
+		if s, err := n.strategy(ks); err != nil {
+			l.errs[ks.Name] = err
+		} else {
+			l.strategies[ks.Name] = s
+		}
+	}
+	n.lookupCache.Store(l)
+	return l
+}
+
+// liveness answers whether a node is up.
 func (n *Node) liveness() func(ring.Endpoint) bool {
+	self := n.endpoint()
 	if n.gossip == nil {
-		self := n.endpoint()
 		return func(e ring.Endpoint) bool { return e == self }
 	}
-	states := n.gossip.Endpoints()
-	return func(e ring.Endpoint) bool {
-		s := states[string(e)]
-		return s != nil && s.Alive
-	}
+	return func(e ring.Endpoint) bool { return e == self || n.gossip.Alive(string(e)) }
 }
 
 // checkAvailable refuses a request whose level its live replicas cannot
@@ -97,16 +135,7 @@ func clientError(err error) error {
 }
 
 // tableByID finds the table a mutation writes.
-func tableByID(s *schema.Schema, id mutation.TableID) *schema.Table {
-	for _, ks := range s.Keyspaces() {
-		for _, t := range ks.Tables {
-			if t.ID == id {
-				return t
-			}
-		}
-	}
-	return nil
-}
+func (n *Node) tableByID(id mutation.TableID) *schema.Table { return n.lookups().tables[id] }
 
 // Apply writes mutations at a consistency level: each goes to every
 // replica of its partition, and counts once as many acknowledged as the
@@ -118,14 +147,13 @@ func (n *Node) Apply(ms []*mutation.Mutation, cl exec.Consistency) error {
 	l := level(cl, false)
 	m := n.ring.Load()
 	alive := n.liveness()
-	sch := n.Schema()
 	type write struct {
 		m *mutation.Mutation
 		p placement
 	}
 	writes := make([]write, 0, len(ms))
 	for _, mu := range ms {
-		t := tableByID(sch, mu.Table)
+		t := n.tableByID(mu.Table)
 		if t == nil {
 			return fmt.Errorf("node: a write to an unknown table %x", mu.Table)
 		}
@@ -141,6 +169,9 @@ func (n *Node) Apply(ms []*mutation.Mutation, cl exec.Consistency) error {
 	writeType := "SIMPLE"
 	if len(ms) > 1 {
 		writeType = "UNLOGGED_BATCH"
+	}
+	if len(writes) == 1 {
+		return n.writeReplicas(writes[0].m, writes[0].p, l, alive, writeType)
 	}
 	errs := make([]error, len(writes))
 	var wg sync.WaitGroup

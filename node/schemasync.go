@@ -54,7 +54,7 @@ func (n *Node) startMessaging() error {
 		if err != nil {
 			return nil, err
 		}
-		t := tableByID(n.Schema(), id)
+		t := n.tableByID(id)
 		if t == nil {
 			return nil, fmt.Errorf("no table %x here", id)
 		}
@@ -69,7 +69,7 @@ func (n *Node) startMessaging() error {
 		if err != nil {
 			return nil, err
 		}
-		t := tableByID(n.Schema(), id)
+		t := n.tableByID(id)
 		if t == nil {
 			return nil, fmt.Errorf("no table %x here", id)
 		}

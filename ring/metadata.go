@@ -33,6 +33,7 @@ type Metadata struct {
 	owners    []Endpoint          // owners[i] holds tokens[i]
 	locations map[Endpoint]Location
 	byNode    map[Endpoint][]partitioner.Token
+	endpoints []Endpoint // sorted
 }
 
 // NewMetadata builds the ring of nodes. A token held twice, a node listed
@@ -59,6 +60,10 @@ func NewMetadata(p partitioner.Partitioner, nodes []Node) (*Metadata, error) {
 			all = append(all, held{t, n.Endpoint})
 		}
 	}
+	for e := range m.byNode {
+		m.endpoints = append(m.endpoints, e)
+	}
+	slices.Sort(m.endpoints)
 	sort.Slice(all, func(i, j int) bool { return all[i].tok.Less(all[j].tok) })
 	for i, h := range all {
 		if i > 0 && partitioner.Compare(all[i-1].tok, h.tok) == 0 {
@@ -80,15 +85,9 @@ func (m *Metadata) SortedTokens() []partitioner.Token { return m.tokens }
 // Owner is the node holding tokens[i].
 func (m *Metadata) Owner(i int) Endpoint { return m.owners[i] }
 
-// Endpoints are the ring's nodes, sorted.
-func (m *Metadata) Endpoints() []Endpoint {
-	out := make([]Endpoint, 0, len(m.byNode))
-	for e := range m.byNode {
-		out = append(out, e)
-	}
-	slices.Sort(out)
-	return out
-}
+// Endpoints are the ring's nodes, sorted. The caller must not change
+// them.
+func (m *Metadata) Endpoints() []Endpoint { return m.endpoints }
 
 // TokensOf are a node's tokens, ascending (nil for a node not in the ring).
 func (m *Metadata) TokensOf(e Endpoint) []partitioner.Token { return m.byNode[e] }
