@@ -139,6 +139,7 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 		})
 	}
 	handle("GET /status", n.adminStatuses)
+	mux.Handle("GET /metrics", n.metrics.handler())
 	handle("GET /info", func(*http.Request) (any, error) { return n.adminInfo(), nil })
 	handle("GET /version", func(*http.Request) (any, error) {
 		return map[string]string{"release_version": ReleaseVersion}, nil

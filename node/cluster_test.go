@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocql/gocql"
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/ring"
@@ -36,7 +38,13 @@ func waitUntil(t *testing.T, what string, cond func() (bool, string)) {
 // shared port, 127.0.0.1 the seed.
 func clusterNode(t *testing.T, k int, dir string, gossipPort int) *Node {
 	t.Helper()
-	n, err := Open(Config{DataDir: dir, ListenAddress: fmt.Sprintf("127.0.0.%d", k), NativePort: freePort(t),
+	return clusterNodeOn(t, k, dir, gossipPort, freePort(t))
+}
+
+// clusterNodeOn is clusterNode with the native protocol on a given port.
+func clusterNodeOn(t *testing.T, k int, dir string, gossipPort, nativePort int) *Node {
+	t.Helper()
+	n, err := Open(Config{DataDir: dir, ListenAddress: fmt.Sprintf("127.0.0.%d", k), NativePort: nativePort,
 		GossipPort: gossipPort, Seeds: []string{fmt.Sprintf("127.0.0.1:%d", gossipPort)}, Rack: fmt.Sprintf("rack%d", k)})
 	if err != nil {
 		t.Fatal(err)
@@ -294,4 +302,74 @@ func TestThreeNodeRing(t *testing.T) {
 		ok, saw := agree()
 		return err == nil && ok, fmt.Sprintf("%v, versions %s", err, saw)
 	})
+}
+
+// TestTokenAwareRouting: gocql's TokenAwareHostPolicy finds the replicas
+// from system.local and system.peers, so with RF 1 every request reaches
+// the node holding its key and no coordinator forwards one (the nodes'
+// counters say so); round-robin routing makes coordinators forward.
+func TestTokenAwareRouting(t *testing.T) {
+	gossipPort, nativePort := freePort(t), freePort(t)
+	var nodes []*Node
+	for k := 1; k <= 3; k++ {
+		n := clusterNodeOn(t, k, t.TempDir(), gossipPort, nativePort)
+		defer n.Close()
+		if _, err := n.StartNative(); err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, n)
+	}
+	for _, n := range nodes {
+		waitUntil(t, "three nodes up", func() (bool, string) {
+			ss := statuses(t, n)
+			return len(ss) == 3 && ss[0].Status == "Up" && ss[1].Status == "Up" && ss[2].Status == "Up", describe(ss)
+		})
+	}
+	if _, err := exec.NewSession(nodes[0]).Run("CREATE KEYSPACE one WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};" +
+		"CREATE TABLE one.kv (k int PRIMARY KEY, v int)"); err != nil {
+		t.Fatal(err)
+	}
+	forwarded := func() float64 {
+		total := 0.0
+		for _, n := range nodes {
+			for _, verb := range []string{"MUTATION", "READ"} {
+				total += promtest.ToFloat64(n.metrics.forwarded.WithLabelValues(verb))
+			}
+		}
+		return total
+	}
+	run := func(policy gocql.HostSelectionPolicy, from int) {
+		t.Helper()
+		cluster := gocql.NewCluster("127.0.0.1")
+		cluster.Port = nativePort
+		cluster.PoolConfig.HostSelectionPolicy = policy
+		cluster.Consistency = gocql.One
+		s, err := cluster.CreateSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for k := from; k < from+200; k++ {
+			if err := s.Query("INSERT INTO one.kv (k, v) VALUES (?, ?)", k, k).Exec(); err != nil {
+				t.Fatal(err)
+			}
+			var v int
+			if err := s.Query("SELECT v FROM one.kv WHERE k = ?", k).Scan(&v); err != nil || v != k {
+				t.Fatalf("read %d: %d, %v", k, v, err)
+			}
+		}
+	}
+	run(gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy()), 0)
+	if f := forwarded(); f != 0 {
+		t.Errorf("token-aware routing: coordinators forwarded %v requests", f)
+	}
+	for _, n := range nodes {
+		if c := promtest.ToFloat64(n.metrics.coordinated.WithLabelValues("write")); c < 20 {
+			t.Errorf("%s coordinated %v of 200 writes", n.cfg.ListenAddress, c)
+		}
+	}
+	run(gocql.RoundRobinHostPolicy(), 1000)
+	if f := forwarded(); f < 100 {
+		t.Errorf("round-robin routing: coordinators forwarded only %v of 400 requests", f)
+	}
 }

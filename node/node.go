@@ -46,6 +46,7 @@ type Node struct {
 	// lookupCache holds the tables by id and the strategies of the
 	// current schema (replicas.go).
 	lookupCache atomic.Pointer[lookups]
+	metrics     *metrics
 	stopped     chan struct{} // closed by Close, for the node's own goroutines
 	admin       *http.Server
 	drained     atomic.Bool
@@ -71,7 +72,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n := &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{}), pulling: map[string]bool{}}
+	n := &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{}), pulling: map[string]bool{}, metrics: newMetrics()}
 	if err := n.start(); err != nil {
 		return nil, errors.Join(err, n.leaveCluster(), engine.Close())
 	}

@@ -144,6 +144,11 @@ func (n *Node) tableByID(id mutation.TableID) *schema.Table { return n.lookups()
 // write_request_timeout fails the write (WriteTimeout), though replicas
 // that got it keep it.
 func (n *Node) Apply(ms []*mutation.Mutation, cl exec.Consistency) error {
+	n.metrics.coordinated.WithLabelValues("write").Inc()
+	return n.metrics.countFailure(n.apply(ms, cl))
+}
+
+func (n *Node) apply(ms []*mutation.Mutation, cl exec.Consistency) error {
 	l := level(cl, false)
 	m := n.ring.Load()
 	alive := n.liveness()
@@ -212,6 +217,7 @@ func (n *Node) writeReplicas(mu *mutation.Mutation, p placement, l coordinator.L
 			if r == self {
 				err = n.applyLocal([]*mutation.Mutation{mu})
 			} else {
+				n.metrics.forwarded.WithLabelValues(messaging.VerbMutation.String()).Inc()
 				_, err = n.messaging.Request(ctx, string(r), messaging.VerbMutation, payload)
 			}
 			results <- err == nil
@@ -241,6 +247,12 @@ func (n *Node) writeReplicas(mu *mutation.Mutation, p placement, l coordinator.L
 // replicas alive must meet the level. (Reading from as many replicas as
 // the level needs, comparing and repairing them, is still to come.)
 func (n *Node) ReadPartition(t *schema.Table, key []byte, q exec.PartitionQuery) (*exec.Partition, error) {
+	n.metrics.coordinated.WithLabelValues("read").Inc()
+	p, err := n.readPartition(t, key, q)
+	return p, n.metrics.countFailure(err)
+}
+
+func (n *Node) readPartition(t *schema.Table, key []byte, q exec.PartitionQuery) (*exec.Partition, error) {
 	l := level(q.Consistency, true)
 	m := n.ring.Load()
 	alive := n.liveness()
@@ -257,6 +269,7 @@ func (n *Node) ReadPartition(t *schema.Table, key []byte, q exec.PartitionQuery)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
+	n.metrics.forwarded.WithLabelValues(messaging.VerbRead.String()).Inc()
 	out, err := n.messaging.Request(ctx, string(from), messaging.VerbRead, encodeRead(t.ID, key, q))
 	if err != nil {
 		if errors.Is(err, messaging.ErrTimeout) {
@@ -291,6 +304,12 @@ func (n *Node) dataReplica(p placement, alive func(ring.Endpoint) bool) ring.End
 // limit bounds how far the merged answer is complete, and the scan asks
 // again after that point until the limit is met or every node is done.
 func (n *Node) Scan(t *schema.Table, q exec.ScanQuery) ([]*exec.Partition, error) {
+	n.metrics.coordinated.WithLabelValues("range").Inc()
+	parts, err := n.scan(t, q)
+	return parts, n.metrics.countFailure(err)
+}
+
+func (n *Node) scan(t *schema.Table, q exec.ScanQuery) ([]*exec.Partition, error) {
 	if schema.IsSystemKeyspace(t.Keyspace) {
 		return n.scanLocal(t, q)
 	}
@@ -375,6 +394,7 @@ func (n *Node) scanRound(t *schema.Table, q exec.ScanQuery, nodes []ring.Endpoin
 				answers[i], errs[i] = n.scanLocal(t, q)
 				return
 			}
+			n.metrics.forwarded.WithLabelValues(messaging.VerbRangeRead.String()).Inc()
 			out, err := n.messaging.Request(ctx, string(e), messaging.VerbRangeRead, encodeScan(t.ID, q))
 			if err == nil {
 				answers[i], err = decodePartitions(out)

@@ -1,0 +1,65 @@
+package node
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sibyldb/sibyl/cql/exec"
+)
+
+// metrics are the node's Prometheus counters, served on the admin API's
+// /metrics. Each node has its own registry, so that nodes sharing a
+// process (tests) count apart.
+type metrics struct {
+	registry *prometheus.Registry
+	// coordinated counts the requests this node coordinated, by kind:
+	// write, read, range.
+	coordinated *prometheus.CounterVec
+	// forwarded counts the requests it sent to other replicas, by verb.
+	// A token-aware client that reaches a replica of an RF 1 keyspace
+	// makes none.
+	forwarded *prometheus.CounterVec
+	// failed counts the requests it refused or that timed out, by error:
+	// unavailable, write_timeout, read_timeout.
+	failed *prometheus.CounterVec
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		coordinated: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sibyl_coordinator_requests_total",
+			Help: "Requests this node coordinated, by kind (write, read, range)."}, []string{"kind"}),
+		forwarded: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sibyl_coordinator_replica_requests_total",
+			Help: "Requests this node sent to other replicas while coordinating, by verb."}, []string{"verb"}),
+		failed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sibyl_coordinator_failures_total",
+			Help: "Requests refused or timed out, by error (unavailable, write_timeout, read_timeout)."}, []string{"error"}),
+	}
+	m.registry.MustRegister(m.coordinated, m.forwarded, m.failed,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// handler serves the counters in Prometheus's text format.
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// countFailure counts a coordinator failure (an *exec.Error of a replica
+// kind) and passes it on.
+func (m *metrics) countFailure(err error) error {
+	var e *exec.Error
+	if errors.As(err, &e) {
+		switch e.Code {
+		case exec.Unavailable:
+			m.failed.WithLabelValues("unavailable").Inc()
+		case exec.WriteTimeout:
+			m.failed.WithLabelValues("write_timeout").Inc()
+		case exec.ReadTimeout:
+			m.failed.WithLabelValues("read_timeout").Inc()
+		}
+	}
+	return err
+}
