@@ -141,3 +141,28 @@ func (e *Entry) String() string {
 	}
 	return fmt.Sprintf("%s %x %s", e.Kind, e.Key, e.Deletion)
 }
+
+// FromEntries is the mutation that writes entries of one partition (as
+// AppendEntries makes them): the inverse of AppendEntries, for a
+// coordinator repairing a replica with what it lacked.
+func FromEntries(table TableID, key []byte, entries []Entry, tokenLen int) (*Mutation, error) {
+	m := NewMutation(table, key)
+	for i := range entries {
+		e := &entries[i]
+		parts, err := ParseKey(e.Key, tokenLen)
+		if err != nil {
+			return nil, err
+		}
+		switch e.Kind {
+		case PartitionDeletionEntry:
+			m.Deletion = m.Deletion.Max(e.Deletion)
+		case RangeTombstoneEntry:
+			m.RangeTombstones = append(m.RangeTombstones, RangeTombstone{Start: parts.Clustering, End: parts.End, Deletion: e.Deletion})
+		case StaticRowEntry:
+			m.Static = e.Row
+		case RowEntry:
+			m.Rows = append(m.Rows, RowUpdate{Clustering: parts.Clustering, Row: e.Row})
+		}
+	}
+	return m, nil
+}

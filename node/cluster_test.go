@@ -13,6 +13,7 @@ import (
 	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
 )
@@ -44,7 +45,14 @@ func clusterNode(t *testing.T, k int, dir string, gossipPort int) *Node {
 // clusterNodeOn is clusterNode with the native protocol on a given port.
 func clusterNodeOn(t *testing.T, k int, dir string, gossipPort, nativePort int) *Node {
 	t.Helper()
-	n, err := Open(Config{DataDir: dir, ListenAddress: fmt.Sprintf("127.0.0.%d", k), NativePort: nativePort,
+	return clusterNodeWith(t, k, Config{DataDir: dir, NativePort: nativePort}, gossipPort)
+}
+
+// clusterNodeWith opens node k of a local cluster with cfg's data
+// directory, native port and transport.
+func clusterNodeWith(t *testing.T, k int, cfg Config, gossipPort int) *Node {
+	t.Helper()
+	n, err := Open(Config{DataDir: cfg.DataDir, ListenAddress: fmt.Sprintf("127.0.0.%d", k), NativePort: cfg.NativePort, Transport: cfg.Transport,
 		GossipPort: gossipPort, Seeds: []string{fmt.Sprintf("127.0.0.1:%d", gossipPort)}, Rack: fmt.Sprintf("rack%d", k)})
 	if err != nil {
 		t.Fatal(err)
@@ -373,3 +381,115 @@ func TestTokenAwareRouting(t *testing.T) {
 		t.Errorf("round-robin routing: coordinators forwarded only %v of 400 requests", f)
 	}
 }
+
+// TestReadRepairAndTimeouts makes a replica miss writes (the messages to
+// it dropped): a QUORUM read through it merges its stale answer with a
+// current one (a newer value, a deletion), answers the current data and
+// repairs it. Dropped acknowledgements make an ALL write time out, and
+// two nodes down make QUORUM unavailable.
+func TestReadRepairAndTimeouts(t *testing.T) {
+	gossipPort := freePort(t)
+	faults := messaging.NewFaultyTransport(nil)
+	var nodes []*Node
+	for k := 1; k <= 3; k++ {
+		nodes = append(nodes, clusterNodeWith(t, k, Config{DataDir: t.TempDir(), NativePort: freePort(t), Transport: faults}, gossipPort))
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	}()
+	for _, n := range nodes {
+		waitUntil(t, "three nodes up", func() (bool, string) {
+			ss := statuses(t, n)
+			return len(ss) == 3 && ss[0].Status == "Up" && ss[1].Status == "Up" && ss[2].Status == "Up", describe(ss)
+		})
+	}
+	if _, err := exec.NewSession(nodes[0]).Run("CREATE KEYSPACE r WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3};" +
+		"CREATE TABLE r.kv (k int PRIMARY KEY, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	write := func(n *Node, cl exec.Consistency, stmt string) {
+		t.Helper()
+		if _, err := runAt(t, n, cl, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	localValue := func(n *Node, k int) string {
+		t.Helper()
+		p, err := n.readLocal(mustTable(t, n, "r", "kv"), cqltypeInt(k), exec.PartitionQuery{Now: time.Now().Unix()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p == nil || len(p.Rows) == 0 {
+			return "<none>"
+		}
+		for _, c := range p.Rows[0].Row.Cells {
+			if c.Column == "v" {
+				return string(c.Value)
+			}
+		}
+		return "<no v>"
+	}
+	write(nodes[0], exec.ConsistencyAll, "INSERT INTO r.kv (k, v) VALUES (1, 'old')")
+	write(nodes[0], exec.ConsistencyAll, "INSERT INTO r.kv (k, v) VALUES (2, 'doomed')")
+	stale := nodes[2]
+	faults.Drop("127.0.0.1", "127.0.0.3")
+	write(nodes[0], exec.ConsistencyQuorum, "UPDATE r.kv SET v = 'new' WHERE k = 1")
+	write(nodes[0], exec.ConsistencyQuorum, "DELETE FROM r.kv WHERE k = 2")
+	faults.HealAll()
+	if v := localValue(stale, 1); v != "old" {
+		t.Fatalf("the stale replica has %q for k = 1, want old", v)
+	}
+	if v := localValue(stale, 2); v != "doomed" {
+		t.Fatalf("the stale replica has %q for k = 2, want doomed", v)
+	}
+	res, err := runAt(t, stale, exec.ConsistencyQuorum, "SELECT v FROM r.kv WHERE k = 1")
+	if err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != "new" {
+		t.Fatalf("a QUORUM read through the stale replica: %v, %v", res, err)
+	}
+	if res, err := runAt(t, stale, exec.ConsistencyQuorum, "SELECT v FROM r.kv WHERE k = 2"); err != nil || len(res.Rows) != 0 {
+		t.Fatalf("a QUORUM read of a deleted row through the stale replica: %v, %v", res, err)
+	}
+	if v1, v2 := localValue(stale, 1), localValue(stale, 2); v1 != "new" || v2 != "<none>" {
+		t.Errorf("after the reads the replica has %q and %q, want new and nothing", v1, v2)
+	}
+	if r := promtest.ToFloat64(stale.metrics.repaired); r != 2 {
+		t.Errorf("%v read repairs, want 2", r)
+	}
+
+	// Acknowledgements that never come: an ALL write times out with the
+	// one acknowledgement it had (this node's own).
+	faults.Drop("127.0.0.2", "127.0.0.1")
+	faults.Drop("127.0.0.3", "127.0.0.1")
+	_, err = runAt(t, nodes[0], exec.ConsistencyAll, "INSERT INTO r.kv (k, v) VALUES (3, 'x')")
+	var e *exec.Error
+	if !errors.As(err, &e) || e.Code != exec.WriteTimeout || e.Replica.Received != 1 || e.Replica.BlockFor != 3 ||
+		e.Replica.WriteType != "SIMPLE" || e.Message != "Operation timed out - received only 1 responses." {
+		t.Errorf("an ALL write with no acknowledgements coming back: %v", err)
+	}
+	faults.HealAll()
+
+	// Two of three down: QUORUM is unavailable, naming 2 and 1.
+	for _, n := range nodes[1:] {
+		if err := n.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil(t, "two nodes down", func() (bool, string) {
+		ss := statuses(t, nodes[0])
+		return ss[1].Status == "Down" && ss[2].Status == "Down", describe(ss)
+	})
+	for _, stmt := range []string{"INSERT INTO r.kv (k, v) VALUES (4, 'x')", "SELECT v FROM r.kv WHERE k = 1"} {
+		_, err := runAt(t, nodes[0], exec.ConsistencyQuorum, stmt)
+		if !errors.As(err, &e) || e.Code != exec.Unavailable || e.Replica.BlockFor != 2 || e.Replica.Received != 1 {
+			t.Errorf("%s at QUORUM with two nodes down: %v", stmt, err)
+		}
+	}
+	if res, err := runAt(t, nodes[0], exec.ConsistencyOne, "SELECT v FROM r.kv WHERE k = 1"); err != nil || len(res.Rows) != 1 {
+		t.Errorf("a ONE read with two nodes down: %v, %v", res, err)
+	}
+}
+
+// cqltypeInt is an int partition key's bytes.
+func cqltypeInt(k int) []byte { return cqltype.EncodeInt(int32(k)) }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/storage"
 	"go.yaml.in/yaml/v3"
@@ -82,6 +83,9 @@ type Config struct {
 	StoragePort int `yaml:"storage_port"`
 	// Logger receives the node's events; default none.
 	Logger *zerolog.Logger `yaml:"-"`
+	// Transport carries internode messages; default TCP. Tests wrap it to
+	// drop, delay or cut messages.
+	Transport messaging.Transport `yaml:"-"`
 }
 
 // SeedProvider is cassandra.yaml's seed_provider entry:

@@ -41,7 +41,7 @@ func (n *Node) readLocal(t *schema.Table, key []byte, q exec.PartitionQuery) (*e
 	if err != nil {
 		return nil, err
 	}
-	p, err := st.ReadPartition(key, storage.ReadQuery{Start: q.Start, End: q.End, Reverse: q.Reverse, Limit: q.Limit, Now: q.Now})
+	p, err := st.ReadPartition(key, storageRead(q))
 	if err != nil || p.IsEmpty() {
 		return nil, err
 	}
@@ -79,6 +79,11 @@ func (n *Node) scanLocal(t *schema.Table, q exec.ScanQuery) ([]*exec.Partition, 
 		out[i] = execPartition(p)
 	}
 	return out, nil
+}
+
+// storageRead is a partition query as the engine takes it.
+func storageRead(q exec.PartitionQuery) storage.ReadQuery {
+	return storage.ReadQuery{Start: q.Start, End: q.End, Reverse: q.Reverse, Limit: q.Limit, Now: q.Now}
 }
 
 func execPartition(p *storage.Partition) *exec.Partition {

@@ -187,3 +187,35 @@ func decodePartitions(b []byte) ([]*exec.Partition, error) {
 	}
 	return out, r.err
 }
+
+// encodeEntries carries a replica's raw entries of a partition (READ's
+// answer): each one's key, kind and value in the engine's encodings.
+func encodeEntries(es []mutation.Entry) []byte {
+	var w msgWriter
+	w.int(int64(len(es)))
+	for i := range es {
+		w.bytes(es[i].Key)
+		w.int(int64(es[i].Kind))
+		w.bytes(mutation.AppendEntryValue(nil, &es[i]))
+	}
+	return w.b
+}
+
+func decodeEntries(b []byte) ([]mutation.Entry, error) {
+	r := msgReader{b: b}
+	n := r.int()
+	if n < 0 || n > int64(len(b)) {
+		return nil, errShortMessage
+	}
+	out := make([]mutation.Entry, 0, n)
+	for i := int64(0); i < n && r.err == nil; i++ {
+		key := r.bytes()
+		kind := mutation.EntryKind(r.int())
+		e, err := mutation.DecodeEntry(key, kind, r.bytes())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, r.err
+}

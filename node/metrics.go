@@ -25,6 +25,9 @@ type metrics struct {
 	// failed counts the requests it refused or that timed out, by error:
 	// unavailable, write_timeout, read_timeout.
 	failed *prometheus.CounterVec
+	// repaired counts the read repairs sent: one per replica a read found
+	// behind.
+	repaired prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -36,8 +39,10 @@ func newMetrics() *metrics {
 			Help: "Requests this node sent to other replicas while coordinating, by verb."}, []string{"verb"}),
 		failed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sibyl_coordinator_failures_total",
 			Help: "Requests refused or timed out, by error (unavailable, write_timeout, read_timeout)."}, []string{"error"}),
+		repaired: prometheus.NewCounter(prometheus.CounterOpts{Name: "sibyl_read_repairs_total",
+			Help: "Read repairs sent: replicas a read found behind the others."}),
 	}
-	m.registry.MustRegister(m.coordinated, m.forwarded, m.failed,
+	m.registry.MustRegister(m.coordinated, m.forwarded, m.failed, m.repaired,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
+	"github.com/sibyldb/sibyl/storage"
 )
 
 // Cassandra's request timeouts (write_request_timeout,
@@ -263,39 +264,171 @@ func (n *Node) readPartition(t *schema.Table, key []byte, q exec.PartitionQuery)
 	if err := n.checkAvailable(l, p, alive, m); err != nil {
 		return nil, err
 	}
-	from := n.dataReplica(p, alive)
-	if from == n.endpoint() || n.messaging == nil {
+	blockFor := coordinator.BlockFor(l, p.strategy, n.cfg.DataCenter)
+	contacts := n.contacts(p, alive, blockFor)
+	if len(contacts) == 1 && contacts[0] == n.endpoint() || n.messaging == nil {
 		return n.readLocal(t, key, q)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-	defer cancel()
-	n.metrics.forwarded.WithLabelValues(messaging.VerbRead.String()).Inc()
-	out, err := n.messaging.Request(ctx, string(from), messaging.VerbRead, encodeRead(t.ID, key, q))
+	answers, err := n.gatherEntries(t, key, q, contacts, l, blockFor)
 	if err != nil {
-		if errors.Is(err, messaging.ErrTimeout) {
-			return nil, clientError(&coordinator.ReadTimeout{Level: l, BlockFor: coordinator.BlockFor(l, p.strategy, n.cfg.DataCenter)})
-		}
 		return nil, err
 	}
-	parts, err := decodePartitions(out)
-	if err != nil || len(parts) == 0 {
+	merged := mergeEntries(answers)
+	part := n.engine.Partitioner()
+	res, err := storage.ResolvePartition(part, part.TokenBytesLen(), key, merged, storageRead(q))
+	if err != nil {
 		return nil, err
 	}
-	return parts[0], nil
+	if err := n.repair(t, key, contacts, answers, merged, l, blockFor); err != nil {
+		return nil, err
+	}
+	if res.IsEmpty() {
+		return nil, nil
+	}
+	return execPartition(res), nil
 }
 
-// dataReplica is the replica to read from: this node if it is one, else
-// the first live one.
-func (n *Node) dataReplica(p placement, alive func(ring.Endpoint) bool) ring.Endpoint {
+// contacts are the replicas a read at blockFor asks: this node first when
+// it is a live replica, then the live ones in ring order.
+func (n *Node) contacts(p placement, alive func(ring.Endpoint) bool, blockFor int) []ring.Endpoint {
+	var out []ring.Endpoint
 	if slices.Contains(p.replicas, n.endpoint()) {
-		return n.endpoint()
+		out = append(out, n.endpoint())
 	}
 	for _, r := range p.replicas {
-		if alive(r) {
-			return r
+		if len(out) >= blockFor {
+			break
+		}
+		if r != n.endpoint() && alive(r) {
+			out = append(out, r)
 		}
 	}
-	return n.endpoint()
+	return out
+}
+
+// gatherEntries asks every contact for its raw entries of the partition
+// (this node reads its own), and fails with ReadTimeout when one has not
+// answered by read_request_timeout.
+func (n *Node) gatherEntries(t *schema.Table, key []byte, q exec.PartitionQuery, contacts []ring.Endpoint, l coordinator.Level, blockFor int) ([][]mutation.Entry, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+	defer cancel()
+	answers := make([][]mutation.Entry, len(contacts))
+	errs := make([]error, len(contacts))
+	var wg sync.WaitGroup
+	payload := encodeRead(t.ID, key, q)
+	for i, c := range contacts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if c == n.endpoint() {
+				st, err := n.storageTable(t)
+				if err == nil {
+					answers[i], err = st.ReadPartitionEntries(key, storageRead(q))
+				}
+				errs[i] = err
+				return
+			}
+			n.metrics.forwarded.WithLabelValues(messaging.VerbRead.String()).Inc()
+			out, err := n.messaging.Request(ctx, string(c), messaging.VerbRead, payload)
+			if err == nil {
+				answers[i], err = decodeEntries(out)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	received := 0
+	for _, err := range errs {
+		if err == nil {
+			received++
+		}
+	}
+	if received < len(contacts) {
+		for _, err := range errs {
+			if errors.Is(err, messaging.ErrTimeout) {
+				return nil, clientError(&coordinator.ReadTimeout{Level: l, Received: received, BlockFor: blockFor, DataPresent: errs[0] == nil})
+			}
+		}
+		return nil, errors.Join(errs...)
+	}
+	return answers, nil
+}
+
+// mergeEntries merges replicas' entries of one partition, each in key
+// order, into one list in key order: entries under one key reconcile.
+func mergeEntries(lists [][]mutation.Entry) []mutation.Entry {
+	var out []mutation.Entry
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	slices.SortStableFunc(out, func(a, b mutation.Entry) int { return bytes.Compare(a.Key, b.Key) })
+	merged := out[:0]
+	for i := range out {
+		if k := len(merged); k > 0 && bytes.Equal(merged[k-1].Key, out[i].Key) {
+			merged[k-1] = *mutation.MergeEntries(&merged[k-1], &out[i])
+			continue
+		}
+		merged = append(merged, out[i])
+	}
+	return merged
+}
+
+// repair sends each contacted replica what the merged answer has and its
+// own lacked, and waits for them to apply it (blocking read repair, as
+// Cassandra's default): a read at a level then sees what the next read at
+// that level will.
+func (n *Node) repair(t *schema.Table, key []byte, contacts []ring.Endpoint, answers [][]mutation.Entry, merged []mutation.Entry, l coordinator.Level, blockFor int) error {
+	tokenLen := n.engine.Partitioner().TokenBytesLen()
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, len(contacts))
+	for i, c := range contacts {
+		missing := missingEntries(answers[i], merged)
+		if len(missing) == 0 {
+			continue
+		}
+		mu, err := mutation.FromEntries(t.ID, key, missing, tokenLen)
+		if err != nil {
+			return err
+		}
+		n.metrics.repaired.Inc()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if c == n.endpoint() {
+				errs[i] = n.applyLocal([]*mutation.Mutation{mu})
+				return
+			}
+			n.metrics.forwarded.WithLabelValues(messaging.VerbMutation.String()).Inc()
+			_, errs[i] = n.messaging.Request(ctx, string(c), messaging.VerbMutation, encodeMutations([]*mutation.Mutation{mu}))
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if errors.Is(err, messaging.ErrTimeout) {
+			return clientError(&coordinator.ReadTimeout{Level: l, Received: blockFor - 1, BlockFor: blockFor, DataPresent: true})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// missingEntries are the merged entries a replica's answer lacks or holds
+// in an older form.
+func missingEntries(have, merged []mutation.Entry) []mutation.Entry {
+	var out []mutation.Entry
+	i := 0
+	for _, e := range merged {
+		for i < len(have) && bytes.Compare(have[i].Key, e.Key) < 0 {
+			i++
+		}
+		if i < len(have) && bytes.Equal(have[i].Key, e.Key) &&
+			bytes.Equal(mutation.AppendEntryValue(nil, &have[i]), mutation.AppendEntryValue(nil, &e)) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // Scan reads a table's partitions in token order at a consistency level.

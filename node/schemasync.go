@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/gossip"
 	"github.com/sibyldb/sibyl/messaging"
@@ -24,7 +23,7 @@ const schemaPushTimeout = 10 * time.Second
 // startMessaging serves internode requests on storage_port: schema pushes
 // and pulls.
 func (n *Node) startMessaging() error {
-	m, err := messaging.Start(messaging.Options{Name: n.cfg.ListenAddress, Port: n.cfg.StoragePort, Logger: n.cfg.Logger})
+	m, err := messaging.Start(messaging.Options{Name: n.cfg.ListenAddress, Port: n.cfg.StoragePort, Logger: n.cfg.Logger, Transport: n.cfg.Transport})
 	if err != nil {
 		return fmt.Errorf("storage_port: %w", err)
 	}
@@ -58,11 +57,15 @@ func (n *Node) startMessaging() error {
 		if t == nil {
 			return nil, fmt.Errorf("no table %x here", id)
 		}
-		p, err := n.readLocal(t, key, q)
-		if err != nil || p == nil {
-			return encodePartitions(nil), err
+		st, err := n.storageTable(t)
+		if err != nil {
+			return nil, err
 		}
-		return encodePartitions([]*exec.Partition{p}), nil
+		es, err := st.ReadPartitionEntries(key, storageRead(q))
+		if err != nil {
+			return nil, err
+		}
+		return encodeEntries(es), nil
 	})
 	m.Handle(messaging.VerbRangeRead, func(from string, payload []byte) ([]byte, error) {
 		id, q, err := decodeScan(payload, n.engine.Partitioner())

@@ -3,8 +3,10 @@ package storage
 import (
 	"bytes"
 	"errors"
+	"slices"
 
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/sstable"
 )
 
@@ -95,8 +97,39 @@ func (t *Table) ReadPartition(key []byte, opts ReadQuery) (*Partition, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := readPartition(it, t.e.opts.SSTable.TokenLen, prefix, key, opts)
+	p, err := readPartition(it, t.e.opts.SSTable.TokenLen, prefix, key, opts, nil)
 	return p, errors.Join(err, it.Close())
+}
+
+// ReadPartitionEntries is ReadPartition's raw form, for a coordinator that
+// reconciles replicas: the partition's entries as the read saw them
+// (deletions, range tombstones and the static row, then every row entry
+// visited until the limit's live rows, dead ones included), in key order.
+// ResolvePartition turns them, or a merge of several replicas' entries,
+// into what ReadPartition returns.
+func (t *Table) ReadPartitionEntries(key []byte, opts ReadQuery) ([]mutation.Entry, error) {
+	prefix := mutation.AppendPartitionPrefix(nil, t.e.opts.Partitioner.Token(key), key)
+	v := t.acquireView()
+	defer v.release()
+	it, err := t.partitionIter(v, prefix)
+	if err != nil {
+		return nil, err
+	}
+	var raw []mutation.Entry
+	_, err = readPartition(it, t.e.opts.SSTable.TokenLen, prefix, key, opts, &raw)
+	if err = errors.Join(err, it.Close()); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(raw, func(a, b mutation.Entry) int { return bytes.Compare(a.Key, b.Key) })
+	return raw, nil
+}
+
+// ResolvePartition reads entries of one partition (in key order, as
+// ReadPartitionEntries returns them or merged from several) as
+// ReadPartition reads the engine.
+func ResolvePartition(p partitioner.Partitioner, tokenLen int, key []byte, entries []mutation.Entry, opts ReadQuery) (*Partition, error) {
+	prefix := mutation.AppendPartitionPrefix(nil, p.Token(key), key)
+	return readPartition(&sliceIter{entries: entries, pos: -1}, tokenLen, prefix, key, opts, nil)
 }
 
 // partitionIter merges the sources that may hold the partition. An SSTable
@@ -168,13 +201,21 @@ func (t *Table) ReadStats() (reads, sstables int64) {
 
 // readPartition walks a partition: deletions and the static row first, then
 // the rows of the slice in the asked order.
-func readPartition(it *mergingIter, tokenLen int, prefix, key []byte, opts ReadQuery) (*Partition, error) {
+func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts ReadQuery, raw *[]mutation.Entry) (*Partition, error) {
 	p := &Partition{Key: key}
 	var st partitionState
 	st.deletion = mutation.Live
 	rowsStart := mutation.AppendEntryKey(nil, prefix, mutation.RowEntry, opts.Start)
+	keep := func(e *mutation.Entry) {
+		if raw != nil {
+			c := *e
+			c.Key = slices.Clone(e.Key) // the iterator's bytes are only lent
+			*raw = append(*raw, c)
+		}
+	}
 	e := it.First()
 	for ; e != nil && e.Kind != mutation.RowEntry; e = it.Next() {
+		keep(e)
 		if e.Kind == mutation.StaticRowEntry {
 			p.Static = st.live(e, nil, opts.Now)
 		} else if err := st.absorb(e, tokenLen); err != nil {
@@ -191,6 +232,7 @@ func readPartition(it *mergingIter, tokenLen int, prefix, key []byte, opts ReadQ
 		rowsEnd = mutation.PartitionUpperBound(prefix)
 	}
 	take := func(e *mutation.Entry) bool {
+		keep(e)
 		clustering := e.Key[len(prefix)+1:]
 		if live := st.live(e, clustering, opts.Now); live != nil {
 			p.Rows = append(p.Rows, Row{Clustering: clustering, Row: live})
@@ -312,3 +354,35 @@ func (t *Table) Scan(opts ScanQuery) ([]*Partition, error) {
 	}
 	return kept, nil
 }
+
+// sliceIter walks entries held in a slice, in key order.
+type sliceIter struct {
+	entries []mutation.Entry
+	pos     int
+}
+
+func (s *sliceIter) at(i int) *mutation.Entry {
+	if i < 0 || i >= len(s.entries) {
+		s.pos = max(-1, min(i, len(s.entries)))
+		return nil
+	}
+	s.pos = i
+	return &s.entries[i]
+}
+
+func (s *sliceIter) SeekGE(key []byte) *mutation.Entry {
+	i, _ := slices.BinarySearchFunc(s.entries, key, func(e mutation.Entry, k []byte) int { return bytes.Compare(e.Key, k) })
+	return s.at(i)
+}
+
+func (s *sliceIter) SeekLT(key []byte) *mutation.Entry {
+	i, _ := slices.BinarySearchFunc(s.entries, key, func(e mutation.Entry, k []byte) int { return bytes.Compare(e.Key, k) })
+	return s.at(i - 1)
+}
+
+func (s *sliceIter) First() *mutation.Entry { return s.at(0) }
+func (s *sliceIter) Last() *mutation.Entry  { return s.at(len(s.entries) - 1) }
+func (s *sliceIter) Next() *mutation.Entry  { return s.at(s.pos + 1) }
+func (s *sliceIter) Prev() *mutation.Entry  { return s.at(s.pos - 1) }
+func (s *sliceIter) Error() error           { return nil }
+func (s *sliceIter) Close() error           { return nil }
