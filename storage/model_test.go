@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -415,6 +416,24 @@ func (mr *modelRun) checkSlice(pk int, whole *Partition) {
 	}
 	if (got.Static == nil) != (whole.Static == nil) {
 		mr.fail("%s: static row %v, the whole read has %v", what, got.Static, whole.Static)
+	}
+	// The raw entries a replica sends a coordinator resolve to the same
+	// answer, whole and split in two (as two replicas' answers merge).
+	raw, err := mr.tbl.ReadPartitionEntries(pkOf(pk), q)
+	if err != nil {
+		mr.fail("%s: raw entries: %v", what, err)
+	}
+	half := mr.r.IntN(len(raw) + 1)
+	merged := append(append([]mutation.Entry(nil), raw[half:]...), raw[:half]...)
+	slices.SortFunc(merged, func(a, b mutation.Entry) int { return bytes.Compare(a.Key, b.Key) })
+	for _, entries := range [][]mutation.Entry{raw, merged} {
+		resolved, err := ResolvePartition(mr.tbl.e.opts.Partitioner, mr.tbl.e.opts.SSTable.TokenLen, pkOf(pk), entries, q)
+		if err != nil {
+			mr.fail("%s: resolving raw entries: %v", what, err)
+		}
+		if render(resolved) != render(got) {
+			mr.fail("%s: resolved raw entries:\n%s\nthe read:\n%s", what, render(resolved), render(got))
+		}
 	}
 }
 

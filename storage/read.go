@@ -90,15 +90,7 @@ func (s *partitionState) live(e *mutation.Entry, clustering []byte, now int64) *
 // ReadPartition reads one partition's static row and the live rows in the
 // slice, merging memtables and the SSTables that may hold the partition.
 func (t *Table) ReadPartition(key []byte, opts ReadQuery) (*Partition, error) {
-	prefix := mutation.AppendPartitionPrefix(nil, t.e.opts.Partitioner.Token(key), key)
-	v := t.acquireView()
-	defer v.release()
-	it, err := t.partitionIter(v, prefix)
-	if err != nil {
-		return nil, err
-	}
-	p, err := readPartition(it, t.e.opts.SSTable.TokenLen, prefix, key, opts, nil)
-	return p, errors.Join(err, it.Close())
+	return t.read(key, opts, nil)
 }
 
 // ReadPartitionEntries is ReadPartition's raw form, for a coordinator that
@@ -108,6 +100,16 @@ func (t *Table) ReadPartition(key []byte, opts ReadQuery) (*Partition, error) {
 // ResolvePartition turns them, or a merge of several replicas' entries,
 // into what ReadPartition returns.
 func (t *Table) ReadPartitionEntries(key []byte, opts ReadQuery) ([]mutation.Entry, error) {
+	var raw []mutation.Entry
+	if _, err := t.read(key, opts, &raw); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(raw, func(a, b mutation.Entry) int { return bytes.Compare(a.Key, b.Key) })
+	return raw, nil
+}
+
+// read reads a partition, keeping the entries it visits in raw if asked.
+func (t *Table) read(key []byte, opts ReadQuery, raw *[]mutation.Entry) (*Partition, error) {
 	prefix := mutation.AppendPartitionPrefix(nil, t.e.opts.Partitioner.Token(key), key)
 	v := t.acquireView()
 	defer v.release()
@@ -115,13 +117,8 @@ func (t *Table) ReadPartitionEntries(key []byte, opts ReadQuery) ([]mutation.Ent
 	if err != nil {
 		return nil, err
 	}
-	var raw []mutation.Entry
-	_, err = readPartition(it, t.e.opts.SSTable.TokenLen, prefix, key, opts, &raw)
-	if err = errors.Join(err, it.Close()); err != nil {
-		return nil, err
-	}
-	slices.SortFunc(raw, func(a, b mutation.Entry) int { return bytes.Compare(a.Key, b.Key) })
-	return raw, nil
+	p, err := readPartition(it, t.e.opts.SSTable.TokenLen, prefix, key, opts, raw)
+	return p, errors.Join(err, it.Close())
 }
 
 // ResolvePartition reads entries of one partition (in key order, as
