@@ -199,6 +199,7 @@ func (n *Node) gossipChanged(endpoint string) {
 		}
 		if s := g.Endpoints()[endpoint]; s != nil {
 			n.maybePullSchema(endpoint, s)
+			n.announce(endpoint, s)
 		}
 	}
 }
@@ -328,4 +329,40 @@ func tokenSet(tokens string) []byte {
 	}
 	slices.SortFunc(elems, func(a, b []byte) int { return strings.Compare(string(a), string(b)) })
 	return cqltype.EncodeCollection(elems)
+}
+
+// peerView is what clients were told of a peer: whether it is up, and in
+// the ring.
+type peerView struct{ alive, inRing bool }
+
+// announce tells the clients registered for cluster events of a peer's
+// change, as Cassandra does: TOPOLOGY_CHANGE NEW_NODE when it joins the
+// ring and REMOVED_NODE when it leaves it, STATUS_CHANGE UP and DOWN as
+// the failure detector sees it.
+func (n *Node) announce(endpoint string, s *gossip.EndpointState) {
+	now := peerView{alive: s.Alive, inRing: inRing(s)}
+	n.viewMu.Lock()
+	prev, known := n.views[endpoint]
+	n.views[endpoint] = now
+	n.viewMu.Unlock()
+	srv := n.events.Load()
+	host, port, err := net.SplitHostPort(s.Get(gossip.NativeAddressAndPort))
+	if srv == nil || err != nil {
+		return
+	}
+	p, _ := strconv.Atoi(port)
+	ip := net.ParseIP(host)
+	switch {
+	case now.inRing && !prev.inRing:
+		srv.NodeEvent("TOPOLOGY_CHANGE", "NEW_NODE", ip, p)
+	case !now.inRing && prev.inRing && gossip.StatusKind(s.Get(gossip.Status)) == gossip.StatusLeft:
+		srv.NodeEvent("TOPOLOGY_CHANGE", "REMOVED_NODE", ip, p)
+	}
+	if known && now.inRing && now.alive != prev.alive {
+		change := "DOWN"
+		if now.alive {
+			change = "UP"
+		}
+		srv.NodeEvent("STATUS_CHANGE", change, ip, p)
+	}
 }

@@ -34,6 +34,7 @@ func (n *Node) StartNative() (net.Addr, error) {
 		return nil, fmt.Errorf("native_transport_port: cannot listen on %s: %w", addr, err)
 	}
 	n.native, n.nativeDone = srv, make(chan error, 1)
+	n.events.Store(srv)
 	go func() { n.nativeDone <- srv.Serve(l) }()
 	n.cfg.Logger.Info().Str("address", l.Addr().String()).Msg("CQL native protocol: listening")
 	return l.Addr(), nil

@@ -47,10 +47,15 @@ type Node struct {
 	// current schema (replicas.go).
 	lookupCache atomic.Pointer[lookups]
 	metrics     *metrics
-	stopped     chan struct{} // closed by Close, for the node's own goroutines
-	admin       *http.Server
-	drained     atomic.Bool
-	started     time.Time
+	// events is the native server clients register with for cluster
+	// events (set once it serves; gossip's changes read it).
+	events  atomic.Pointer[native.Server]
+	viewMu  sync.Mutex
+	views   map[string]peerView // what clients were last told of each peer
+	stopped chan struct{}       // closed by Close, for the node's own goroutines
+	admin   *http.Server
+	drained atomic.Bool
+	started time.Time
 }
 
 // Open starts a node: the storage engine; the system tables; the schema,
@@ -72,7 +77,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n := &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{}), pulling: map[string]bool{}, metrics: newMetrics()}
+	n := &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{}), pulling: map[string]bool{}, metrics: newMetrics(), views: map[string]peerView{}}
 	if err := n.start(); err != nil {
 		return nil, errors.Join(err, n.leaveCluster(), engine.Close())
 	}

@@ -242,6 +242,23 @@ func (s *Server) beginRequest() bool {
 	return true
 }
 
+// NodeEvent tells the clients registered for it of a change in the
+// cluster: event TOPOLOGY_CHANGE (change NEW_NODE or REMOVED_NODE) or
+// STATUS_CHANGE (UP or DOWN), about the node whose native protocol is at
+// ip:port.
+func (s *Server) NodeEvent(event, change string, ip net.IP, port int) {
+	var w writer
+	w.string(event)
+	w.string(change)
+	if v4 := ip.To4(); v4 != nil {
+		ip = v4
+	}
+	w.byte(byte(len(ip)))
+	w.b = append(w.b, ip...)
+	w.int(int32(port))
+	s.broadcast(event, w.b)
+}
+
 // broadcast sends an event to every connection registered for it.
 func (s *Server) broadcast(event string, body []byte) {
 	s.mu.Lock()
