@@ -23,6 +23,7 @@ bin/sibyl server --data-dir "$data/node" --native-transport-port "$port" --admin
 pid=$!
 cleanup() {
 	if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+	bin/sibyl cluster down --dir "$data/cluster" >/dev/null 2>&1 || true
 	rm -rf "$data"
 }
 trap cleanup EXIT
@@ -48,6 +49,22 @@ else
 	cat "$data/stress.log"
 	rc=1
 fi
+# A three-node cluster (sibyl cluster up on 127.0.0.1 to .3), with the
+# Python driver's token-aware routing, then with one node stopped.
+cdir="$data/cluster"
+cport=$(free_port)
+cluster_args=(--dir "$cdir")
+if bin/sibyl cluster up --nodes 3 "${cluster_args[@]}" --native-transport-port "$cport" --admin-port "$(free_port)" \
+	--gossip-port "$(free_port)" --storage-port "$(free_port)" >"$data/cluster.log" 2>&1; then
+	"$PY" -W ignore test/compat/cluster.py 127.0.0.1 "$cport" all-up || rc=1
+	bin/sibyl cluster stop node3 "${cluster_args[@]}" >>"$data/cluster.log" 2>&1 || rc=1
+	"$PY" -W ignore test/compat/cluster.py 127.0.0.1 "$cport" one-down || rc=1
+else
+	echo "compat: sibyl cluster up failed:"
+	cat "$data/cluster.log"
+	rc=1
+fi
+bin/sibyl cluster down "${cluster_args[@]}" >>"$data/cluster.log" 2>&1 || true
 kill -TERM "$pid"
 if ! wait "$pid"; then
 	echo "compat: the server did not exit cleanly on SIGTERM:"

@@ -35,7 +35,7 @@ type Options struct {
 	Consistency       string
 	ReplicationFactor int
 	Keyspace          string
-	TokenAware        bool
+	TokenAware        bool    // send each request to a replica; else only to Nodes, in turn
 	Rate              float64 // ops/s cap, 0: none
 	Seed              uint64  // 0: from the clock
 	Ratio             string  // mixed: write:read
@@ -295,6 +295,10 @@ func Run(opts Options) (*Summary, error) {
 	cluster.Consistency = cl
 	if opts.TokenAware {
 		cluster.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+	} else {
+		// Without topology: only the nodes named, in turn; they forward to
+		// the replicas.
+		cluster.HostFilter = gocql.WhiteListHostFilter(opts.Nodes...)
 	}
 	s, err := cluster.CreateSession()
 	if err != nil {
