@@ -12,7 +12,7 @@ RACE_PKGS := ./commitlog/... ./memtable/... ./storage/... ./cql/native/... ./tes
 # Storage packages run once more without the invariants tag, so both code paths are tested.
 STORAGE_PKGS := ./commitlog/... ./memtable/... ./sstable/... ./storage/...
 
-.PHONY: all build test test-long lint bench bench-b3 bench-b4 run compat clean
+.PHONY: all build test test-long lint bench bench-b3 bench-b3-cluster bench-b4 run compat clean
 
 all: build
 
@@ -42,6 +42,10 @@ bench: build
 # B3 (the Dynamo-style workload) on one node through sibyl stress; about 15 minutes.
 bench-b3: build
 	bench/b3.sh
+
+# B3 on a local three-node cluster (RF 3, QUORUM, a token-aware client).
+bench-b3-cluster: build
+	B3_NODES=3 bench/b3.sh
 
 # B4 (one node against three, each under the same cgroup CPU quota; needs
 # root and cgroup v1); about 10 minutes.

@@ -1,40 +1,54 @@
 #!/usr/bin/env bash
-# make bench-b3: B3 of the benchmarks page on one node (RF 1). It starts
-# bin/sibyl on a free loopback port with a fresh data directory, runs
-# `sibyl stress dynamo` for each value size and mix (each in its own keyspace,
-# dropped afterwards), and prints a table of reads and writes from the JSON
-# reports. B3_OPS, B3_PRELOAD, B3_WARMUP and B3_THREADS scale it down.
+# make bench-b3: B3 of the benchmarks page, on one node (RF 1) or, with
+# B3_NODES=3, on a local three-node cluster (RF 3, a token-aware client).
+# It starts bin/sibyl (or `sibyl cluster up`) on free loopback ports with
+# fresh data directories, runs `sibyl stress dynamo` at QUORUM for each value
+# size and mix (each in its own keyspace, dropped afterwards), and prints a
+# table of reads and writes from the JSON reports. B3_OPS, B3_PRELOAD,
+# B3_WARMUP and B3_THREADS scale it down.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ops=${B3_OPS:-100000}
 preload=${B3_PRELOAD:-200000}
 warmup=${B3_WARMUP:-20000}
 threads=${B3_THREADS:-40}
+nodes=${B3_NODES:-1}
 out=${B3_OUT:-bench/b3-results}
 mkdir -p "$out"
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 port=$(free_port)
 admin_port=$(free_port)
 data=$(mktemp -d)
-bin/sibyl server --data-dir "$data/node" --native-transport-port "$port" --admin-port "$admin_port" >"$data/server.log" 2>&1 &
-pid=$!
+pid=
+stress_nodes=127.0.0.1
+client=()
+if [ "$nodes" -eq 1 ]; then
+	bin/sibyl server --data-dir "$data/node" --native-transport-port "$port" --admin-port "$admin_port" >"$data/server.log" 2>&1 &
+	pid=$!
+else
+	bin/sibyl cluster up --nodes "$nodes" --dir "$data/cluster" --native-transport-port "$port" --admin-port "$admin_port" \
+		--gossip-port "$(free_port)" --storage-port "$(free_port)" >"$data/server.log" 2>&1
+	stress_nodes=$(seq -s, -f '127.0.0.%g' 1 "$nodes")
+	client=(--token-aware)
+fi
 cleanup() {
-	if kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid" 2>/dev/null; wait "$pid" || true; fi
+	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid" 2>/dev/null; wait "$pid" || true; fi
+	[ "$nodes" -eq 1 ] || bin/sibyl cluster down --dir "$data/cluster" >/dev/null 2>&1 || true
 	rm -rf "$data"
 }
 trap cleanup EXIT
 for _ in $(seq 100); do
 	if bin/sibyl cqlsh 127.0.0.1 "$port" -e 'SELECT release_version FROM system.local' >/dev/null 2>&1; then break; fi
-	if ! kill -0 "$pid" 2>/dev/null; then echo "b3: the server exited:"; cat "$data/server.log"; exit 1; fi
+	if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then echo "b3: the server exited:"; cat "$data/server.log"; exit 1; fi
 	sleep 0.2
 done
 for size in 1500 15000; do
 	for mix in 1 2 3 4; do
 		ks="b3_${size}_${mix}"
 		echo "== value size $size, mix $mix"
-		bin/sibyl stress dynamo --port "$port" --keyspace "$ks" --mix "$mix" --value-size "$size" \
-			--preload "$preload" --warmup "$warmup" --ops "$ops" --threads "$threads" \
-			--consistency QUORUM --replication-factor 1 --seed 1 --json "$out/$ks.json" >"$out/$ks.log"
+		bin/sibyl stress dynamo --nodes "$stress_nodes" --port "$port" --keyspace "$ks" --mix "$mix" --value-size "$size" \
+			--preload "$preload" --warmup "$warmup" --ops "$ops" --threads "$threads" "${client[@]}" \
+			--consistency QUORUM --replication-factor "$nodes" --seed 1 --json "$out/$ks.json" >"$out/$ks.log"
 		grep -v '%$' "$out/$ks.log"
 		bin/sibyl cqlsh 127.0.0.1 "$port" -e "DROP KEYSPACE $ks"
 	done

@@ -61,7 +61,9 @@ cluster() {
 		run "${tag//\//-}" "$port" mixed-1-10 mixed --ratio 1:10 "${args[@]}"
 	done
 	bin/sibyl cluster down --dir "$dir" >/dev/null
-	for n in $(seq "$nodes"); do "$cpuquota" rm "b4-node$n"; done
+	# A stopped node's group may stay busy a moment (the process not yet
+	# reaped); a later rm, or the next add, takes it over.
+	for n in $(seq "$nodes"); do "$cpuquota" rm "b4-node$n" 2>/dev/null || true; done
 }
 
 echo "B4: $quota cores per node, ${seconds}s per run, $threads threads, 128-byte values, $keys keys"

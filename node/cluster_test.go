@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http/httptest"
@@ -305,6 +306,10 @@ func TestThreeNodeRing(t *testing.T) {
 		ss := statuses(t, nodes[0])
 		return len(ss) == 3 && ss[2].Status == "Up", describe(ss)
 	})
+	// Its data came back with it: the rows it holds as a replica.
+	if p, err := nodes[2].readLocal(mustTable(t, nodes[2], "shop", "kv"), cqltypeInt(7), exec.PartitionQuery{Now: time.Now().Unix()}); err != nil || p == nil || len(p.Rows) != 1 {
+		t.Errorf("the restarted node's own copy of k = 7: %v, %v", p, err)
+	}
 	waitUntil(t, "the schema on the restarted node", func() (bool, string) {
 		_, err := nodes[2].Schema().Table("shop", "late")
 		ok, saw := agree()
@@ -333,9 +338,26 @@ func TestTokenAwareRouting(t *testing.T) {
 			return len(ss) == 3 && ss[0].Status == "Up" && ss[1].Status == "Up" && ss[2].Status == "Up", describe(ss)
 		})
 	}
-	if _, err := exec.NewSession(nodes[0]).Run("CREATE KEYSPACE one WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};" +
-		"CREATE TABLE one.kv (k int PRIMARY KEY, v int)"); err != nil {
+	// DDL through gocql, which waits for the nodes' schema versions to
+	// agree before it returns (and fails if they do not).
+	ddl := gocql.NewCluster("127.0.0.2")
+	ddl.Port, ddl.MaxWaitSchemaAgreement = nativePort, 10*time.Second
+	ds, err := ddl.CreateSession()
+	if err != nil {
 		t.Fatal(err)
+	}
+	for _, stmt := range []string{"CREATE KEYSPACE one WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+		"CREATE TABLE one.kv (k int PRIMARY KEY, v int)"} {
+		if err := ds.Query(stmt).Exec(); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if err := ds.AwaitSchemaAgreement(context.Background()); err != nil {
+		t.Fatalf("schema agreement: %v", err)
+	}
+	ds.Close()
+	for _, n := range nodes {
+		mustTable(t, n, "one", "kv")
 	}
 	forwarded := func() float64 {
 		total := 0.0
