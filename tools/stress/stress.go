@@ -577,6 +577,23 @@ func (w *workload) do(op string, r *rand.Rand) error {
 }
 
 // writeRange writes keys [from, to) with the run's threads, untimed.
+// loadRetries is how often a preload or warm-up write is tried: a node
+// that is briefly overloaded answers a timeout, and cassandra-stress
+// retries its writes (9 times) rather than give up the run.
+const loadRetries = 10
+
+// writeRetrying writes key k, trying again after a pause that grows.
+func (w *workload) writeRetrying(k int64, r *rand.Rand) error {
+	var err error
+	for attempt := 1; attempt <= loadRetries; attempt++ {
+		if err = w.write(k, r); err == nil {
+			return nil
+		}
+		time.Sleep(time.Duration(attempt) * 100 * time.Millisecond)
+	}
+	return fmt.Errorf("key %d, %d tries: %w", k, loadRetries, err)
+}
+
 func (w *workload) writeRange(from, to int64) error {
 	var next atomic.Int64
 	next.Store(from)
@@ -593,7 +610,7 @@ func (w *workload) writeRange(from, to int64) error {
 				if k >= to {
 					return
 				}
-				if err := w.write(k, r); err != nil {
+				if err := w.writeRetrying(k, r); err != nil {
 					once.Do(func() { firstErr = err })
 					return
 				}
