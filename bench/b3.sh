@@ -4,8 +4,9 @@
 # It starts bin/sibyl (or `sibyl cluster up`) on free loopback ports with
 # fresh data directories, runs `sibyl stress dynamo` at QUORUM for each value
 # size and mix (each in its own keyspace, dropped afterwards), and prints a
-# table of reads and writes from the JSON reports. B3_OPS, B3_PRELOAD,
-# B3_WARMUP and B3_THREADS scale it down.
+# table of reads and writes from the JSON reports (of every size and mix
+# in the output directory). B3_OPS, B3_PRELOAD, B3_WARMUP and B3_THREADS
+# scale it down; B3_SIZES and B3_MIXES pick some of the runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ops=${B3_OPS:-100000}
@@ -42,8 +43,8 @@ for _ in $(seq 100); do
 	if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then echo "b3: the server exited:"; cat "$data/server.log"; exit 1; fi
 	sleep 0.2
 done
-for size in 1500 15000; do
-	for mix in 1 2 3 4; do
+for size in ${B3_SIZES:-1500 15000}; do
+	for mix in ${B3_MIXES:-1 2 3 4}; do
 		ks="b3_${size}_${mix}"
 		echo "== value size $size, mix $mix"
 		bin/sibyl stress dynamo --nodes "$stress_nodes" --port "$port" --keyspace "$ks" --mix "$mix" --value-size "$size" \
