@@ -21,6 +21,7 @@ const (
 	VerbSchemaPull Verb = 5 // send your schema
 	VerbSchemaPush Verb = 6 // here is my schema
 	VerbHint       Verb = 7 // a mutation held for a node that was down
+	VerbTruncate   Verb = 8 // remove every row of a table
 )
 
 func (v Verb) String() string {
@@ -39,6 +40,8 @@ func (v Verb) String() string {
 		return "SCHEMA_PUSH"
 	case VerbHint:
 		return "HINT"
+	case VerbTruncate:
+		return "TRUNCATE"
 	}
 	return fmt.Sprintf("VERB_%d", uint16(v))
 }

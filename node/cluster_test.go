@@ -261,6 +261,15 @@ func TestThreeNodeRing(t *testing.T) {
 	if held != 60 {
 		t.Errorf("the nodes hold %d rows of an RF 1 table, want 60", held)
 	}
+	// TRUNCATE through one node empties every node's share.
+	if _, err := runAt(t, nodes[1], exec.ConsistencyOne, "TRUNCATE single.kv"); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if parts, err := n.scanLocal(mustTable(t, n, "single", "kv"), exec.ScanQuery{}); err != nil || len(parts) != 0 {
+			t.Errorf("%s after TRUNCATE holds %d partitions, %v", n.cfg.ListenAddress, len(parts), err)
+		}
+	}
 
 	// A clean shutdown: the others see the node down at once, its tokens
 	// still its own.
@@ -510,6 +519,11 @@ func TestReadRepairAndTimeouts(t *testing.T) {
 	}
 	if res, err := runAt(t, nodes[0], exec.ConsistencyOne, "SELECT v FROM r.kv WHERE k = 1"); err != nil || len(res.Rows) != 1 {
 		t.Errorf("a ONE read with two nodes down: %v, %v", res, err)
+	}
+	// TRUNCATE needs every node.
+	_, err = runAt(t, nodes[0], exec.ConsistencyOne, "TRUNCATE r.kv")
+	if !errors.As(err, &e) || e.Code != exec.Unavailable || e.Replica.BlockFor != 3 || e.Replica.Received != 1 || e.Message != "Cannot achieve consistency level ALL" {
+		t.Errorf("TRUNCATE with two nodes down: %v", err)
 	}
 }
 

@@ -100,6 +100,13 @@ func (n *Node) Partitioner() partitioner.Partitioner { return n.engine.Partition
 
 // Truncate removes every row of a table.
 func (n *Node) Truncate(t *schema.Table) error {
+	if n.messaging != nil && !schema.IsSystemKeyspace(t.Keyspace) {
+		return n.truncateEverywhere(t)
+	}
+	return n.truncateLocal(t)
+}
+
+func (n *Node) truncateLocal(t *schema.Table) error {
 	st, err := n.storageTable(t)
 	if err != nil {
 		return err

@@ -25,6 +25,8 @@ const (
 	writeTimeout = 2 * time.Second
 	readTimeout  = 5 * time.Second
 	rangeTimeout = 10 * time.Second
+	// truncateTimeout is truncate_request_timeout.
+	truncateTimeout = 60 * time.Second
 )
 
 // level is a statement's consistency level for the coordinator; a read
@@ -626,4 +628,41 @@ func mergeRows(a, b *mutation.Row) *mutation.Row {
 		return a
 	}
 	return mutation.MergeRows(a, b)
+}
+
+// truncateEverywhere truncates a table on every node of the ring, as
+// Cassandra does: only when all are up (else Unavailable at ALL), each
+// asked to truncate its copy, this node's last.
+func (n *Node) truncateEverywhere(t *schema.Table) error {
+	m := n.ring.Load()
+	alive := n.liveness()
+	var peers []ring.Endpoint
+	up := 0
+	for _, e := range m.Endpoints() {
+		if alive(e) {
+			up++
+		}
+		if e != n.endpoint() {
+			peers = append(peers, e)
+		}
+	}
+	if up < len(m.Endpoints()) {
+		return n.metrics.countFailure(clientError(&coordinator.Unavailable{Level: coordinator.All, Required: len(m.Endpoints()), Alive: up}))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), truncateTimeout)
+	defer cancel()
+	errs := make([]error, len(peers))
+	var wg sync.WaitGroup
+	for i, e := range peers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = n.messaging.Request(ctx, string(e), messaging.VerbTruncate, t.ID[:])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return &exec.Error{Code: exec.TruncateError, Message: "Error during truncate: " + err.Error()}
+	}
+	return n.truncateLocal(t)
 }

@@ -82,6 +82,15 @@ func (n *Node) startMessaging() error {
 		}
 		return encodePartitions(parts), nil
 	})
+	m.Handle(messaging.VerbTruncate, func(from string, payload []byte) ([]byte, error) {
+		var id mutation.TableID
+		copy(id[:], payload)
+		t := n.tableByID(id)
+		if t == nil {
+			return nil, fmt.Errorf("no table %x here", id)
+		}
+		return nil, n.truncateLocal(t)
+	})
 	n.messaging = m
 	return nil
 }

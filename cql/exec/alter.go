@@ -208,7 +208,7 @@ func (s *Session) truncate(st *cql.Truncate) (*Result, error) {
 		return nil, unauthorizedf("%s keyspace is not user-modifiable.", t.Keyspace)
 	}
 	if err := s.c.Truncate(t); err != nil {
-		return nil, &Error{Code: ServerError, Message: err.Error()}
+		return nil, coordinatorError(err)
 	}
 	return &Result{Kind: VoidResult}, nil
 }
