@@ -426,3 +426,51 @@ func TestTokensAndPartitioner(t *testing.T) {
 		t.Fatalf("restart with Murmur3: %v", err)
 	}
 }
+
+// TestDropRemovesFiles: a dropped table's SSTables leave the disk (a
+// snapshot taken before stays), and so do a dropped keyspace's.
+func TestDropRemovesFiles(t *testing.T) {
+	n, s := openNode(t)
+	if _, err := s.Run("CREATE KEYSPACE d WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};" +
+		"CREATE TABLE d.gone (k int PRIMARY KEY); CREATE TABLE d.kept (k int PRIMARY KEY);" +
+		"INSERT INTO d.gone (k) VALUES (1); INSERT INTO d.kept (k) VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.engine.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	ksDir := filepath.Join(n.cfg.DataFileDirectories[0], "d")
+	dirs := func() []string {
+		entries, _ := os.ReadDir(ksDir)
+		var out []string
+		for _, e := range entries {
+			out = append(out, strings.SplitN(e.Name(), "-", 2)[0])
+		}
+		return out
+	}
+	if got := fmt.Sprint(dirs()); got != "[gone kept]" {
+		t.Fatalf("table directories %s", got)
+	}
+	kept, _ := n.Schema().Table("d", "kept")
+	st, _ := n.storageTable(kept)
+	if err := st.Snapshot("before", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run("DROP TABLE d.gone"); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(dirs()); got != "[kept]" {
+		t.Errorf("after DROP TABLE: %s", got)
+	}
+	if _, err := s.Run("DROP KEYSPACE d"); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(ksDir, fmt.Sprintf("kept-%x", kept.ID[:])))
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if fmt.Sprint(left) != "[snapshots]" {
+		t.Errorf("after DROP KEYSPACE the kept table's directory holds %v, want its snapshots alone", left)
+	}
+}

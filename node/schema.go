@@ -107,8 +107,33 @@ func (n *Node) applySchemaLocal(ms []*mutation.Mutation) error {
 	if err := n.openTables(s); err != nil {
 		return err
 	}
+	old := n.Schema()
 	n.schema.Store(s)
+	n.dropTables(old, s)
 	return n.writeLocal() // its schema_version follows the schema
+}
+
+// dropTables removes from the engine, with their files, the tables the
+// old schema had and the new one does not (DROP TABLE, DROP KEYSPACE). No
+// snapshot is taken first, as Cassandra with auto_snapshot off; snapshots
+// taken before stay.
+func (n *Node) dropTables(old, cur *schema.Schema) {
+	keep := map[mutation.TableID]bool{}
+	for _, ks := range cur.Keyspaces() {
+		for _, t := range ks.Tables {
+			keep[t.ID] = true
+		}
+	}
+	for _, ks := range old.Keyspaces() {
+		for _, t := range ks.Tables {
+			if keep[t.ID] {
+				continue
+			}
+			if err := n.engine.DropTable(t.ID); err != nil {
+				n.cfg.Logger.Warn().Err(err).Str("table", t.String()).Msg("node: removing a dropped table's files")
+			}
+		}
+	}
 }
 
 // Schema is the node's current schema.

@@ -28,6 +28,10 @@ type TableStats struct {
 	PendingFlushes   int
 }
 
+// snapshotsDir is where a table keeps its snapshots, one directory per
+// tag, as Cassandra lays them out.
+const snapshotsDir = "snapshots"
+
 // Stats reads the table's figures.
 func (t *Table) Stats() TableStats {
 	v := t.acquireView()
@@ -98,7 +102,7 @@ type snapshotManifest struct {
 }
 
 func (t *Table) snapshotDir(tag string) string {
-	return t.e.opts.FS.PathJoin(t.dir, "snapshots", tag)
+	return t.e.opts.FS.PathJoin(t.dir, snapshotsDir, tag)
 }
 
 // Snapshot hard-links the table's live SSTables under
@@ -166,7 +170,7 @@ type SnapshotInfo struct {
 // Snapshots lists the table's snapshots by tag.
 func (t *Table) Snapshots() ([]SnapshotInfo, error) {
 	fs := t.e.opts.FS
-	tags, err := fs.List(fs.PathJoin(t.dir, "snapshots"))
+	tags, err := fs.List(fs.PathJoin(t.dir, snapshotsDir))
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, nil
@@ -201,7 +205,7 @@ func (t *Table) Snapshots() ([]SnapshotInfo, error) {
 func (t *Table) ClearSnapshot(tag string) error {
 	fs := t.e.opts.FS
 	if tag == "" {
-		return fs.RemoveAll(fs.PathJoin(t.dir, "snapshots"))
+		return fs.RemoveAll(fs.PathJoin(t.dir, snapshotsDir))
 	}
 	return fs.RemoveAll(t.snapshotDir(tag))
 }

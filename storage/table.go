@@ -551,12 +551,21 @@ func (t *Table) close(removeFiles bool) error {
 		s.unref()
 	}
 	if removeFiles {
+		// Snapshots outlive the table, as in Cassandra; the directory goes
+		// when none is left.
 		var errs []error
 		names, _ := t.e.opts.FS.List(t.dir)
+		kept := false
 		for _, n := range names {
+			if n == snapshotsDir {
+				kept = true
+				continue
+			}
 			errs = append(errs, t.e.opts.FS.Remove(t.e.opts.FS.PathJoin(t.dir, n)))
 		}
-		errs = append(errs, t.e.opts.FS.Remove(t.dir))
+		if !kept {
+			errs = append(errs, t.e.opts.FS.Remove(t.dir))
+		}
 		return errors.Join(errs...)
 	}
 	return nil
