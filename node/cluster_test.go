@@ -488,6 +488,16 @@ func TestReadRepairAndTimeouts(t *testing.T) {
 	if r := promtest.ToFloat64(stale.metrics.repaired); r != 2 {
 		t.Errorf("%v read repairs, want 2", r)
 	}
+	// Two reads found the digests different; once repaired, they agree.
+	if m := promtest.ToFloat64(stale.metrics.digestMismatches); m != 2 {
+		t.Errorf("%v digest mismatches, want 2", m)
+	}
+	if _, err := runAt(t, stale, exec.ConsistencyAll, "SELECT v FROM r.kv WHERE k = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if m := promtest.ToFloat64(stale.metrics.digestMismatches); m != 2 {
+		t.Errorf("after the repair a read at ALL found the digests different (%v mismatches)", m)
+	}
 
 	// Acknowledgements that never come: an ALL write times out with the
 	// one acknowledgement it had (this node's own).

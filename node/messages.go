@@ -1,6 +1,7 @@
 package node
 
 import (
+	"crypto/md5"
 	"encoding/binary"
 	"errors"
 
@@ -77,8 +78,11 @@ func (r *msgReader) optional() []byte {
 	return []byte{}
 }
 
-func encodeRead(table mutation.TableID, key []byte, q exec.PartitionQuery) []byte {
+// encodeRead asks a replica for its entries of a partition, or with digest
+// set for only their digest.
+func encodeRead(table mutation.TableID, key []byte, q exec.PartitionQuery, digest bool) []byte {
 	var w msgWriter
+	w.bool(digest)
 	w.bytes(table[:])
 	w.bytes(key)
 	w.optional(q.Start)
@@ -89,15 +93,23 @@ func encodeRead(table mutation.TableID, key []byte, q exec.PartitionQuery) []byt
 	return w.b
 }
 
-func decodeRead(b []byte) (table mutation.TableID, key []byte, q exec.PartitionQuery, err error) {
+func decodeRead(b []byte) (table mutation.TableID, key []byte, q exec.PartitionQuery, digest bool, err error) {
 	r := msgReader{b: b}
+	digest = r.bool()
 	copy(table[:], r.bytes())
 	key = r.bytes()
 	q.Start, q.End = r.optional(), r.optional()
 	q.Reverse = r.bool()
 	q.Limit = int(r.int())
 	q.Now = r.int()
-	return table, key, q, r.err
+	return table, key, q, digest, r.err
+}
+
+// entriesDigest is the digest a replica answers instead of its entries:
+// equal entries give equal digests.
+func entriesDigest(es []mutation.Entry) []byte {
+	sum := md5.Sum(encodeEntries(es))
+	return sum[:]
 }
 
 func encodeScan(table mutation.TableID, q exec.ScanQuery) []byte {

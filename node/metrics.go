@@ -28,6 +28,9 @@ type metrics struct {
 	// repaired counts the read repairs sent: one per replica a read found
 	// behind.
 	repaired prometheus.Counter
+	// digestMismatches counts the reads whose replicas' digests differed
+	// from the data's, which then read everyone's data.
+	digestMismatches prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -42,7 +45,9 @@ func newMetrics() *metrics {
 		repaired: prometheus.NewCounter(prometheus.CounterOpts{Name: "sibyl_read_repairs_total",
 			Help: "Read repairs sent: replicas a read found behind the others."}),
 	}
-	m.registry.MustRegister(m.coordinated, m.forwarded, m.failed, m.repaired,
+	m.digestMismatches = prometheus.NewCounter(prometheus.CounterOpts{Name: "sibyl_read_digest_mismatches_total",
+		Help: "Reads whose replicas' digests differed, so that every contacted replica's data was read."})
+	m.registry.MustRegister(m.coordinated, m.forwarded, m.failed, m.repaired, m.digestMismatches,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

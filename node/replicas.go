@@ -271,9 +271,34 @@ func (n *Node) readPartition(t *schema.Table, key []byte, q exec.PartitionQuery)
 	if len(contacts) == 1 && contacts[0] == n.endpoint() || n.messaging == nil {
 		return n.readLocal(t, key, q)
 	}
-	answers, err := n.gatherEntries(t, key, q, contacts, l, blockFor)
+	// The first contact sends its data, the others a digest of theirs;
+	// only when they differ does everyone's data come, to be merged and
+	// the stale replicas repaired.
+	digestOnly := make([]bool, len(contacts))
+	for i := 1; i < len(contacts); i++ {
+		digestOnly[i] = true
+	}
+	first, err := n.askReplicas(t, key, q, contacts, digestOnly, l, blockFor)
 	if err != nil {
 		return nil, err
+	}
+	answers := [][]mutation.Entry{first[0].entries}
+	want := entriesDigest(first[0].entries)
+	agree := true
+	for _, a := range first[1:] {
+		agree = agree && bytes.Equal(a.digest, want)
+	}
+	if !agree {
+		n.metrics.digestMismatches.Inc()
+		rest, err := n.askReplicas(t, key, q, contacts[1:], make([]bool, len(contacts)-1), l, blockFor)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range rest {
+			answers = append(answers, a.entries)
+		}
+	} else {
+		contacts = contacts[:1] // nothing to repair
 	}
 	merged := mergeEntries(answers)
 	part := n.engine.Partitioner()
@@ -308,16 +333,23 @@ func (n *Node) contacts(p placement, alive func(ring.Endpoint) bool, blockFor in
 	return out
 }
 
-// gatherEntries asks every contact for its raw entries of the partition
-// (this node reads its own), and fails with ReadTimeout when one has not
-// answered by read_request_timeout.
-func (n *Node) gatherEntries(t *schema.Table, key []byte, q exec.PartitionQuery, contacts []ring.Endpoint, l coordinator.Level, blockFor int) ([][]mutation.Entry, error) {
+// readAnswer is a replica's answer to a read: its entries, or their
+// digest.
+type readAnswer struct {
+	entries []mutation.Entry
+	digest  []byte
+}
+
+// askReplicas asks each contact for its raw entries of the partition, or
+// for their digest where digestOnly says so (this node reads its own),
+// and fails with ReadTimeout when one has not answered by
+// read_request_timeout.
+func (n *Node) askReplicas(t *schema.Table, key []byte, q exec.PartitionQuery, contacts []ring.Endpoint, digestOnly []bool, l coordinator.Level, blockFor int) ([]readAnswer, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
-	answers := make([][]mutation.Entry, len(contacts))
+	answers := make([]readAnswer, len(contacts))
 	errs := make([]error, len(contacts))
 	var wg sync.WaitGroup
-	payload := encodeRead(t.ID, key, q)
 	for i, c := range contacts {
 		wg.Add(1)
 		go func() {
@@ -325,15 +357,22 @@ func (n *Node) gatherEntries(t *schema.Table, key []byte, q exec.PartitionQuery,
 			if c == n.endpoint() {
 				st, err := n.storageTable(t)
 				if err == nil {
-					answers[i], err = st.ReadPartitionEntries(key, storageRead(q))
+					answers[i].entries, err = st.ReadPartitionEntries(key, storageRead(q))
+				}
+				if digestOnly[i] {
+					answers[i].digest = entriesDigest(answers[i].entries)
 				}
 				errs[i] = err
 				return
 			}
 			n.metrics.forwarded.WithLabelValues(messaging.VerbRead.String()).Inc()
-			out, err := n.messaging.Request(ctx, string(c), messaging.VerbRead, payload)
-			if err == nil {
-				answers[i], err = decodeEntries(out)
+			out, err := n.messaging.Request(ctx, string(c), messaging.VerbRead, encodeRead(t.ID, key, q, digestOnly[i]))
+			switch {
+			case err != nil:
+			case digestOnly[i]:
+				answers[i].digest = out
+			default:
+				answers[i].entries, err = decodeEntries(out)
 			}
 			errs[i] = err
 		}()

@@ -49,7 +49,7 @@ func (n *Node) startMessaging() error {
 		return nil, n.applyLocal(ms)
 	})
 	m.Handle(messaging.VerbRead, func(from string, payload []byte) ([]byte, error) {
-		id, key, q, err := decodeRead(payload)
+		id, key, q, digest, err := decodeRead(payload)
 		if err != nil {
 			return nil, err
 		}
@@ -64,6 +64,9 @@ func (n *Node) startMessaging() error {
 		es, err := st.ReadPartitionEntries(key, storageRead(q))
 		if err != nil {
 			return nil, err
+		}
+		if digest {
+			return entriesDigest(es), nil
 		}
 		return encodeEntries(es), nil
 	})
