@@ -34,9 +34,15 @@ func (s *memtableSpace) flushed(err error) {
 // flushed.
 func (e *Engine) cleanupThreshold() int64 { return e.opts.MemtableTotalSpace / 3 }
 
+// flushAttempts is how many failed flushes a write waiting for memtable
+// space sees before it fails: the first to end may have started before the
+// write waited (and before a fault cleared), so one failure is not enough.
+const flushAttempts = 3
+
 // waitForMemtableSpace returns once the memtables hold no more than their
-// space, flushing the largest table while they do. A flush that fails while
-// a write waits fails the write: the engine refuses writes it cannot hold.
+// space, flushing the largest table while they do. Flushes that keep
+// failing while a write waits fail the write: the engine refuses writes it
+// cannot hold.
 func (e *Engine) waitForMemtableSpace() error {
 	limit := e.opts.MemtableTotalSpace
 	if e.memtableBytes.Load() <= limit {
@@ -45,6 +51,7 @@ func (e *Engine) waitForMemtableSpace() error {
 	s := &e.space
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	failed := 0
 	for e.memtableBytes.Load() > limit {
 		seen := s.flushes
 		s.mu.Unlock()
@@ -56,8 +63,10 @@ func (e *Engine) waitForMemtableSpace() error {
 			s.cond.Wait()
 		}
 		if s.lastErr != nil && e.memtableBytes.Load() > limit {
-			return fmt.Errorf("storage: memtables hold %d bytes of their %d-byte space (memtable_heap_space), and flushing failed: %w",
-				e.memtableBytes.Load(), limit, s.lastErr)
+			if failed++; failed >= flushAttempts {
+				return fmt.Errorf("storage: memtables hold %d bytes of their %d-byte space (memtable_heap_space), and flushing failed: %w",
+					e.memtableBytes.Load(), limit, s.lastErr)
+			}
 		}
 	}
 	return nil
