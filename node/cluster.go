@@ -200,6 +200,7 @@ func (n *Node) gossipChanged(endpoint string) {
 		if s := g.Endpoints()[endpoint]; s != nil {
 			n.maybePullSchema(endpoint, s)
 			n.announce(endpoint, s)
+			n.deliverHints(ring.Endpoint(endpoint), s)
 		}
 	}
 }

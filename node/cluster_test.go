@@ -99,6 +99,39 @@ func runAt(t *testing.T, n *Node, cl exec.Consistency, text string) (*exec.Resul
 	return exec.NewSession(n).QueryText(text, exec.QueryParams{Consistency: cl})
 }
 
+// startThree starts nodes 127.0.0.1 to .3 one after another, each on a
+// directory of its own, closed when the test ends (whichever node then
+// holds a place, after restarts).
+func startThree(t *testing.T) (nodes []*Node, dirs []string, gossipPort int) {
+	t.Helper()
+	gossipPort = freePort(t)
+	dirs = []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	for k := 1; k <= 3; k++ {
+		nodes = append(nodes, clusterNode(t, k, dirs[k-1], gossipPort))
+	}
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	})
+	return nodes, dirs, gossipPort
+}
+
+// waitAllUp waits until every node sees every node up.
+func waitAllUp(t *testing.T, nodes []*Node) {
+	t.Helper()
+	for _, n := range nodes {
+		waitUntil(t, "every node up from "+n.cfg.ListenAddress, func() (bool, string) {
+			ss := statuses(t, n)
+			ok := len(ss) == len(nodes)
+			for _, s := range ss {
+				ok = ok && s.Status == "Up"
+			}
+			return ok, describe(ss)
+		})
+	}
+}
+
 // statuses are the admin API's view of the ring from n.
 func statuses(t *testing.T, n *Node) []AdminStatus {
 	t.Helper()
@@ -123,17 +156,7 @@ func describe(ss []AdminStatus) string {
 // still in the ring), and sees it come back with the same host id and
 // tokens.
 func TestThreeNodeRing(t *testing.T) {
-	gossipPort := freePort(t)
-	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
-	var nodes []*Node
-	for k := 1; k <= 3; k++ {
-		nodes = append(nodes, clusterNode(t, k, dirs[k-1], gossipPort))
-	}
-	defer func() {
-		for _, n := range nodes {
-			n.Close()
-		}
-	}()
+	nodes, dirs, gossipPort := startThree(t)
 	for _, n := range nodes {
 		waitUntil(t, "three nodes up from "+n.cfg.ListenAddress, func() (bool, string) {
 			ss := statuses(t, n)
@@ -341,12 +364,7 @@ func TestTokenAwareRouting(t *testing.T) {
 		}
 		nodes = append(nodes, n)
 	}
-	for _, n := range nodes {
-		waitUntil(t, "three nodes up", func() (bool, string) {
-			ss := statuses(t, n)
-			return len(ss) == 3 && ss[0].Status == "Up" && ss[1].Status == "Up" && ss[2].Status == "Up", describe(ss)
-		})
-	}
+	waitAllUp(t, nodes)
 	// DDL through gocql, which waits for the nodes' schema versions to
 	// agree before it returns (and fails if they do not).
 	ddl := gocql.NewCluster("127.0.0.2")
@@ -430,12 +448,7 @@ func TestReadRepairAndTimeouts(t *testing.T) {
 			n.Close()
 		}
 	}()
-	for _, n := range nodes {
-		waitUntil(t, "three nodes up", func() (bool, string) {
-			ss := statuses(t, n)
-			return len(ss) == 3 && ss[0].Status == "Up" && ss[1].Status == "Up" && ss[2].Status == "Up", describe(ss)
-		})
-	}
+	waitAllUp(t, nodes)
 	if _, err := exec.NewSession(nodes[0]).Run("CREATE KEYSPACE r WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3};" +
 		"CREATE TABLE r.kv (k int PRIMARY KEY, v text)"); err != nil {
 		t.Fatal(err)
@@ -539,3 +552,72 @@ func TestReadRepairAndTimeouts(t *testing.T) {
 
 // cqltypeInt is an int partition key's bytes.
 func cqltypeInt(k int) []byte { return cqltype.EncodeInt(int32(k)) }
+
+// TestHintedHandoff: writes made while a replica is down are kept as
+// hints and reach it when it is back, without a read; a write at ANY whose
+// only replica is down is taken as a hint, where ONE is unavailable.
+func TestHintedHandoff(t *testing.T) {
+	nodes, dirs, gossipPort := startThree(t)
+	waitAllUp(t, nodes)
+	if _, err := exec.NewSession(nodes[0]).Run("CREATE KEYSPACE h WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3};" +
+		"CREATE TABLE h.kv (k int PRIMARY KEY, v text);" +
+		"CREATE KEYSPACE h1 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};" +
+		"CREATE TABLE h1.kv (k int PRIMARY KEY, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes[2].Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "127.0.0.3 down", func() (bool, string) {
+		ss := statuses(t, nodes[0])
+		return ss[2].Status == "Down", describe(ss)
+	})
+	for k := 0; k < 20; k++ {
+		if _, err := runAt(t, nodes[0], exec.ConsistencyQuorum, fmt.Sprintf("INSERT INTO h.kv (k, v) VALUES (%d, 'h%d')", k, k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := promtest.ToFloat64(nodes[0].metrics.hintsStored); got != 20 {
+		t.Errorf("%v hints kept for the node that was down, want 20", got)
+	}
+	// A key whose only replica (RF 1) is the node that is down.
+	h1 := mustTable(t, nodes[0], "h1", "kv")
+	key := -1
+	for k := 0; k < 1000 && key < 0; k++ {
+		p, err := nodes[0].place(h1, nodes[0].engine.Partitioner().Token(cqltypeInt(k)), nodes[0].ring.Load())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.replicas[0] == "127.0.0.3" {
+			key = k
+		}
+	}
+	insert := fmt.Sprintf("INSERT INTO h1.kv (k, v) VALUES (%d, 'any')", key)
+	var e *exec.Error
+	if _, err := runAt(t, nodes[0], exec.ConsistencyOne, insert); !errors.As(err, &e) || e.Code != exec.Unavailable {
+		t.Errorf("ONE with the only replica down: %v", err)
+	}
+	if _, err := runAt(t, nodes[0], exec.ConsistencyAny, insert); err != nil {
+		t.Errorf("ANY with the only replica down: %v", err)
+	}
+
+	// Back up, it gets every hint, with no read to repair it.
+	nodes[2] = clusterNode(t, 3, dirs[2], gossipPort)
+	h := mustTable(t, nodes[2], "h", "kv")
+	waitUntil(t, "the hints on the node that was down", func() (bool, string) {
+		held := 0
+		for k := 0; k < 20; k++ {
+			if p, _ := nodes[2].readLocal(h, cqltypeInt(k), exec.PartitionQuery{Now: time.Now().Unix()}); p != nil && len(p.Rows) == 1 {
+				held++
+			}
+		}
+		p, _ := nodes[2].readLocal(mustTable(t, nodes[2], "h1", "kv"), cqltypeInt(key), exec.PartitionQuery{Now: time.Now().Unix()})
+		return held == 20 && p != nil, fmt.Sprintf("%d of 20 rows, the ANY row %v", held, p != nil)
+	})
+	if got := promtest.ToFloat64(nodes[0].metrics.hintsDelivered); got != 21 {
+		t.Errorf("%v hints delivered, want 21", got)
+	}
+	if nodes[0].hints.pending("127.0.0.3") {
+		t.Error("the delivered hints are still kept")
+	}
+}

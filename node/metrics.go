@@ -31,6 +31,9 @@ type metrics struct {
 	// digestMismatches counts the reads whose replicas' digests differed
 	// from the data's, which then read everyone's data.
 	digestMismatches prometheus.Counter
+	// hintsStored and hintsDelivered count the writes kept for replicas
+	// that were down, and those handed to them since.
+	hintsStored, hintsDelivered prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -47,7 +50,11 @@ func newMetrics() *metrics {
 	}
 	m.digestMismatches = prometheus.NewCounter(prometheus.CounterOpts{Name: "sibyl_read_digest_mismatches_total",
 		Help: "Reads whose replicas' digests differed, so that every contacted replica's data was read."})
-	m.registry.MustRegister(m.coordinated, m.forwarded, m.failed, m.repaired, m.digestMismatches,
+	m.hintsStored = prometheus.NewCounter(prometheus.CounterOpts{Name: "sibyl_hints_stored_total",
+		Help: "Writes kept as hints for replicas that were down or failed them."})
+	m.hintsDelivered = prometheus.NewCounter(prometheus.CounterOpts{Name: "sibyl_hints_delivered_total",
+		Help: "Hints handed to their replicas once they were up."})
+	m.registry.MustRegister(m.coordinated, m.forwarded, m.failed, m.repaired, m.digestMismatches, m.hintsStored, m.hintsDelivered,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +53,7 @@ type Node struct {
 	events  atomic.Pointer[native.Server]
 	viewMu  sync.Mutex
 	views   map[string]peerView // what clients were last told of each peer
+	hints   *hints              // writes kept for replicas that were down
 	stopped chan struct{}       // closed by Close, for the node's own goroutines
 	admin   *http.Server
 	drained atomic.Bool
@@ -77,7 +79,8 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n := &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{}), pulling: map[string]bool{}, metrics: newMetrics(), views: map[string]peerView{}}
+	n := &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{}), pulling: map[string]bool{}, metrics: newMetrics(), views: map[string]peerView{},
+		hints: &hints{dir: filepath.Join(cfg.DataDir, "hints"), delivering: map[ring.Endpoint]bool{}}}
 	if err := n.start(); err != nil {
 		return nil, errors.Join(err, n.leaveCluster(), engine.Close())
 	}

@@ -169,8 +169,11 @@ func (n *Node) apply(ms []*mutation.Mutation, cl exec.Consistency) error {
 		if err != nil {
 			return err
 		}
-		if err := n.checkAvailable(l, p, alive, m); err != nil {
-			return err
+		// ANY is never unavailable: a hint counts as the write.
+		if l != coordinator.Any {
+			if err := n.checkAvailable(l, p, alive, m); err != nil {
+				return err
+			}
 		}
 		writes = append(writes, write{mu, p})
 	}
@@ -205,7 +208,12 @@ func (n *Node) writeReplicas(mu *mutation.Mutation, p placement, l coordinator.L
 	for _, r := range p.replicas {
 		if alive(r) {
 			targets = append(targets, r)
+		} else if n.messaging != nil {
+			n.hint(r, mu) // it gets the write when it is back
 		}
+	}
+	if len(targets) == 0 && l == coordinator.Any {
+		return nil // the hints are the write
 	}
 	acks := coordinator.NewAcks(coordinator.BlockFor(l, p.strategy, n.cfg.DataCenter), len(targets))
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
@@ -221,7 +229,9 @@ func (n *Node) writeReplicas(mu *mutation.Mutation, p placement, l coordinator.L
 				err = n.applyLocal([]*mutation.Mutation{mu})
 			} else {
 				n.metrics.forwarded.WithLabelValues(messaging.VerbMutation.String()).Inc()
-				_, err = n.messaging.Request(ctx, string(r), messaging.VerbMutation, payload)
+				if _, err = n.messaging.Request(ctx, string(r), messaging.VerbMutation, payload); err != nil {
+					n.hint(r, mu) // it failed the write, or did not answer in time
+				}
 			}
 			results <- err == nil
 		}()

@@ -41,13 +41,15 @@ func (n *Node) startMessaging() error {
 		}
 		return encodeMutations(ms), nil
 	})
-	m.Handle(messaging.VerbMutation, func(from string, payload []byte) ([]byte, error) {
+	applyMessage := func(from string, payload []byte) ([]byte, error) {
 		ms, err := decodeMutations(payload)
 		if err != nil {
 			return nil, err
 		}
 		return nil, n.applyLocal(ms)
-	})
+	}
+	m.Handle(messaging.VerbMutation, applyMessage)
+	m.Handle(messaging.VerbHint, applyMessage)
 	m.Handle(messaging.VerbRead, func(from string, payload []byte) ([]byte, error) {
 		id, key, q, digest, err := decodeRead(payload)
 		if err != nil {
