@@ -498,6 +498,19 @@ func TestReadRepairAndTimeouts(t *testing.T) {
 	if v1, v2 := localValue(stale, 1), localValue(stale, 2); v1 != "new" || v2 != "<none>" {
 		t.Errorf("after the reads the replica has %q and %q, want new and nothing", v1, v2)
 	}
+	// A scan through the stale replica merges the replicas' entries too:
+	// the deletion it missed still hides the row. (k = 2's own read above
+	// repaired the stale replica, so the deletion is made afresh.)
+	write(nodes[0], exec.ConsistencyAll, "INSERT INTO r.kv (k, v) VALUES (5, 'doomed')")
+	faults.Drop("127.0.0.1", "127.0.0.3")
+	write(nodes[0], exec.ConsistencyQuorum, "DELETE FROM r.kv WHERE k = 5")
+	faults.HealAll()
+	if v := localValue(stale, 5); v != "doomed" {
+		t.Fatalf("the stale replica has %q for k = 5, want doomed", v)
+	}
+	if res, err := runAt(t, stale, exec.ConsistencyAll, "SELECT k, v FROM r.kv"); err != nil || len(res.Rows) != 1 || string(res.Rows[0][1]) != "new" {
+		t.Errorf("a scan through the stale replica: %v, %v", res, err)
+	}
 	if r := promtest.ToFloat64(stale.metrics.repaired); r != 2 {
 		t.Errorf("%v read repairs, want 2", r)
 	}

@@ -55,6 +55,29 @@ func (n *Node) scanLocal(t *schema.Table, q exec.ScanQuery) ([]*exec.Partition, 
 	if err != nil {
 		return nil, err
 	}
+	parts, err := st.Scan(n.storageScan(q))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*exec.Partition, len(parts))
+	for i, p := range parts {
+		out[i] = execPartition(p)
+	}
+	return out, nil
+}
+
+// scanEntriesLocal is scanLocal's raw form (storage.ScanEntries), what a
+// replica answers a coordinator's range read.
+func (n *Node) scanEntriesLocal(t *schema.Table, q exec.ScanQuery) ([]storage.RawPartition, error) {
+	st, err := n.storageTable(t)
+	if err != nil {
+		return nil, err
+	}
+	return st.ScanEntries(n.storageScan(q))
+}
+
+// storageScan is a scan query as the engine takes it.
+func (n *Node) storageScan(q exec.ScanQuery) storage.ScanQuery {
 	sq := storage.ScanQuery{Limit: q.Limit, PerPartitionLimit: q.PerPartitionLimit, Now: q.Now}
 	// Engine keys start with the token's bytes: a token bound is a key
 	// bound.
@@ -70,15 +93,7 @@ func (n *Node) scanLocal(t *schema.Table, q exec.ScanQuery) ([]*exec.Partition, 
 	if q.To != nil {
 		sq.To = q.To.AppendBytes(nil)
 	}
-	parts, err := st.Scan(sq)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*exec.Partition, len(parts))
-	for i, p := range parts {
-		out[i] = execPartition(p)
-	}
-	return out, nil
+	return sq
 }
 
 // storageRead is a partition query as the engine takes it.

@@ -8,6 +8,7 @@ import (
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/storage"
 )
 
 // The payloads of the READ and RANGE_READ verbs and of their answers:
@@ -148,58 +149,6 @@ func decodeScan(b []byte, p partitioner.Partitioner) (table mutation.TableID, q 
 	return table, q, r.err
 }
 
-func encodePartitions(ps []*exec.Partition) []byte {
-	var w msgWriter
-	w.int(int64(len(ps)))
-	for _, p := range ps {
-		w.bytes(p.Key)
-		if p.Static != nil {
-			w.optional(mutation.AppendRow(nil, p.Static))
-		} else {
-			w.optional(nil)
-		}
-		w.int(int64(len(p.Rows)))
-		for _, r := range p.Rows {
-			w.bytes(r.Clustering)
-			w.bytes(mutation.AppendRow(nil, r.Row))
-		}
-	}
-	return w.b
-}
-
-func decodePartitions(b []byte) ([]*exec.Partition, error) {
-	r := msgReader{b: b}
-	n := r.int()
-	if n < 0 || n > int64(len(b)) {
-		return nil, errShortMessage
-	}
-	out := make([]*exec.Partition, 0, n)
-	for i := int64(0); i < n && r.err == nil; i++ {
-		p := &exec.Partition{Key: r.bytes()}
-		if raw := r.optional(); raw != nil {
-			row, err := mutation.DecodeRow(raw)
-			if err != nil {
-				return nil, err
-			}
-			p.Static = row
-		}
-		rows := r.int()
-		if rows < 0 || rows > int64(len(b)) {
-			return nil, errShortMessage
-		}
-		for j := int64(0); j < rows && r.err == nil; j++ {
-			clustering := r.bytes()
-			row, err := mutation.DecodeRow(r.bytes())
-			if err != nil {
-				return nil, err
-			}
-			p.Rows = append(p.Rows, exec.Row{Clustering: clustering, Row: row})
-		}
-		out = append(out, p)
-	}
-	return out, r.err
-}
-
 // encodeEntries carries a replica's raw entries of a partition (READ's
 // answer): each one's key, kind and value in the engine's encodings.
 func encodeEntries(es []mutation.Entry) []byte {
@@ -228,6 +177,36 @@ func decodeEntries(b []byte) ([]mutation.Entry, error) {
 			return nil, err
 		}
 		out = append(out, e)
+	}
+	return out, r.err
+}
+
+// encodeRawPartitions carries a replica's raw partitions (RANGE_READ's
+// answer): each one's key and its entries.
+func encodeRawPartitions(ps []storage.RawPartition) []byte {
+	var w msgWriter
+	w.int(int64(len(ps)))
+	for _, p := range ps {
+		w.bytes(p.Key)
+		w.bytes(encodeEntries(p.Entries))
+	}
+	return w.b
+}
+
+func decodeRawPartitions(b []byte) ([]storage.RawPartition, error) {
+	r := msgReader{b: b}
+	n := r.int()
+	if n < 0 || n > int64(len(b)) {
+		return nil, errShortMessage
+	}
+	out := make([]storage.RawPartition, 0, n)
+	for i := int64(0); i < n && r.err == nil; i++ {
+		key := r.bytes()
+		es, err := decodeEntries(r.bytes())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, storage.RawPartition{Key: key, Entries: es})
 	}
 	return out, r.err
 }

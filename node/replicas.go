@@ -567,7 +567,7 @@ func (n *Node) scan(t *schema.Table, q exec.ScanQuery) ([]*exec.Partition, error
 func (n *Node) scanRound(t *schema.Table, q exec.ScanQuery, nodes []ring.Endpoint) (merged []*exec.Partition, bound []byte, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), rangeTimeout)
 	defer cancel()
-	answers := make([][]*exec.Partition, len(nodes))
+	answers := make([][]storage.RawPartition, len(nodes))
 	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
 	for i, e := range nodes {
@@ -575,13 +575,13 @@ func (n *Node) scanRound(t *schema.Table, q exec.ScanQuery, nodes []ring.Endpoin
 		go func() {
 			defer wg.Done()
 			if e == n.endpoint() {
-				answers[i], errs[i] = n.scanLocal(t, q)
+				answers[i], errs[i] = n.scanEntriesLocal(t, q)
 				return
 			}
 			n.metrics.forwarded.WithLabelValues(messaging.VerbRangeRead.String()).Inc()
 			out, err := n.messaging.Request(ctx, string(e), messaging.VerbRangeRead, encodeScan(t.ID, q))
 			if err == nil {
-				answers[i], err = decodePartitions(out)
+				answers[i], err = decodeRawPartitions(out)
 			}
 			errs[i] = err
 		}()
@@ -597,37 +597,54 @@ func (n *Node) scanRound(t *schema.Table, q exec.ScanQuery, nodes []ring.Endpoin
 		}
 		return bytes.Compare(a, b)
 	}
+	resolve := func(key []byte, entries []mutation.Entry) (*storage.Partition, error) {
+		return storage.ResolvePartition(part, part.TokenBytesLen(), key, entries, storage.ReadQuery{Limit: q.PerPartitionLimit, Now: q.Now})
+	}
 	// The merged answer is complete before the smallest last key of the
 	// answers the limit cut.
-	for _, a := range answers {
-		if q.Limit > 0 && countRows(a) >= q.Limit && len(a) > 0 {
-			if last := a[len(a)-1].Key; bound == nil || order(last, bound) < 0 {
-				bound = last
+	if q.Limit > 0 {
+		for _, a := range answers {
+			rows := 0
+			for _, rp := range a {
+				p, err := resolve(rp.Key, rp.Entries)
+				if err != nil {
+					return nil, nil, err
+				}
+				rows += len(p.Rows)
+			}
+			if rows >= q.Limit && len(a) > 0 {
+				if last := a[len(a)-1].Key; bound == nil || order(last, bound) < 0 {
+					bound = last
+				}
 			}
 		}
 	}
-	byKey := map[string]*exec.Partition{}
+	byKey := map[string][][]mutation.Entry{}
 	var keys [][]byte
 	for _, a := range answers {
-		for _, p := range a {
-			if bound != nil && order(p.Key, bound) >= 0 {
+		for _, rp := range a {
+			if bound != nil && order(rp.Key, bound) >= 0 {
 				continue
 			}
-			if cur, ok := byKey[string(p.Key)]; ok {
-				byKey[string(p.Key)] = mergePartitions(cur, p)
-				continue
+			if _, ok := byKey[string(rp.Key)]; !ok {
+				keys = append(keys, rp.Key)
 			}
-			byKey[string(p.Key)] = p
-			keys = append(keys, p.Key)
+			byKey[string(rp.Key)] = append(byKey[string(rp.Key)], rp.Entries)
 		}
 	}
 	slices.SortFunc(keys, order)
 	rows := 0
 	for _, k := range keys {
-		p := byKey[string(k)]
-		if q.PerPartitionLimit > 0 && len(p.Rows) > q.PerPartitionLimit {
-			p.Rows = p.Rows[:q.PerPartitionLimit]
+		// The replicas' entries merge with the one reconcile, so a
+		// deletion one replica holds hides what a stale one still has.
+		sp, err := resolve(k, mergeEntries(byKey[string(k)]))
+		if err != nil {
+			return nil, nil, err
 		}
+		if sp.IsEmpty() {
+			continue
+		}
+		p := execPartition(sp)
 		if q.Limit > 0 && rows+len(p.Rows) > q.Limit {
 			p.Rows = p.Rows[:q.Limit-rows]
 		}
@@ -638,45 +655,6 @@ func (n *Node) scanRound(t *schema.Table, q exec.ScanQuery, nodes []ring.Endpoin
 		}
 	}
 	return merged, bound, nil
-}
-
-func countRows(ps []*exec.Partition) int {
-	n := 0
-	for _, p := range ps {
-		n += len(p.Rows)
-	}
-	return n
-}
-
-// mergePartitions is the union of two replicas' answers for one
-// partition, each row's cells reconciled.
-func mergePartitions(a, b *exec.Partition) *exec.Partition {
-	out := &exec.Partition{Key: a.Key, Static: mergeRows(a.Static, b.Static)}
-	i, j := 0, 0
-	for i < len(a.Rows) || j < len(b.Rows) {
-		switch {
-		case j == len(b.Rows) || i < len(a.Rows) && bytes.Compare(a.Rows[i].Clustering, b.Rows[j].Clustering) < 0:
-			out.Rows = append(out.Rows, a.Rows[i])
-			i++
-		case i == len(a.Rows) || bytes.Compare(a.Rows[i].Clustering, b.Rows[j].Clustering) > 0:
-			out.Rows = append(out.Rows, b.Rows[j])
-			j++
-		default:
-			out.Rows = append(out.Rows, exec.Row{Clustering: a.Rows[i].Clustering, Row: mergeRows(a.Rows[i].Row, b.Rows[j].Row)})
-			i, j = i+1, j+1
-		}
-	}
-	return out
-}
-
-func mergeRows(a, b *mutation.Row) *mutation.Row {
-	switch {
-	case a == nil:
-		return b
-	case b == nil:
-		return a
-	}
-	return mutation.MergeRows(a, b)
 }
 
 // truncateEverywhere truncates a table on every node of the ring, as

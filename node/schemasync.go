@@ -81,11 +81,11 @@ func (n *Node) startMessaging() error {
 		if t == nil {
 			return nil, fmt.Errorf("no table %x here", id)
 		}
-		parts, err := n.scanLocal(t, q)
+		parts, err := n.scanEntriesLocal(t, q)
 		if err != nil {
 			return nil, err
 		}
-		return encodePartitions(parts), nil
+		return encodeRawPartitions(parts), nil
 	})
 	m.Handle(messaging.VerbTruncate, func(from string, payload []byte) ([]byte, error) {
 		var id mutation.TableID

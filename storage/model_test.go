@@ -376,6 +376,30 @@ func (mr *modelRun) check() {
 			mr.fail("scan p%d:\ngot:\n%s\nwant:\n%s", pk, got, want)
 		}
 	}
+	// The raw scan a replica sends a coordinator resolves, partition by
+	// partition, to the same answer.
+	raw, err := mr.tbl.ScanEntries(ScanQuery{Now: mr.now})
+	if err != nil {
+		mr.fail("raw scan: %v", err)
+	}
+	var resolved []*Partition
+	for _, rp := range raw {
+		p, err := ResolvePartition(mr.tbl.e.opts.Partitioner, mr.tbl.e.opts.SSTable.TokenLen, rp.Key, rp.Entries, ReadQuery{Now: mr.now})
+		if err != nil {
+			mr.fail("resolving the raw scan of %q: %v", rp.Key, err)
+		}
+		if !p.IsEmpty() {
+			resolved = append(resolved, p)
+		}
+	}
+	if len(resolved) != len(parts) {
+		mr.fail("the raw scan resolves to %d partitions, the scan has %d", len(resolved), len(parts))
+	}
+	for i := range resolved {
+		if render(resolved[i]) != render(parts[i]) {
+			mr.fail("raw scan partition %q:\n%s\nthe scan:\n%s", parts[i].Key, render(resolved[i]), render(parts[i]))
+		}
+	}
 }
 
 // checkSlice reads a random clustering slice of partition pk with a random

@@ -277,6 +277,28 @@ type ScanQuery struct {
 // rows (and static rows) found. It serves token-range queries, paging and,
 // later, streaming.
 func (t *Table) Scan(opts ScanQuery) ([]*Partition, error) {
+	out, _, err := t.scan(opts, false)
+	return out, err
+}
+
+// RawPartition is one partition of ScanEntries: its key and the entries
+// the scan visited, in key order.
+type RawPartition struct {
+	Key     []byte
+	Entries []mutation.Entry
+}
+
+// ScanEntries is Scan's raw form, for a coordinator that reconciles
+// replicas: each partition's entries as the scan saw them (deletions,
+// range tombstones, the static row, and every row entry up to the limits'
+// live rows, dead ones included). ResolvePartition reads each as Scan
+// does.
+func (t *Table) ScanEntries(opts ScanQuery) ([]RawPartition, error) {
+	_, raw, err := t.scan(opts, true)
+	return raw, err
+}
+
+func (t *Table) scan(opts ScanQuery, keepRaw bool) ([]*Partition, []RawPartition, error) {
 	v := t.acquireView()
 	defer v.release()
 	var its []mutation.Iterator
@@ -289,12 +311,13 @@ func (t *Table) Scan(opts ScanQuery) ([]*Partition, error) {
 			for _, it := range its {
 				it.Close()
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		its = append(its, it)
 	}
 	it := newMergingIter(its)
 	var out []*Partition
+	var raw []RawPartition
 	total := 0
 	tokenLen := t.e.opts.SSTable.TokenLen
 	var cur *Partition
@@ -304,35 +327,43 @@ func (t *Table) Scan(opts ScanQuery) ([]*Partition, error) {
 		n, err := mutation.PartitionPrefixLen(e.Key, tokenLen)
 		if err != nil {
 			it.Close()
-			return nil, err
+			return nil, nil, err
 		}
 		if cur == nil || !bytes.Equal(e.Key[:n], curPrefix) {
 			parts, err := mutation.ParseKey(e.Key, tokenLen)
 			if err != nil {
 				it.Close()
-				return nil, err
+				return nil, nil, err
 			}
-			curPrefix = parts.Prefix
-			cur = &Partition{Key: parts.PartitionKey}
+			curPrefix = slices.Clone(parts.Prefix)
+			cur = &Partition{Key: slices.Clone(parts.PartitionKey)}
 			st = partitionState{deletion: mutation.Live}
 			out = append(out, cur)
+			if keepRaw {
+				raw = append(raw, RawPartition{Key: cur.Key})
+			}
+		}
+		if e.Kind == mutation.RowEntry && opts.PerPartitionLimit > 0 && len(cur.Rows) >= opts.PerPartitionLimit {
+			continue
+		}
+		if keepRaw {
+			c := *e
+			c.Key = slices.Clone(e.Key)
+			raw[len(raw)-1].Entries = append(raw[len(raw)-1].Entries, c)
 		}
 		switch e.Kind {
 		case mutation.StaticRowEntry:
 			cur.Static = st.live(e, nil, opts.Now)
 		case mutation.RowEntry:
-			if opts.PerPartitionLimit > 0 && len(cur.Rows) >= opts.PerPartitionLimit {
-				continue
-			}
 			clustering := e.Key[len(curPrefix)+1:]
 			if live := st.live(e, clustering, opts.Now); live != nil {
-				cur.Rows = append(cur.Rows, Row{Clustering: clustering, Row: live})
+				cur.Rows = append(cur.Rows, Row{Clustering: slices.Clone(clustering), Row: live})
 				total++
 			}
 		default:
 			if err := st.absorb(e, tokenLen); err != nil {
 				it.Close()
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		if opts.Limit > 0 && total >= opts.Limit {
@@ -341,7 +372,7 @@ func (t *Table) Scan(opts ScanQuery) ([]*Partition, error) {
 	}
 	err := errors.Join(it.Error(), it.Close())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	kept := out[:0]
 	for _, p := range out {
@@ -349,7 +380,7 @@ func (t *Table) Scan(opts ScanQuery) ([]*Partition, error) {
 			kept = append(kept, p)
 		}
 	}
-	return kept, nil
+	return kept, raw, nil
 }
 
 // sliceIter walks entries held in a slice, in key order.
