@@ -229,3 +229,34 @@ func TestHandshake(t *testing.T) {
 		t.Error("a name that is not an address was accepted")
 	}
 }
+
+// TestManyInFlight sends requests of assorted sizes from many goroutines
+// at once, each answer checked byte for byte: frames queued while the
+// connection's writer writes must go out whole and in one piece.
+func TestManyInFlight(t *testing.T) {
+	a, b, _ := pair(t)
+	b.Handle(VerbRead, func(_ string, p []byte) ([]byte, error) { return p, nil })
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := 0; g < 48; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 400; i++ {
+				payload := bytes.Repeat([]byte{byte(g), byte(i)}, (g*31+i*17)%2048)
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				got, err := a.Request(ctx, "127.0.0.2", VerbRead, payload)
+				cancel()
+				if err != nil || !bytes.Equal(got, payload) {
+					errs <- fmt.Errorf("goroutine %d request %d: %d bytes back of %d, %v", g, i, len(got), len(payload), err)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

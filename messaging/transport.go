@@ -123,32 +123,87 @@ func acceptHandshake(nc net.Conn) (Conn, error) {
 	return newTCPConn(nc, string(name)), nil
 }
 
+// tcpConn sends through one writer goroutine: frames sent while it
+// writes wait in a buffer and go out together in the next write, so many
+// requests in flight cost few system calls.
 type tcpConn struct {
 	nc   net.Conn
 	peer string
 	r    *bufio.Reader
-	mu   sync.Mutex // one Send at a time
-	w    *bufio.Writer
-	buf  []byte
+
+	mu      sync.Mutex
+	pending []byte // frames waiting for the writer
+	spare   []byte // the writer's last buffer, for reuse
+	err     error  // the first write error: later sends fail with it
+	wake    chan struct{}
+	done    chan struct{}
+	once    sync.Once
 }
 
 func newTCPConn(nc net.Conn, peer string) *tcpConn {
-	return &tcpConn{nc: nc, peer: peer, r: bufio.NewReaderSize(nc, 64<<10), w: bufio.NewWriterSize(nc, 64<<10)}
+	c := &tcpConn{nc: nc, peer: peer, r: bufio.NewReaderSize(nc, 64<<10), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go c.writeLoop()
+	return c
 }
 
 func (c *tcpConn) Peer() string         { return c.peer }
-func (c *tcpConn) Close() error         { return c.nc.Close() }
 func (c *tcpConn) Recv() (Frame, error) { return ReadFrame(c.r) }
 
+func (c *tcpConn) Close() error {
+	var err error
+	c.once.Do(func() {
+		close(c.done)
+		err = c.nc.Close()
+	})
+	return err
+}
+
+// Send queues a frame for the writer. A write that failed earlier fails
+// every send after it; the connection is then closed.
 func (c *tcpConn) Send(f Frame) error {
 	if len(f.Payload) > MaxPayload {
 		return fmt.Errorf("messaging: a %s payload of %d bytes is over the limit of %d", f.Verb, len(f.Payload), MaxPayload)
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.buf = AppendFrame(c.buf[:0], f)
-	if _, err := c.w.Write(c.buf); err != nil {
-		return err
+	if c.err != nil {
+		c.mu.Unlock()
+		return c.err
 	}
-	return c.w.Flush()
+	c.pending = AppendFrame(c.pending, f)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default: // the writer is already due
+	}
+	return nil
+}
+
+func (c *tcpConn) writeLoop() {
+	for {
+		select {
+		case <-c.wake:
+		case <-c.done:
+			return
+		}
+		c.mu.Lock()
+		buf := c.pending
+		// The spare buffer becomes the pending one, and is no longer
+		// spare: handing it out twice would let senders write into a
+		// buffer being written to the socket.
+		c.pending, c.spare = c.spare[:0], nil
+		c.mu.Unlock()
+		if len(buf) == 0 {
+			continue
+		}
+		if _, err := c.nc.Write(buf); err != nil {
+			c.mu.Lock()
+			c.err = err
+			c.mu.Unlock()
+			c.Close()
+			return
+		}
+		c.mu.Lock()
+		c.spare = buf
+		c.mu.Unlock()
+	}
 }
