@@ -57,9 +57,9 @@ func newClusterCommand() *cobra.Command {
 			return cluster.Status(c, cmd.ErrOrStderr())
 		},
 	}
-	stop := &cobra.Command{
-		Use: "stop NODE", Short: "Stop one node cleanly", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+	// onNode is a command's action on the node its argument names.
+	onNode := func(act func(cmd *cobra.Command, c *cluster.Cluster, k int) error) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, args []string) error {
 			c, err := open(cmd)
 			if err != nil {
 				return err
@@ -68,22 +68,16 @@ func newClusterCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return c.Stop(k)
-		},
+			return act(cmd, c, k)
+		}
+	}
+	stop := &cobra.Command{
+		Use: "stop NODE", Short: "Stop one node cleanly", Args: cobra.ExactArgs(1),
+		RunE: onNode(func(_ *cobra.Command, c *cluster.Cluster, k int) error { return c.Stop(k) }),
 	}
 	start := &cobra.Command{
 		Use: "start NODE", Short: "Start one stopped node", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := open(cmd)
-			if err != nil {
-				return err
-			}
-			k, err := node(args[0])
-			if err != nil {
-				return err
-			}
-			return c.Start(k)
-		},
+		RunE: onNode(func(_ *cobra.Command, c *cluster.Cluster, k int) error { return c.Start(k) }),
 	}
 	down := &cobra.Command{
 		Use: "down", Short: "Stop every node cleanly (the data stays)", Args: cobra.NoArgs,
@@ -97,22 +91,14 @@ func newClusterCommand() *cobra.Command {
 	}
 	logs := &cobra.Command{
 		Use: "logs NODE", Short: "Print a node's log", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := open(cmd)
-			if err != nil {
-				return err
-			}
-			k, err := node(args[0])
-			if err != nil {
-				return err
-			}
+		RunE: onNode(func(cmd *cobra.Command, c *cluster.Cluster, k int) error {
 			raw, err := os.ReadFile(c.LogFile(k))
 			if err != nil {
 				return err
 			}
 			_, err = cmd.OutOrStdout().Write(raw)
 			return err
-		},
+		}),
 	}
 	cmd.AddCommand(up, status, stop, start, down, logs)
 	return cmd
