@@ -207,6 +207,16 @@ func (g *Gossiper) Endpoints() map[string]*EndpointState {
 	return out
 }
 
+// Endpoint is a copy of what is known of one node (nil when nothing is).
+func (g *Gossiper) Endpoint(endpoint string) *EndpointState {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s := g.endpoints[endpoint]; s != nil {
+		return s.clone()
+	}
+	return nil
+}
+
 // Alive reports whether a node is up as the failure detector sees it
 // (this node always is), without copying any state.
 func (g *Gossiper) Alive(endpoint string) bool {

@@ -193,16 +193,19 @@ func (n *Node) gossipChanged(endpoint string) {
 	n.ringMu.Lock()
 	g := n.gossip
 	n.ringMu.Unlock()
-	if g != nil && endpoint != n.cfg.ListenAddress {
-		if err := n.writePeer(g, endpoint); err != nil {
-			n.cfg.Logger.Error().Err(err).Str("peer", endpoint).Msg("node: updating the peers tables")
-		}
-		if s := g.Endpoints()[endpoint]; s != nil {
-			n.maybePullSchema(endpoint, s)
-			n.announce(endpoint, s)
-			n.deliverHints(ring.Endpoint(endpoint), s)
-		}
+	if g == nil || endpoint == n.cfg.ListenAddress {
+		return
 	}
+	s := g.Endpoint(endpoint)
+	if s == nil {
+		return
+	}
+	if err := n.writePeer(endpoint, s); err != nil {
+		n.cfg.Logger.Error().Err(err).Str("peer", endpoint).Msg("node: updating the peers tables")
+	}
+	n.maybePullSchema(endpoint, s)
+	n.announce(endpoint, s)
+	n.deliverHints(ring.Endpoint(endpoint), s)
 }
 
 // inRing reports whether a node's gossiped status puts its tokens in the
@@ -262,9 +265,8 @@ func (n *Node) rebuildRing() {
 // writePeer keeps a peer's rows in system.peers and system.peers_v2 as
 // gossip describes it, as Cassandra does; a node that left the ring loses
 // them.
-func (n *Node) writePeer(g *gossip.Gossiper, endpoint string) error {
-	s := g.Endpoints()[endpoint]
-	if s == nil || s.Get(gossip.HostID) == "" {
+func (n *Node) writePeer(endpoint string, s *gossip.EndpointState) error {
+	if s.Get(gossip.HostID) == "" {
 		return nil
 	}
 	now := time.Now()

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/messaging"
 )
 
 // metrics are the node's Prometheus counters, served on the admin API's
@@ -34,6 +35,11 @@ type metrics struct {
 	// hintsStored and hintsDelivered count the writes kept for replicas
 	// that were down, and those handed to them since.
 	hintsStored, hintsDelivered prometheus.Counter
+
+	// The children of coordinated and forwarded every request counts,
+	// looked up once rather than by label on each request.
+	writes, reads, ranges                               prometheus.Counter
+	forwardedMutations, forwardedReads, forwardedRanges prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -54,6 +60,10 @@ func newMetrics() *metrics {
 		Help: "Writes kept as hints for replicas that were down or failed them."})
 	m.hintsDelivered = prometheus.NewCounter(prometheus.CounterOpts{Name: "sibyl_hints_delivered_total",
 		Help: "Hints handed to their replicas once they were up."})
+	m.writes, m.reads, m.ranges = m.coordinated.WithLabelValues("write"), m.coordinated.WithLabelValues("read"), m.coordinated.WithLabelValues("range")
+	m.forwardedMutations = m.forwarded.WithLabelValues(messaging.VerbMutation.String())
+	m.forwardedReads = m.forwarded.WithLabelValues(messaging.VerbRead.String())
+	m.forwardedRanges = m.forwarded.WithLabelValues(messaging.VerbRangeRead.String())
 	m.registry.MustRegister(m.coordinated, m.forwarded, m.failed, m.repaired, m.digestMismatches, m.hintsStored, m.hintsDelivered,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

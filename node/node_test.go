@@ -2,8 +2,8 @@ package node
 
 import (
 	"fmt"
+	"github.com/sibyldb/sibyl/internal/testutil"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -222,16 +222,8 @@ func TestSystemLocal(t *testing.T) {
 	}
 }
 
-// freePort is a loopback port free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+// freePort is testutil.FreePort.
+func freePort(t *testing.T) int { return testutil.FreePort(t) }
 
 // openNode opens a node on a fresh directory, closed when the test ends,
 // and a session on it.

@@ -54,10 +54,6 @@ func (n *Node) place(t *schema.Table, token partitioner.Token, m *ring.Metadata)
 	if err != nil {
 		return placement{}, err
 	}
-	if len(m.Endpoints()) == 1 {
-		// One node holds everything: no walk round the ring.
-		return placement{replicas: m.Endpoints(), strategy: s}, nil
-	}
 	return placement{replicas: s.Replicas(m, token), strategy: s}, nil
 }
 
@@ -147,7 +143,7 @@ func (n *Node) tableByID(id mutation.TableID) *schema.Table { return n.lookups()
 // write_request_timeout fails the write (WriteTimeout), though replicas
 // that got it keep it.
 func (n *Node) Apply(ms []*mutation.Mutation, cl exec.Consistency) error {
-	n.metrics.coordinated.WithLabelValues("write").Inc()
+	n.metrics.writes.Inc()
 	return n.metrics.countFailure(n.apply(ms, cl))
 }
 
@@ -228,7 +224,7 @@ func (n *Node) writeReplicas(mu *mutation.Mutation, p placement, l coordinator.L
 			if r == self {
 				err = n.applyLocal([]*mutation.Mutation{mu})
 			} else {
-				n.metrics.forwarded.WithLabelValues(messaging.VerbMutation.String()).Inc()
+				n.metrics.forwardedMutations.Inc()
 				if _, err = n.messaging.Request(ctx, string(r), messaging.VerbMutation, payload); err != nil {
 					n.hint(r, mu) // it failed the write, or did not answer in time
 				}
@@ -260,7 +256,7 @@ func (n *Node) writeReplicas(mu *mutation.Mutation, p placement, l coordinator.L
 // replicas alive must meet the level. (Reading from as many replicas as
 // the level needs, comparing and repairing them, is still to come.)
 func (n *Node) ReadPartition(t *schema.Table, key []byte, q exec.PartitionQuery) (*exec.Partition, error) {
-	n.metrics.coordinated.WithLabelValues("read").Inc()
+	n.metrics.reads.Inc()
 	p, err := n.readPartition(t, key, q)
 	return p, n.metrics.countFailure(err)
 }
@@ -375,7 +371,7 @@ func (n *Node) askReplicas(t *schema.Table, key []byte, q exec.PartitionQuery, c
 				errs[i] = err
 				return
 			}
-			n.metrics.forwarded.WithLabelValues(messaging.VerbRead.String()).Inc()
+			n.metrics.forwardedReads.Inc()
 			out, err := n.messaging.Request(ctx, string(c), messaging.VerbRead, encodeRead(t.ID, key, q, digestOnly[i]))
 			switch {
 			case err != nil:
@@ -451,7 +447,7 @@ func (n *Node) repair(t *schema.Table, key []byte, contacts []ring.Endpoint, ans
 				errs[i] = n.applyLocal([]*mutation.Mutation{mu})
 				return
 			}
-			n.metrics.forwarded.WithLabelValues(messaging.VerbMutation.String()).Inc()
+			n.metrics.forwardedMutations.Inc()
 			_, errs[i] = n.messaging.Request(ctx, string(c), messaging.VerbMutation, encodeMutations([]*mutation.Mutation{mu}))
 		}()
 	}
@@ -488,7 +484,7 @@ func missingEntries(have, merged []mutation.Entry) []mutation.Entry {
 // limit bounds how far the merged answer is complete, and the scan asks
 // again after that point until the limit is met or every node is done.
 func (n *Node) Scan(t *schema.Table, q exec.ScanQuery) ([]*exec.Partition, error) {
-	n.metrics.coordinated.WithLabelValues("range").Inc()
+	n.metrics.ranges.Inc()
 	parts, err := n.scan(t, q)
 	return parts, n.metrics.countFailure(err)
 }
@@ -578,7 +574,7 @@ func (n *Node) scanRound(t *schema.Table, q exec.ScanQuery, nodes []ring.Endpoin
 				answers[i], errs[i] = n.scanEntriesLocal(t, q)
 				return
 			}
-			n.metrics.forwarded.WithLabelValues(messaging.VerbRangeRead.String()).Inc()
+			n.metrics.forwardedRanges.Inc()
 			out, err := n.messaging.Request(ctx, string(e), messaging.VerbRangeRead, encodeScan(t.ID, q))
 			if err == nil {
 				answers[i], err = decodeRawPartitions(out)

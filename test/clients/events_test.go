@@ -14,18 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/node"
 )
-
-func freeTCPPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // nodeEvent reads an EVENT body: its kind, change and inet.
 func nodeEvent(t *testing.T, body []byte) string {
@@ -46,7 +37,7 @@ func nodeEvent(t *testing.T, body []byte) string {
 // STATUS_CHANGE on one node hears of a node going down and of a new node
 // joining, with their native protocol addresses, as drivers expect.
 func TestClusterEvents(t *testing.T) {
-	gossipPort, storagePort, nativePort := freeTCPPort(t), freeTCPPort(t), freeTCPPort(t)
+	gossipPort, storagePort, nativePort := testutil.FreePort(t), testutil.FreePort(t), testutil.FreePort(t)
 	open := func(k int) *node.Node {
 		n, err := node.Open(node.Config{DataDir: t.TempDir(), ListenAddress: fmt.Sprintf("127.0.0.%d", k), NativePort: nativePort,
 			GossipPort: gossipPort, StoragePort: storagePort, Seeds: []string{"127.0.0.1"}})

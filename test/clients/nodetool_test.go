@@ -2,7 +2,6 @@ package clients
 
 import (
 	"bytes"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/node"
 	"github.com/sibyldb/sibyl/tools/nodetool"
 )
@@ -18,15 +18,7 @@ import (
 // TestNodetool runs every nodetool command against a node's admin API
 // and checks the fields of what it prints.
 func TestNodetool(t *testing.T) {
-	freePort := func() int {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		return l.Addr().(*net.TCPAddr).Port
-	}
-	adminPort, nativePort := freePort(), freePort()
+	adminPort, nativePort := testutil.FreePort(t), testutil.FreePort(t)
 	dir := t.TempDir()
 	n, err := node.Open(node.Config{DataDir: dir, AdminPort: adminPort, NativePort: nativePort})
 	if err != nil {

@@ -1,11 +1,11 @@
 package clients
 
 import (
-	"net"
 	"testing"
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/node"
 )
 
@@ -13,12 +13,7 @@ import (
 // 127.0.0.1 and returns a cluster config for it.
 func startNode(t *testing.T) (*node.Node, *gocql.ClusterConfig) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port := testutil.FreePort(t)
 	n, err := node.Open(node.Config{DataDir: t.TempDir(), NativePort: port})
 	if err != nil {
 		t.Fatal(err)

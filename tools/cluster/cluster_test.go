@@ -2,7 +2,7 @@ package cluster
 
 import (
 	"bytes"
-	"net"
+	"github.com/sibyldb/sibyl/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,23 +32,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // TestUpStopStartDown runs a three-node cluster of real processes: up
 // returns once node1 sees three nodes up, a second up refuses, a stopped
 // node shows down and comes back, and down stops every process.
 func TestUpStopStartDown(t *testing.T) {
 	var out bytes.Buffer
 	c := &Cluster{Dir: t.TempDir(), Out: &out, UpTimeout: time.Minute, Config: Config{Nodes: 3, Binary: sibyl,
-		NativePort: freePort(t), AdminPort: freePort(t), GossipPort: freePort(t), StoragePort: freePort(t)}}
+		NativePort: testutil.FreePort(t), AdminPort: testutil.FreePort(t), GossipPort: testutil.FreePort(t), StoragePort: testutil.FreePort(t)}}
 	defer Down(c) // whatever happens, no node outlives the test
 	if err := Up(c); err != nil {
 		t.Fatalf("up: %v\n%s", err, out.String())
