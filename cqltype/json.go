@@ -204,13 +204,15 @@ func jsonFloat(f float64, bits int) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return "null"
 	}
-	return javaFloatText(f, bits)
+	return JavaFloatText(f, bits)
 }
 
-// javaFloatText is Java's Float.toString (bits 32) or Double.toString:
+// JavaFloatText is Java's Float.toString (bits 32) or Double.toString:
 // plain notation between 10^-3 and 10^7, "1.0E10" outside, always with a
-// digit after the point; the digits are the shortest that read back.
-func javaFloatText(f float64, bits int) string {
+// digit after the point; the digits are the shortest that read back
+// (Java 19's algorithm; older Javas occasionally print one more digit).
+// CAST to text and JSON both write floats this way.
+func JavaFloatText(f float64, bits int) string {
 	switch {
 	case math.IsNaN(f):
 		return "NaN"
@@ -640,7 +642,7 @@ func javaString(v any) string {
 			}
 			return string(v)
 		}
-		return javaFloatText(jsonNumberValue(v), 64)
+		return JavaFloatText(jsonNumberValue(v), 64)
 	case []any:
 		parts := make([]string, len(v))
 		for i, e := range v {

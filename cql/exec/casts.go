@@ -279,7 +279,7 @@ func numberCast(from, to cqltype.Kind) func([]byte) ([]byte, error) {
 				if from == cqltype.Float {
 					bits = 32
 				}
-				s := javaFloatString(n.f, bits)
+				s := cqltype.JavaFloatText(n.f, bits)
 				out, err := cqltype.DecimalType.FromString(s)
 				if err != nil {
 					return nil, fmt.Errorf("In call to function system.castAsDecimal, value %s cannot be converted to decimal", s)
@@ -309,10 +309,10 @@ func javaLiteral(k cqltype.Kind, v []byte) string {
 	switch k {
 	case cqltype.Float:
 		f, _ := cqltype.DecodeFloat(v)
-		return javaFloatString(float64(f), 32)
+		return cqltype.JavaFloatText(float64(f), 32)
 	case cqltype.Double:
 		f, _ := cqltype.DecodeDouble(v)
-		return javaFloatString(f, 64)
+		return cqltype.JavaFloatText(f, 64)
 	case cqltype.Inet:
 		return javaHostAddress(v)
 	case cqltype.Timestamp:
@@ -345,41 +345,6 @@ func javaYear(y int) string {
 		return "+" + strconv.Itoa(y)
 	}
 	return fmt.Sprintf("%04d", y)
-}
-
-// javaFloatString is Java's Float.toString (bits 32) or Double.toString:
-// plain notation between 10^-3 and 10^7, computerized scientific notation
-// ("1.0E10") outside, always with a digit after the point. Digits are the
-// shortest that read back to the value (Java 19's algorithm; older Javas
-// occasionally print one more digit).
-func javaFloatString(f float64, bits int) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	case f == 0:
-		if math.Signbit(f) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	if a := math.Abs(f); a >= 1e-3 && a < 1e7 {
-		s := strconv.FormatFloat(f, 'f', -1, bits)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return s
-	}
-	s := strconv.FormatFloat(f, 'e', -1, bits)
-	mant, exp, _ := strings.Cut(s, "e")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	e, _ := strconv.Atoi(exp)
-	return mant + "E" + strconv.Itoa(e)
 }
 
 // javaHostAddress is InetAddress.getHostAddress: dotted IPv4 (also for
