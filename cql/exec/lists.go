@@ -64,22 +64,33 @@ func setListElement(w *schema.CellWriter, r *mutation.Row, c *schema.Column, ind
 	if err != nil || bound.preparing() {
 		return err // preparing: no data to check the index against
 	}
-	cells, err := current(c)
+	path, err := listElementPath(c, i, current, "set an element on")
 	if err != nil {
 		return err
 	}
-	if len(cells) == 0 {
-		return dataf("Attempted to set an element on a list which is null")
-	}
-	if i < 0 || i >= len(cells) {
-		return dataf("List index %d out of bound, list has size %d", i, len(cells))
-	}
 	if v == nil {
-		r.Cells = append(r.Cells, w.Tombstone(c, cells[i].Path))
+		r.Cells = append(r.Cells, w.Tombstone(c, path))
 		return nil
 	}
-	r.Cells = append(r.Cells, w.Cell(c, cells[i].Path, v))
+	r.Cells = append(r.Cells, w.Cell(c, path, v))
 	return nil
+}
+
+// listElementPath is the cell path of element i of the list in column c,
+// or the error Cassandra gives when the list is null ("Attempted to <what>
+// a list which is null") or too short.
+func listElementPath(c *schema.Column, i int, current currentList, what string) ([]byte, error) {
+	cells, err := current(c)
+	if err != nil {
+		return nil, err
+	}
+	if len(cells) == 0 {
+		return nil, dataf("Attempted to %s a list which is null", what)
+	}
+	if i < 0 || i >= len(cells) {
+		return nil, dataf("List index %d out of bound, list has size %d", i, len(cells))
+	}
+	return cells[i].Path, nil
 }
 
 // deleteListElement writes DELETE l[i].
@@ -88,17 +99,11 @@ func deleteListElement(w *schema.CellWriter, r *mutation.Row, c *schema.Column, 
 	if err != nil || bound.preparing() {
 		return err // preparing: no data to check the index against
 	}
-	cells, err := current(c)
+	path, err := listElementPath(c, i, current, "delete an element from")
 	if err != nil {
 		return err
 	}
-	if len(cells) == 0 {
-		return dataf("Attempted to delete an element from a list which is null")
-	}
-	if i < 0 || i >= len(cells) {
-		return dataf("List index %d out of bound, list has size %d", i, len(cells))
-	}
-	r.Cells = append(r.Cells, w.Tombstone(c, cells[i].Path))
+	r.Cells = append(r.Cells, w.Tombstone(c, path))
 	return nil
 }
 
