@@ -404,6 +404,9 @@ func (n *Node) askReplicas(t *schema.Table, key []byte, q exec.PartitionQuery, c
 // mergeEntries merges replicas' entries of one partition, each in key
 // order, into one list in key order: entries under one key reconcile.
 func mergeEntries(lists [][]mutation.Entry) []mutation.Entry {
+	if len(lists) == 1 {
+		return lists[0] // one replica's answer, in key order already
+	}
 	var out []mutation.Entry
 	for _, l := range lists {
 		out = append(out, l...)

@@ -335,8 +335,8 @@ func (t *Table) scan(opts ScanQuery, keepRaw bool) ([]*Partition, []RawPartition
 				it.Close()
 				return nil, nil, err
 			}
-			curPrefix = slices.Clone(parts.Prefix)
-			cur = &Partition{Key: slices.Clone(parts.PartitionKey)}
+			curPrefix = parts.Prefix
+			cur = &Partition{Key: parts.PartitionKey}
 			st = partitionState{deletion: mutation.Live}
 			out = append(out, cur)
 			if keepRaw {
@@ -357,7 +357,7 @@ func (t *Table) scan(opts ScanQuery, keepRaw bool) ([]*Partition, []RawPartition
 		case mutation.RowEntry:
 			clustering := e.Key[len(curPrefix)+1:]
 			if live := st.live(e, clustering, opts.Now); live != nil {
-				cur.Rows = append(cur.Rows, Row{Clustering: slices.Clone(clustering), Row: live})
+				cur.Rows = append(cur.Rows, Row{Clustering: clustering, Row: live})
 				total++
 			}
 		default:
