@@ -201,7 +201,7 @@ func TestThreeNodeRing(t *testing.T) {
 
 	// DDL on one node is on every node when it returns.
 	if _, err := exec.NewSession(nodes[1]).Run("CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3};" +
-		"CREATE TABLE shop.kv (k int PRIMARY KEY, v text)"); err != nil {
+		"CREATE TABLE shop.kv (k int PRIMARY KEY, v text); CREATE TABLE shop.kv2 (k int PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range nodes {
@@ -324,8 +324,8 @@ func TestThreeNodeRing(t *testing.T) {
 	}
 
 	// DDL while it is down reaches it when it is back: it pulls the
-	// schema from a node whose version differs.
-	if _, err := exec.NewSession(nodes[0]).Run("CREATE TABLE shop.late (k int PRIMARY KEY)"); err != nil {
+	// schema from a node whose version differs, drops included.
+	if _, err := exec.NewSession(nodes[0]).Run("CREATE TABLE shop.late (k int PRIMARY KEY); DROP TABLE shop.kv2"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -344,8 +344,9 @@ func TestThreeNodeRing(t *testing.T) {
 	}
 	waitUntil(t, "the schema on the restarted node", func() (bool, string) {
 		_, err := nodes[2].Schema().Table("shop", "late")
+		_, dropped := nodes[2].Schema().Table("shop", "kv2")
 		ok, saw := agree()
-		return err == nil && ok, fmt.Sprintf("%v, versions %s", err, saw)
+		return err == nil && dropped != nil && ok, fmt.Sprintf("%v, kv2 %v, versions %s", err, dropped, saw)
 	})
 }
 

@@ -195,24 +195,25 @@ func (n *Node) pullSchema(peer string) error {
 }
 
 // schemaMutations are this node's system_schema contents as mutations:
-// every live row with its cells' timestamps.
+// every entry as the engine holds it, deletions included, so that a pull
+// carries a DROP as well as a CREATE.
 func (n *Node) schemaMutations() ([]*mutation.Mutation, error) {
 	now := time.Now().Unix()
+	tokenLen := n.engine.Partitioner().TokenBytesLen()
 	var out []*mutation.Mutation
 	for _, t := range n.Schema().Keyspace(schema.SystemSchemaKeyspace).Tables {
 		st, err := n.storageTable(t)
 		if err != nil {
 			return nil, err
 		}
-		parts, err := st.Scan(storage.ScanQuery{Now: now})
+		parts, err := st.ScanEntries(storage.ScanQuery{Now: now})
 		if err != nil {
 			return nil, err
 		}
 		for _, p := range parts {
-			m := mutation.NewMutation(t.ID, p.Key)
-			m.Static = p.Static
-			for _, r := range p.Rows {
-				m.Rows = append(m.Rows, mutation.RowUpdate{Clustering: r.Clustering, Row: r.Row})
+			m, err := mutation.FromEntries(t.ID, p.Key, p.Entries, tokenLen)
+			if err != nil {
+				return nil, err
 			}
 			out = append(out, m)
 		}
