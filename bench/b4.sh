@@ -4,17 +4,22 @@
 # every node capped at the same CPU quota through a cgroup (cpu-quota, which
 # needs root and cgroup v1), the client outside the quotas. Each of four
 # workloads (writes only, reads only, 1:1 and 1:10 writes to reads; 128-byte
-# values, a key space of 500,000) runs against the single node, then against
-# the cluster with a regular client (it talks to node1, which forwards) and
-# with a token-aware one. It prints throughput and the ratios
-# cluster/single. B4_QUOTA (cores per node, default 0.4), B4_SECONDS (per
-# run, default 20), B4_KEYS and B4_THREADS scale it.
+# values, writes and reads over a key space of 500,000) runs against the
+# single node, then against the cluster with a regular client and with a
+# token-aware one. The client is B4_CLIENTS stress processes (default 3): a
+# regular process connects to one node (process i to node i; all to the one
+# node of the single-node run), which coordinates and forwards; a token-aware
+# process sends each request to the key's replica. It prints throughput and
+# the ratios cluster/single. B4_QUOTA (cores per node, default 0.4),
+# B4_SECONDS (per run, default 20), B4_KEYS and B4_THREADS (in all, default
+# 63) scale it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quota=${B4_QUOTA:-0.4}
 seconds=${B4_SECONDS:-20}
 keys=${B4_KEYS:-500000}
-threads=${B4_THREADS:-64}
+threads=${B4_THREADS:-63}
+clients=${B4_CLIENTS:-3}
 out=${B4_OUT:-bench/b4-results}
 cpuquota=${CPU_QUOTA:-../shared/tools/cpu-quota}
 mkdir -p "$out"
@@ -28,19 +33,30 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# run CONFIG NODES NATIVE_PORT NAME STRESS_ARGS...: one workload, its JSON in $out.
+# run TAG NAME NODES ARGS...: one workload through $clients stress processes at
+# once, each with its share of the threads and its own seed; a regular
+# process talks to one node (process i to node i of the cluster, all to
+# node1 of the single node), a token-aware one to every node. Their JSON
+# goes to $out; the line printed is their summed throughput.
 run() {
-	local config=$1 port=$2 name=$3
+	local tag=$1 name=$2 nodes=$3
 	shift 3
-	bin/sibyl stress "$@" --port "$port" --threads "$threads" --value-size 128 --keys "$keys" \
-		--duration "${seconds}s" --seed 1 --json "$out/$config-$name.json" >"$out/$config-$name.log"
-	python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print("%-22s %-12s %9.0f ops/s" % (sys.argv[2], sys.argv[3], s["total_ops"]/s["seconds"]))' \
-		"$out/$config-$name.json" "$config" "$name"
+	local pids=() files=()
+	for i in $(seq "$clients"); do
+		local node=127.0.0.$(((i - 1) % nodes + 1)) file="$out/$tag-$name-$i.json"
+		files+=("$file")
+		bin/sibyl stress "$@" --nodes "$node" --port "$port" --threads $((threads / clients)) --value-size 128 --keys "$keys" \
+			--duration "${seconds}s" --seed "$i" --json "$file" >"$out/$tag-$name-$i.log" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p"; done
+	python3 -c 'import json,sys; print("%-22s %-12s %9.0f ops/s" % (sys.argv[1], sys.argv[2], sum(s["total_ops"]/s["seconds"] for s in map(lambda f: json.load(open(f)), sys.argv[3:]))))' \
+		"$tag" "$name" "${files[@]}"
 }
 
 # cluster NAME NODES: starts a capped cluster and runs every workload.
 cluster() {
-	local config=$1 nodes=$2 port
+	local config=$1 nodes=$2
 	port=$(free_port)
 	local dir="$work/$config"
 	dirs+=("$dir")
@@ -49,16 +65,19 @@ cluster() {
 	for n in $(seq "$nodes"); do
 		"$cpuquota" add "b4-node$n" "$quota" "$(cat "$dir/node$n/sibyl.pid")"
 	done
-	local clients=("regular")
-	[ "$nodes" -gt 1 ] && clients+=("token-aware")
-	for client in "${clients[@]}"; do
-		local args=(--nodes 127.0.0.1 --keyspace "b4_${client//-/_}" --replication-factor 1)
+	local clients_=("regular")
+	[ "$nodes" -gt 1 ] && clients_+=("token-aware")
+	for client in "${clients_[@]}"; do
+		local args=(--keyspace "b4_${client//-/_}" --replication-factor 1 --overwrite)
 		[ "$client" = token-aware ] && args+=(--token-aware)
-		local tag="$config/$client"
-		run "${tag//\//-}" "$port" reads read --preload "$keys" "${args[@]}"
-		run "${tag//\//-}" "$port" writes write "${args[@]}"
-		run "${tag//\//-}" "$port" mixed-1-1 mixed --ratio 1:1 "${args[@]}"
-		run "${tag//\//-}" "$port" mixed-1-10 mixed --ratio 1:10 "${args[@]}"
+		local tag="$config-$client"
+		# The key space, written once before the timed runs.
+		bin/sibyl stress write --nodes 127.0.0.1 --port "$port" --threads "$threads" --value-size 128 --keys "$keys" \
+			--preload "$keys" --ops 1 --seed 1 "${args[@]}" >"$out/$tag-preload.log"
+		run "$tag" reads "$nodes" read "${args[@]}"
+		run "$tag" writes "$nodes" write "${args[@]}"
+		run "$tag" mixed-1-1 "$nodes" mixed --ratio 1:1 "${args[@]}"
+		run "$tag" mixed-1-10 "$nodes" mixed --ratio 1:10 "${args[@]}"
 	done
 	bin/sibyl cluster down --dir "$dir" >/dev/null
 	# A stopped node's group may stay busy a moment (the process not yet
@@ -66,13 +85,15 @@ cluster() {
 	for n in $(seq "$nodes"); do "$cpuquota" rm "b4-node$n" 2>/dev/null || true; done
 }
 
-echo "B4: $quota cores per node, ${seconds}s per run, $threads threads, 128-byte values, $keys keys"
+echo "B4: $quota cores per node, ${seconds}s per run, $clients client processes with $threads threads in all, 128-byte values, $keys keys"
 cluster single 1
 cluster three 3
 python3 - "$out" <<'PY'
 import json, os, sys
 out = sys.argv[1]
-rate = lambda c, w: (lambda s: s["total_ops"] / s["seconds"])(json.load(open(os.path.join(out, f"{c}-{w}.json"))))
+def rate(c, w):
+    files = [f for f in os.listdir(out) if f.startswith(f"{c}-{w}-") and f.endswith(".json")]
+    return sum((lambda s: s["total_ops"] / s["seconds"])(json.load(open(os.path.join(out, f)))) for f in files)
 print("| workload | single | three, regular | ratio | three, token-aware | ratio |")
 print("|---|---|---|---|---|---|")
 for w in ("writes", "reads", "mixed-1-1", "mixed-1-10"):

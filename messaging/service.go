@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/sibyldb/sibyl/internal/workers"
 )
 
 // Handler answers a request (or takes a one-way message) from a peer. An
@@ -91,6 +92,7 @@ type Service struct {
 	done    chan struct{} // closed by Close: requests waiting give up
 	nextID  atomic.Uint64
 	wg      sync.WaitGroup
+	workers *workers.Pool // requests from peers run on reused goroutines
 }
 
 // outbound is the connection this node dialled to a peer; nil conn with
@@ -113,7 +115,8 @@ func Start(opts Options) (*Service, error) {
 		return nil, fmt.Errorf("messaging: cannot listen on %s: %w", net.JoinHostPort(opts.Name, strconv.Itoa(opts.Port)), err)
 	}
 	s := &Service{opts: opts, ln: ln, port: ln.Port(), handlers: map[Verb]Handler{}, peers: map[string]*outbound{},
-		inbound: map[Conn]bool{}, pending: map[uint64]chan Frame{}, done: make(chan struct{})}
+		inbound: map[Conn]bool{}, pending: map[uint64]chan Frame{}, done: make(chan struct{}),
+		workers: workers.New(10 * time.Second)}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -299,7 +302,7 @@ func (s *Service) serve(c Conn, done func()) {
 		switch f.Kind {
 		case KindRequest, KindOneWay:
 			s.wg.Add(1)
-			go s.run(c, f)
+			s.workers.Go(func() { s.run(c, f) })
 		case KindResponse, KindFailure:
 			s.mu.Lock()
 			ch := s.pending[f.ID]

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -185,6 +186,9 @@ func (c *tcpConn) writeLoop() {
 		case <-c.done:
 			return
 		}
+		// Senders about to queue a frame get to run first, so one write
+		// carries theirs too (a write costs a system call on each side).
+		runtime.Gosched()
 		c.mu.Lock()
 		buf := c.pending
 		// The spare buffer becomes the pending one, and is no longer

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"runtime"
 	"slices"
 	"strconv"
@@ -171,6 +172,13 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 	handle("GET /snapshots", n.adminListSnapshots)
 	handle("POST /clearsnapshot", n.adminClearSnapshot)
 	handle("POST /drain", func(*http.Request) (any, error) { return nil, n.Drain() })
+	// Go's profiler, as etcd and CockroachDB serve it: where a node's CPU
+	// and memory go under load (go tool pprof http://host:7199/debug/pprof/profile).
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	n.admin = srv
 	go func() { _ = srv.Serve(l) }()

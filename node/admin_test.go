@@ -47,6 +47,10 @@ func TestAdminAPI(t *testing.T) {
 		INSERT INTO ks.t (k, v) VALUES (2, 'two')`); err != nil {
 		t.Fatal(err)
 	}
+	// Go's profiler is served beside the API: the index lists the CPU profile.
+	if code, body := call("GET", "/debug/pprof/", nil); code != 200 || !strings.Contains(body, "profile") {
+		t.Fatalf("pprof index: %d %.200s", code, body)
+	}
 	var status []AdminStatus
 	call("GET", "/status", &status)
 	if len(status) != 1 || status[0].Status != "Up" || len(status[0].Tokens) != 16 || len(status[0].HostID) != 36 {

@@ -213,23 +213,34 @@ func (n *Node) writeReplicas(mu *mutation.Mutation, p placement, l coordinator.L
 	}
 	acks := coordinator.NewAcks(coordinator.BlockFor(l, p.strategy, n.cfg.DataCenter), len(targets))
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	results := make(chan bool, len(targets))
 	payload := encodeMutations([]*mutation.Mutation{mu})
+	writeTo := func(r ring.Endpoint) bool {
+		if r == self {
+			return n.applyLocal([]*mutation.Mutation{mu}) == nil
+		}
+		n.metrics.forwardedMutations.Inc()
+		if _, err := n.messaging.Request(ctx, string(r), messaging.VerbMutation, payload); err != nil {
+			n.hint(r, mu) // it failed the write, or did not answer in time
+			return false
+		}
+		return true
+	}
+	if len(targets) == 1 {
+		// One replica (RF 1, or the only one alive): nothing to wait for
+		// in parallel.
+		defer cancel()
+		if acks.Ack(writeTo(targets[0])) {
+			return nil
+		}
+		return clientError(acks.Timeout(l, writeType))
+	}
+	results := make(chan bool, len(targets))
 	var sent sync.WaitGroup
 	for _, r := range targets {
 		sent.Add(1)
 		go func() {
 			defer sent.Done()
-			var err error
-			if r == self {
-				err = n.applyLocal([]*mutation.Mutation{mu})
-			} else {
-				n.metrics.forwardedMutations.Inc()
-				if _, err = n.messaging.Request(ctx, string(r), messaging.VerbMutation, payload); err != nil {
-					n.hint(r, mu) // it failed the write, or did not answer in time
-				}
-			}
-			results <- err == nil
+			results <- writeTo(r)
 		}()
 	}
 	// The replicas still on their way get the write after this returns;
@@ -355,35 +366,42 @@ func (n *Node) askReplicas(t *schema.Table, key []byte, q exec.PartitionQuery, c
 	defer cancel()
 	answers := make([]readAnswer, len(contacts))
 	errs := make([]error, len(contacts))
-	var wg sync.WaitGroup
-	for i, c := range contacts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if c == n.endpoint() {
-				st, err := n.storageTable(t)
-				if err == nil {
-					answers[i].entries, err = st.ReadPartitionEntries(key, storageRead(q))
-				}
-				if digestOnly[i] {
-					answers[i].digest = entriesDigest(answers[i].entries)
-				}
-				errs[i] = err
-				return
+	ask := func(i int, c ring.Endpoint) {
+		if c == n.endpoint() {
+			st, err := n.storageTable(t)
+			if err == nil {
+				answers[i].entries, err = st.ReadPartitionEntries(key, storageRead(q))
 			}
-			n.metrics.forwardedReads.Inc()
-			out, err := n.messaging.Request(ctx, string(c), messaging.VerbRead, encodeRead(t.ID, key, q, digestOnly[i]))
-			switch {
-			case err != nil:
-			case digestOnly[i]:
-				answers[i].digest = out
-			default:
-				answers[i].entries, err = decodeEntries(out)
+			if digestOnly[i] {
+				answers[i].digest = entriesDigest(answers[i].entries)
 			}
 			errs[i] = err
-		}()
+			return
+		}
+		n.metrics.forwardedReads.Inc()
+		out, err := n.messaging.Request(ctx, string(c), messaging.VerbRead, encodeRead(t.ID, key, q, digestOnly[i]))
+		switch {
+		case err != nil:
+		case digestOnly[i]:
+			answers[i].digest = out
+		default:
+			answers[i].entries, err = decodeEntries(out)
+		}
+		errs[i] = err
 	}
-	wg.Wait()
+	if len(contacts) == 1 {
+		ask(0, contacts[0])
+	} else {
+		var wg sync.WaitGroup
+		for i, c := range contacts {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ask(i, c)
+			}()
+		}
+		wg.Wait()
+	}
 	received := 0
 	for _, err := range errs {
 		if err == nil {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/sibyldb/sibyl/tools/stress"
@@ -9,7 +12,7 @@ import (
 
 func newStressCommand() *cobra.Command {
 	var o stress.Options
-	var nodes string
+	var nodes, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "stress WORKLOAD",
 		Short: "Load a cluster through CQL: write, read, mixed, dynamo, ycsb-a ... ycsb-f",
@@ -18,6 +21,17 @@ func newStressCommand() *cobra.Command {
 			o.Workload = args[0]
 			o.Nodes = strings.Split(nodes, ",")
 			o.Out = cmd.OutOrStdout()
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer pprof.StopCPUProfile()
+			}
 			_, err := stress.Run(o)
 			return err
 		},
@@ -42,7 +56,9 @@ func newStressCommand() *cobra.Command {
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed (0: from the clock; the --json report records the one used)")
 	f.StringVar(&o.Ratio, "ratio", "1:1", "mixed: writes:reads")
 	f.IntVar(&o.Mix, "mix", 1, "dynamo: mix 1 to 4 (B3)")
+	f.BoolVar(&o.Overwrite, "overwrite", false, "write and mixed: rewrite keys drawn from the key space (--keys, --distribution) instead of adding new ones")
 	f.StringVar(&o.JSON, "json", "", "write the summary and the per-second series to this JSON file")
 	f.StringVar(&o.Plot, "plot", "", "write a self-contained HTML report to this file")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write the client's own CPU profile to this file (go tool pprof)")
 	return cmd
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/internal/workers"
 )
 
 // Options configure a Server.
@@ -134,6 +136,7 @@ type Server struct {
 	conns     map[*conn]bool
 	closing   bool
 	requests  sync.WaitGroup // requests being answered, for a drain
+	workers   *workers.Pool  // requests run on reused goroutines, their stacks already grown
 }
 
 // NewServer returns a server; Serve starts it on a listener.
@@ -143,8 +146,12 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	opts.EnsureDefaults()
 	return &Server{opts: opts, listeners: map[net.Listener]bool{}, conns: map[*conn]bool{},
-		prepared: preparedCache{max: opts.MaxPrepared, byID: map[string]*exec.Prepared{}}}, nil
+		workers: workers.New(workerIdleTimeout), prepared: preparedCache{max: opts.MaxPrepared, byID: map[string]*exec.Prepared{}}}, nil
 }
+
+// workerIdleTimeout is how long a request goroutine waits for the next
+// request before it exits.
+const workerIdleTimeout = 10 * time.Second
 
 // ErrServerClosed is what Serve returns once Shutdown has begun.
 var ErrServerClosed = errors.New("native: server closed")
@@ -480,6 +487,7 @@ func (c *conn) writeLoop() {
 		case o := <-c.out:
 			take(o)
 			size := len(o.envelope)
+			yielded := false
 		gather:
 			for size < 1<<20 {
 				select {
@@ -487,7 +495,15 @@ func (c *conn) writeLoop() {
 					take(o)
 					size += len(o.envelope)
 				default:
-					break gather
+					if yielded || len(c.slots) == 0 {
+						break gather
+					}
+					// Requests still running may be a moment from their
+					// answers: let them run first, and one write carries
+					// them all (each write costs a system call here and a
+					// read in the client).
+					yielded = true
+					runtime.Gosched()
 				}
 			}
 			if !write() {
@@ -631,12 +647,12 @@ func (c *conn) dispatch(f frame) error {
 		}
 		c.slots <- struct{}{} // at most maxInFlight run at once: the reader waits
 		c.inflight.Add(1)
-		go func() {
+		c.srv.workers.Go(func() {
 			defer c.srv.requests.Done()
 			defer c.inflight.Done()
 			defer func() { <-c.slots }()
 			c.answer(f)
-		}()
+		})
 		return nil
 	case opRegister:
 		r := &reader{b: f.body}

@@ -35,10 +35,10 @@ var allowedImports = map[string][]string{
 	"schema":      {"mutation", "partitioner"},
 	"cql":         {},
 	"cql/exec":    {"cql", "schema", "mutation", "partitioner"},
-	"cql/native":  {"cql/exec", "cql"},
+	"cql/native":  {"cql/exec", "cql", "internal/workers"},
 	"ring":        {"partitioner"},
 	"gossip":      {},
-	"messaging":   {},
+	"messaging":   {"internal/workers"},
 	"coordinator": {"ring", "messaging", "gossip", "storage", "mutation", "partitioner", "schema"},
 	"node": {"cql/native", "cql/exec", "coordinator", "gossip", "messaging", "ring", "schema",
 		"storage", "mutation", "partitioner"},
@@ -50,6 +50,7 @@ var allowedImports = map[string][]string{
 	"cmd/sibyl":           {"tools", "tools/cqlsh", "tools/nodetool", "tools/stress", "tools/cluster", "node"},
 	"internal/lint":       {},
 	"internal/invariants": {},
+	"internal/workers":    {},
 	"internal/testutil":   {"mutation", "partitioner"},
 	"test/clients":        {"node", "cql/native", "cql/exec", "cqltype", "tools/cqlsh", "tools/nodetool", "tools/stress"},
 	"bench": {"storage", "commitlog", "mutation", "partitioner", "internal/testutil", "node", "cql", "cql/exec",
@@ -64,7 +65,7 @@ var testOnlyImports = map[string][]string{
 
 // neverCQLType lists the packages that may not use cqltype (it sits above them).
 var neverCQLType = map[string]bool{"partitioner": true, "cqltype": true, "gossip": true, "messaging": true,
-	"internal/invariants": true, "internal/lint": true}
+	"internal/invariants": true, "internal/lint": true, "internal/workers": true}
 
 type goPackage struct {
 	ImportPath   string

@@ -90,6 +90,12 @@ func TestStressWorkloads(t *testing.T) {
 	if err := s.Query("SELECT count(*) FROM dyn.kv").Scan(&n); err != nil || int64(n) != 250+dyn.Ops["insert"].Count {
 		t.Fatalf("dynamo left %d rows after %d inserts, %v", n, dyn.Ops["insert"].Count, err)
 	}
+	// --overwrite writes keys of the key space again: 400 writes over 40
+	// keys leave 40 rows at most.
+	over := run(stress.Options{Workload: "write", Keyspace: "over", Ops: 400, Keys: 40, Overwrite: true})
+	if err := s.Query("SELECT count(*) FROM over.kv").Scan(&n); err != nil || n == 0 || n > 40 || over.Ops["rewrite"].Count != 400 {
+		t.Fatalf("400 overwrites of 40 keys left %d rows (%v rewrites), %v", n, over.Ops["rewrite"], err)
+	}
 	if _, err := stress.Run(stress.Options{Workload: "nope"}); err == nil || !strings.Contains(err.Error(), `workload "nope" is not one of`) {
 		t.Fatalf("an unknown workload: %v", err)
 	}

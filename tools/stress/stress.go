@@ -40,6 +40,7 @@ type Options struct {
 	Seed              uint64  // 0: from the clock
 	Ratio             string  // mixed: write:read
 	Mix               int     // dynamo: 1..4
+	Overwrite         bool    // write and mixed: rewrite keys of the key space instead of adding new ones
 	JSON, Plot        string  // report files, when set
 	Out               io.Writer
 }
@@ -136,10 +137,10 @@ type weighted struct {
 	weight int
 }
 
-// workloads are the operation mixes; mixed and dynamo are filled in
-// from --ratio and --mix.
+// workloads are the operation mixes; write, mixed and dynamo are filled
+// in from --overwrite, --ratio and --mix.
 var workloads = map[string][]weighted{
-	"write":  {{opInsert, 1}},
+	"write":  nil,
 	"read":   {{opRead, 1}},
 	"mixed":  nil,
 	"dynamo": nil,
@@ -167,11 +168,22 @@ func (o *Options) mix() ([]weighted, error) {
 		if !ok || err1 != nil || err2 != nil || wi < 0 || ri < 0 || wi+ri == 0 {
 			return nil, fmt.Errorf("--ratio: %q is not write:read", o.Ratio)
 		}
-		return []weighted{{opInsert, wi}, {opRead, ri}}, nil
+		return []weighted{{o.writeOp(), wi}, {opRead, ri}}, nil
+	case "write":
+		return []weighted{{o.writeOp(), 1}}, nil
 	case "dynamo":
 		return dynamoMixes[o.Mix], nil
 	}
 	return workloads[o.Workload], nil
+}
+
+// writeOp is what write and mixed write: new keys, or with --overwrite
+// keys drawn from the key space as reads are (cassandra-stress's -pop).
+func (o *Options) writeOp() string {
+	if o.Overwrite {
+		return opRewrite
+	}
+	return opInsert
 }
 
 // opStats are one operation kind's figures.
@@ -335,7 +347,7 @@ func Run(opts Options) (*Summary, error) {
 		"threads": opts.Threads, "connections": opts.Connections, "ops": opts.Ops, "duration": opts.Duration.String(),
 		"keys": opts.Keys, "preload": opts.Preload, "warmup": opts.Warmup, "value_size": opts.ValueSize, "distribution": opts.Distribution,
 		"consistency": opts.Consistency, "replication_factor": opts.ReplicationFactor, "rate": opts.Rate, "seed": opts.Seed,
-		"ratio": opts.Ratio, "mix": opts.Mix, "nodes": opts.Nodes, "port": opts.Port, "keyspace": opts.Keyspace, "token_aware": opts.TokenAware}}
+		"ratio": opts.Ratio, "mix": opts.Mix, "overwrite": opts.Overwrite, "nodes": opts.Nodes, "port": opts.Port, "keyspace": opts.Keyspace, "token_aware": opts.TokenAware}}
 	stop := make(chan struct{})
 	var issued atomic.Int64
 	var wg sync.WaitGroup
