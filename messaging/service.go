@@ -116,7 +116,7 @@ func Start(opts Options) (*Service, error) {
 	}
 	s := &Service{opts: opts, ln: ln, port: ln.Port(), handlers: map[Verb]Handler{}, peers: map[string]*outbound{},
 		inbound: map[Conn]bool{}, pending: map[uint64]chan Frame{}, done: make(chan struct{}),
-		workers: workers.New(10 * time.Second)}
+		workers: workers.New(workers.IdleTimeout)}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil

@@ -146,12 +146,8 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	opts.EnsureDefaults()
 	return &Server{opts: opts, listeners: map[net.Listener]bool{}, conns: map[*conn]bool{},
-		workers: workers.New(workerIdleTimeout), prepared: preparedCache{max: opts.MaxPrepared, byID: map[string]*exec.Prepared{}}}, nil
+		workers: workers.New(workers.IdleTimeout), prepared: preparedCache{max: opts.MaxPrepared, byID: map[string]*exec.Prepared{}}}, nil
 }
-
-// workerIdleTimeout is how long a request goroutine waits for the next
-// request before it exits.
-const workerIdleTimeout = 10 * time.Second
 
 // ErrServerClosed is what Serve returns once Shutdown has begun.
 var ErrServerClosed = errors.New("native: server closed")

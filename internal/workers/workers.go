@@ -14,6 +14,10 @@ type Pool struct {
 	waiting     atomic.Int32 // workers waiting for a task
 }
 
+// IdleTimeout is how long the request paths' workers wait for another
+// request before they exit: long enough to outlast a lull between bursts.
+const IdleTimeout = 10 * time.Second
+
 // New returns a pool whose workers exit after idleTimeout without a task.
 func New(idleTimeout time.Duration) *Pool {
 	return &Pool{tasks: make(chan func()), idleTimeout: idleTimeout}
