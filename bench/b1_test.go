@@ -73,8 +73,12 @@ func parallel(n int, fn func(i int) error) (float64, error) {
 
 type b1Result struct{ writes, reads float64 }
 
+// b1BlockCache is both engines' block cache: the same size, so the reads
+// compare the engines and not their caches.
+const b1BlockCache = 64 << 20
+
 func runSibyl(dir string, keys [][]byte, value []byte, order []int) (b1Result, error) {
-	e, err := storage.Open(storage.Options{DataDir: dir + "/data",
+	e, err := storage.Open(storage.Options{DataDir: dir + "/data", BlockCacheSize: b1BlockCache,
 		CommitLog: commitlog.Options{Dir: dir + "/commitlog", SyncMode: commitlog.SyncPeriodic}})
 	if err != nil {
 		return b1Result{}, err
@@ -115,7 +119,9 @@ func runSibyl(dir string, keys [][]byte, value []byte, order []int) (b1Result, e
 }
 
 func runPebble(dir string, keys [][]byte, value []byte, order []int) (b1Result, error) {
-	db, err := pebble.Open(dir, &pebble.Options{})
+	cache := pebble.NewCache(b1BlockCache)
+	defer cache.Unref()
+	db, err := pebble.Open(dir, &pebble.Options{Cache: cache})
 	if err != nil {
 		return b1Result{}, err
 	}

@@ -56,6 +56,15 @@ type Config struct {
 	// NativeMaxFrameSize is native_transport_max_frame_size ("16MiB"):
 	// the largest request accepted; default 16 MiB.
 	NativeMaxFrameSize Size `yaml:"native_transport_max_frame_size"`
+	// FileCacheSize is file_cache_size: the memory that caches SSTable
+	// blocks read; default the smaller of 512 MiB and a quarter of the Go
+	// memory limit (GOMEMLIMIT), as Cassandra's is of its heap.
+	FileCacheSize Size `yaml:"file_cache_size"`
+	// MemtableHeapSpace is memtable_heap_space: the memory all memtables
+	// together may hold before the largest is flushed (past a third of it)
+	// and writes wait for flushes (all of it); default a quarter of the Go
+	// memory limit, or 1 GiB without one.
+	MemtableHeapSpace Size `yaml:"memtable_heap_space"`
 	// NumTokens is num_tokens, the node's tokens (vnodes), chosen at its
 	// first start; default 16, as Cassandra 4's.
 	NumTokens int `yaml:"num_tokens"`
@@ -241,6 +250,12 @@ func (c *Config) Validate() error {
 	}
 	if c.NativeMaxFrameSize < 0 {
 		errs = append(errs, fmt.Errorf("native_transport_max_frame_size: %d is negative", c.NativeMaxFrameSize))
+	}
+	if c.FileCacheSize < 0 {
+		errs = append(errs, fmt.Errorf("file_cache_size: %d is negative", c.FileCacheSize))
+	}
+	if c.MemtableHeapSpace < 0 {
+		errs = append(errs, fmt.Errorf("memtable_heap_space: %d is negative", c.MemtableHeapSpace))
 	}
 	if len(c.DataFileDirectories) > 1 {
 		errs = append(errs, fmt.Errorf("data_file_directories: %d directories given; one is supported", len(c.DataFileDirectories)))

@@ -335,6 +335,8 @@ native_transport_port: 19999
 commitlog_sync: batch
 commitlog_sync_period: 2500ms
 native_transport_max_frame_size: 32MiB
+file_cache_size: 128MiB
+memtable_heap_space: 2GiB
 num_tokens: 4
 partitioner: RandomPartitioner
 data_file_directories: [/srv/sibyl/data]
@@ -345,6 +347,7 @@ data_file_directories: [/srv/sibyl/data]
 	cfg.EnsureDefaults()
 	if cfg.ClusterName != "Prod" || cfg.RPCAddress != "127.0.0.2" || cfg.NativePort != 19999 ||
 		time.Duration(cfg.CommitLogSyncPeriod) != 2500*time.Millisecond || cfg.NativeMaxFrameSize != 32<<20 ||
+		cfg.FileCacheSize != 128<<20 || cfg.MemtableHeapSpace != 2<<30 ||
 		cfg.NumTokens != 4 || cfg.DataFileDirectories[0] != "/srv/sibyl/data" || cfg.CommitLogDirectory != "data/commitlog" {
 		t.Errorf("loaded %+v", cfg)
 	}
@@ -358,6 +361,7 @@ data_file_directories: [/srv/sibyl/data]
 		"cluster_nam: x\n":                        "field cluster_nam not found",
 		"commitlog_sync_period: soon\n":           `"soon" is not a duration`,
 		"native_transport_max_frame_size: 1 TB\n": `"1 TB" is not a data size`,
+		"file_cache_size: lots\n":                 `"lots" is not a data size`,
 		"native_transport_port: [1]\n":            "cannot unmarshal",
 	} {
 		_, err := LoadConfigFile(write(text))

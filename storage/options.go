@@ -38,7 +38,9 @@ type Options struct {
 	// CommitLogTotalSpace flushes the tables holding the oldest segment when
 	// the commit log grows past it (commitlog_total_space). Default 8 GiB.
 	CommitLogTotalSpace int64
-	// BlockCacheSize is the shared block cache in bytes. Default 64 MiB.
+	// BlockCacheSize is the shared block cache in bytes (file_cache_size).
+	// Default, as Cassandra's: the smaller of 512 MiB and a quarter of the
+	// Go memory limit (GOMEMLIMIT).
 	BlockCacheSize int64
 	// CompactionThroughput limits compaction writes in MiB/s
 	// (compaction_throughput); 0 means unlimited. Default 64.
@@ -84,7 +86,7 @@ func (o *Options) EnsureDefaults() {
 		o.CommitLogTotalSpace = 8 << 30
 	}
 	if o.BlockCacheSize == 0 {
-		o.BlockCacheSize = 64 << 20
+		o.BlockCacheSize = min(512<<20, debug.SetMemoryLimit(-1)/4)
 	}
 	if o.CompactionThroughput == 0 {
 		o.CompactionThroughput = 64
