@@ -114,9 +114,12 @@ func (r *Reader) MayContainPartition(prefix []byte) (bool, error) {
 // when the key range, the bloom filter or a seek shows the SSTable has
 // none.
 func (r *Reader) NewPartitionIter(prefix []byte) (*Iter, error) {
+	if r.meta.MinKey == nil || bytes.Compare(prefix, r.meta.MaxKey) > 0 || !mayContain(r.filter, prefix) {
+		return nil, nil
+	}
+	// Built only for an SSTable the filter keeps: most of a read's are not.
 	upper := mutation.PartitionUpperBound(prefix)
-	if r.meta.MinKey == nil || bytes.Compare(prefix, r.meta.MaxKey) > 0 || bytes.Compare(upper, r.meta.MinKey) <= 0 ||
-		!mayContain(r.filter, prefix) {
+	if bytes.Compare(upper, r.meta.MinKey) <= 0 {
 		return nil, nil
 	}
 	it, err := r.r.NewIter(prefix, upper)

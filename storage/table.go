@@ -438,13 +438,19 @@ type view struct {
 	sstables  []*sstableRef
 }
 
+// views are recycled: a point read takes one, and building it afresh
+// cost several allocations a read.
+var views = sync.Pool{New: func() any { return new(view) }}
+
 func (t *Table) acquireView() *view {
+	v := views.Get().(*view)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	v := &view{memtables: []*memtable.Memtable{t.active.Load()}}
+	v.memtables = append(v.memtables[:0], t.active.Load())
 	for _, f := range t.mu.flushing {
 		v.memtables = append(v.memtables, f.m)
 	}
+	v.sstables = v.sstables[:0]
 	for _, s := range t.mu.sstables {
 		s.refs.Add(1)
 		v.sstables = append(v.sstables, s)
@@ -452,10 +458,14 @@ func (t *Table) acquireView() *view {
 	return v
 }
 
+// release lets the view's SSTables go; the view may not be used after.
 func (v *view) release() {
 	for _, s := range v.sstables {
 		s.unref()
 	}
+	clear(v.memtables) // a pooled view must not keep them alive
+	clear(v.sstables)
+	views.Put(v)
 }
 
 // SSTableCount is the number of live SSTables.
