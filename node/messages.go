@@ -69,6 +69,18 @@ func (r *msgReader) int() int64 {
 
 func (r *msgReader) bool() bool { return r.int() != 0 }
 
+// count reads the length of a list, refusing one longer than the bytes
+// left could hold (every element takes at least one), so that a corrupt
+// length cannot size an allocation.
+func (r *msgReader) count() int {
+	n := r.int()
+	if n < 0 || n > int64(len(r.b)) {
+		r.err, r.b = errShortMessage, nil
+		return 0
+	}
+	return int(n)
+}
+
 func (r *msgReader) optional() []byte {
 	if !r.bool() {
 		return nil
@@ -154,22 +166,21 @@ func decodeScan(b []byte, p partitioner.Partitioner) (table mutation.TableID, q 
 func encodeEntries(es []mutation.Entry) []byte {
 	var w msgWriter
 	w.int(int64(len(es)))
+	var value []byte // one buffer for every entry's value
 	for i := range es {
 		w.bytes(es[i].Key)
 		w.int(int64(es[i].Kind))
-		w.bytes(mutation.AppendEntryValue(nil, &es[i]))
+		value = mutation.AppendEntryValue(value[:0], &es[i])
+		w.bytes(value)
 	}
 	return w.b
 }
 
 func decodeEntries(b []byte) ([]mutation.Entry, error) {
 	r := msgReader{b: b}
-	n := r.int()
-	if n < 0 || n > int64(len(b)) {
-		return nil, errShortMessage
-	}
+	n := r.count()
 	out := make([]mutation.Entry, 0, n)
-	for i := int64(0); i < n && r.err == nil; i++ {
+	for i := 0; i < n && r.err == nil; i++ {
 		key := r.bytes()
 		kind := mutation.EntryKind(r.int())
 		e, err := mutation.DecodeEntry(key, kind, r.bytes())
@@ -195,12 +206,9 @@ func encodeRawPartitions(ps []storage.RawPartition) []byte {
 
 func decodeRawPartitions(b []byte) ([]storage.RawPartition, error) {
 	r := msgReader{b: b}
-	n := r.int()
-	if n < 0 || n > int64(len(b)) {
-		return nil, errShortMessage
-	}
+	n := r.count()
 	out := make([]storage.RawPartition, 0, n)
-	for i := int64(0); i < n && r.err == nil; i++ {
+	for i := 0; i < n && r.err == nil; i++ {
 		key := r.bytes()
 		es, err := decodeEntries(r.bytes())
 		if err != nil {

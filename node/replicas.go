@@ -181,16 +181,40 @@ func (n *Node) apply(ms []*mutation.Mutation, cl exec.Consistency) error {
 		return n.writeReplicas(writes[0].m, writes[0].p, l, alive, writeType)
 	}
 	errs := make([]error, len(writes))
+	concurrently(len(writes), func(i int) {
+		errs[i] = n.writeReplicas(writes[i].m, writes[i].p, l, alive, writeType)
+	})
+	return errors.Join(errs...)
+}
+
+// concurrently runs do(0) ... do(count-1) at once and returns when all
+// have: one runs on the caller's goroutine, since there is nothing to
+// overlap it with.
+func concurrently(count int, do func(i int)) {
+	if count == 1 {
+		do(0)
+		return
+	}
 	var wg sync.WaitGroup
-	for i, w := range writes {
+	for i := range count {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = n.writeReplicas(w.m, w.p, l, alive, writeType)
+			do(i)
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+}
+
+// sendMutation applies mu on replica r: here, or through messaging with
+// payload, mu's encoding.
+func (n *Node) sendMutation(ctx context.Context, r ring.Endpoint, mu *mutation.Mutation, payload []byte) error {
+	if r == n.endpoint() {
+		return n.applyLocal([]*mutation.Mutation{mu})
+	}
+	n.metrics.forwardedMutations.Inc()
+	_, err := n.messaging.Request(ctx, string(r), messaging.VerbMutation, payload)
+	return err
 }
 
 // writeReplicas sends one mutation to its live replicas (this node's
@@ -215,15 +239,11 @@ func (n *Node) writeReplicas(mu *mutation.Mutation, p placement, l coordinator.L
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	payload := encodeMutations([]*mutation.Mutation{mu})
 	writeTo := func(r ring.Endpoint) bool {
-		if r == self {
-			return n.applyLocal([]*mutation.Mutation{mu}) == nil
-		}
-		n.metrics.forwardedMutations.Inc()
-		if _, err := n.messaging.Request(ctx, string(r), messaging.VerbMutation, payload); err != nil {
+		err := n.sendMutation(ctx, r, mu, payload)
+		if err != nil && r != self {
 			n.hint(r, mu) // it failed the write, or did not answer in time
-			return false
 		}
-		return true
+		return err == nil
 	}
 	if len(targets) == 1 {
 		// One replica (RF 1, or the only one alive): nothing to wait for
@@ -389,19 +409,7 @@ func (n *Node) askReplicas(t *schema.Table, key []byte, q exec.PartitionQuery, c
 		}
 		errs[i] = err
 	}
-	if len(contacts) == 1 {
-		ask(0, contacts[0])
-	} else {
-		var wg sync.WaitGroup
-		for i, c := range contacts {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ask(i, c)
-			}()
-		}
-		wg.Wait()
-	}
+	concurrently(len(contacts), func(i int) { ask(i, contacts[i]) })
 	received := 0
 	for _, err := range errs {
 		if err == nil {
@@ -464,12 +472,7 @@ func (n *Node) repair(t *schema.Table, key []byte, contacts []ring.Endpoint, ans
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if c == n.endpoint() {
-				errs[i] = n.applyLocal([]*mutation.Mutation{mu})
-				return
-			}
-			n.metrics.forwardedMutations.Inc()
-			_, errs[i] = n.messaging.Request(ctx, string(c), messaging.VerbMutation, encodeMutations([]*mutation.Mutation{mu}))
+			errs[i] = n.sendMutation(ctx, c, mu, encodeMutations([]*mutation.Mutation{mu}))
 		}()
 	}
 	wg.Wait()
@@ -586,24 +589,18 @@ func (n *Node) scanRound(t *schema.Table, q exec.ScanQuery, nodes []ring.Endpoin
 	defer cancel()
 	answers := make([][]storage.RawPartition, len(nodes))
 	errs := make([]error, len(nodes))
-	var wg sync.WaitGroup
-	for i, e := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if e == n.endpoint() {
-				answers[i], errs[i] = n.scanEntriesLocal(t, q)
-				return
-			}
-			n.metrics.forwardedRanges.Inc()
-			out, err := n.messaging.Request(ctx, string(e), messaging.VerbRangeRead, encodeScan(t.ID, q))
-			if err == nil {
-				answers[i], err = decodeRawPartitions(out)
-			}
-			errs[i] = err
-		}()
-	}
-	wg.Wait()
+	concurrently(len(nodes), func(i int) {
+		if nodes[i] == n.endpoint() {
+			answers[i], errs[i] = n.scanEntriesLocal(t, q)
+			return
+		}
+		n.metrics.forwardedRanges.Inc()
+		out, err := n.messaging.Request(ctx, string(nodes[i]), messaging.VerbRangeRead, encodeScan(t.ID, q))
+		if err == nil {
+			answers[i], err = decodeRawPartitions(out)
+		}
+		errs[i] = err
+	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
 	}
@@ -696,15 +693,9 @@ func (n *Node) truncateEverywhere(t *schema.Table) error {
 	ctx, cancel := context.WithTimeout(context.Background(), truncateTimeout)
 	defer cancel()
 	errs := make([]error, len(peers))
-	var wg sync.WaitGroup
-	for i, e := range peers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = n.messaging.Request(ctx, string(e), messaging.VerbTruncate, t.ID[:])
-		}()
-	}
-	wg.Wait()
+	concurrently(len(peers), func(i int) {
+		_, errs[i] = n.messaging.Request(ctx, string(peers[i]), messaging.VerbTruncate, t.ID[:])
+	})
 	if err := errors.Join(errs...); err != nil {
 		return &exec.Error{Code: exec.TruncateError, Message: "Error during truncate: " + err.Error()}
 	}
