@@ -13,8 +13,9 @@ const batchSize = 64
 type Iter struct {
 	m            *Memtable
 	lower, upper []byte // nil: unbounded
-	batch        []*mutation.Entry
+	batch        []rawEntry
 	pos          int
+	err          error
 	forward      bool
 	more         bool // the tree may hold entries beyond the batch, in its direction
 	state        iterState
@@ -48,12 +49,12 @@ func (it *Iter) fillForward(key []byte, exclusive bool) *mutation.Entry {
 		key = it.lower
 	}
 	stop := false // past the upper bound, or the batch is full
+	var sh *shard
 	visit := func(i item) bool {
-		e := i.e
-		if exclusive && bytes.Equal(e.Key, key) {
+		if exclusive && bytes.Equal(i.key, key) {
 			return true
 		}
-		if !it.inUpper(e.Key) {
+		if !it.inUpper(i.key) {
 			stop = true
 			return false
 		}
@@ -61,16 +62,16 @@ func (it *Iter) fillForward(key []byte, exclusive bool) *mutation.Entry {
 			it.more, stop = true, true
 			return false
 		}
-		it.batch = append(it.batch, e)
+		it.batch = append(it.batch, sh.arena.raw(i.key))
 		return true
 	}
 	last := shardCount - 1
 	if it.upper != nil {
 		last = shardOf(it.upper)
 	}
-	pivot := itemOf(&mutation.Entry{Key: key})
+	pivot := pivotItem(key)
 	for s := shardOf(key); s <= last && !stop; s++ {
-		sh := &it.m.shards[s]
+		sh = &it.m.shards[s]
 		sh.RLock()
 		if key == nil {
 			sh.tree.Ascend(visit)
@@ -91,12 +92,12 @@ func (it *Iter) fillBackward(key []byte, inclusive bool) *mutation.Entry {
 		key, inclusive = it.upper, false
 	}
 	stop := false
+	var sh *shard
 	visit := func(i item) bool {
-		e := i.e
-		if !inclusive && key != nil && bytes.Equal(e.Key, key) {
+		if !inclusive && key != nil && bytes.Equal(i.key, key) {
 			return true
 		}
-		if !it.inLower(e.Key) {
+		if !it.inLower(i.key) {
 			stop = true
 			return false
 		}
@@ -104,7 +105,7 @@ func (it *Iter) fillBackward(key []byte, inclusive bool) *mutation.Entry {
 			it.more, stop = true, true
 			return false
 		}
-		it.batch = append(it.batch, e)
+		it.batch = append(it.batch, sh.arena.raw(i.key))
 		return true
 	}
 	first, start := 0, shardCount-1
@@ -114,9 +115,9 @@ func (it *Iter) fillBackward(key []byte, inclusive bool) *mutation.Entry {
 	if key != nil {
 		start = shardOf(key)
 	}
-	pivot := itemOf(&mutation.Entry{Key: key})
+	pivot := pivotItem(key)
 	for s := start; s >= first && !stop; s-- {
-		sh := &it.m.shards[s]
+		sh = &it.m.shards[s]
 		sh.RLock()
 		if key == nil {
 			sh.tree.Descend(visit)
@@ -131,10 +132,21 @@ func (it *Iter) fillBackward(key []byte, inclusive bool) *mutation.Entry {
 func (it *Iter) current(ifNone iterState) *mutation.Entry {
 	if it.pos < len(it.batch) {
 		it.state = atEntry
-		return it.batch[it.pos]
+		return it.decode()
 	}
 	it.state = ifNone
 	return nil
+}
+
+// decode returns the entry at it.pos, freshly decoded: entries stay valid
+// for as long as callers hold them, like an SSTable iterator's.
+func (it *Iter) decode() *mutation.Entry {
+	e, err := it.batch[it.pos].decode()
+	if err != nil {
+		it.err, it.state, it.batch = err, afterLast, it.batch[:0]
+		return nil
+	}
+	return e
 }
 
 // SeekGE implements mutation.Iterator.
@@ -156,17 +168,17 @@ func (it *Iter) Next() *mutation.Entry {
 	case it.state == afterLast:
 		return nil
 	case !it.forward:
-		return it.fillForward(it.batch[it.pos].Key, true)
+		return it.fillForward(it.batch[it.pos].key, true)
 	}
 	it.pos++
 	if it.pos < len(it.batch) {
-		return it.batch[it.pos]
+		return it.decode()
 	}
 	if !it.more {
 		it.state = afterLast
 		return nil
 	}
-	return it.fillForward(it.batch[len(it.batch)-1].Key, true)
+	return it.fillForward(it.batch[len(it.batch)-1].key, true)
 }
 
 // SeekLT implements mutation.Iterator.
@@ -188,21 +200,22 @@ func (it *Iter) Prev() *mutation.Entry {
 	case it.state == beforeFirst:
 		return nil
 	case it.forward:
-		return it.fillBackward(it.batch[it.pos].Key, false)
+		return it.fillBackward(it.batch[it.pos].key, false)
 	}
 	it.pos++
 	if it.pos < len(it.batch) {
-		return it.batch[it.pos]
+		return it.decode()
 	}
 	if !it.more {
 		it.state = beforeFirst
 		return nil
 	}
-	return it.fillBackward(it.batch[len(it.batch)-1].Key, false)
+	return it.fillBackward(it.batch[len(it.batch)-1].key, false)
 }
 
-// Error implements mutation.Iterator; a memtable iterator never fails.
-func (it *Iter) Error() error { return nil }
+// Error implements mutation.Iterator. A memtable iterator fails only on an
+// arena record that does not decode, which is a bug.
+func (it *Iter) Error() error { return it.err }
 
 // Close implements mutation.Iterator.
 func (it *Iter) Close() error {

@@ -11,26 +11,27 @@ import (
 	"github.com/sibyldb/sibyl/mutation"
 )
 
-// entryOverhead approximates the memory of an entry beyond its bytes: the
-// tree slot, the Entry and Row structs and slice headers.
-const entryOverhead = 96
+// itemOverhead approximates what an entry costs beyond its arena bytes: its
+// tree slot and its share of the tree's nodes.
+const itemOverhead = 48
 
-// cellOverhead approximates the memory of a cell beyond its bytes.
-const cellOverhead = 64
-
-// item is what the trees hold: an entry and its key's first 8 bytes as a
-// word. Keys start with an 8- or 16-byte token, which nearly always decides
-// a comparison; kept in the tree's own node, it decides without a load
-// through the entry pointer (a cache miss per comparison otherwise).
+// item is what the trees hold: an entry's key and the key's first 8 bytes as
+// a word. Keys start with an 8- or 16-byte token, which nearly always decides
+// a comparison; kept in the tree's own node, it decides without a load from
+// the arena (a cache miss per comparison otherwise).
+//
+// The key lives in its shard's arena, followed by the entry's header (see
+// arena): key[len(key):cap(key)] is the header. An item built to search the
+// tree (a pivot) carries a caller's key and no header.
 type item struct {
 	head uint64
-	e    *mutation.Entry
+	key  []byte
 }
 
-func itemOf(e *mutation.Entry) item {
+func pivotItem(key []byte) item {
 	var head [8]byte
-	copy(head[:], e.Key)
-	return item{head: binary.BigEndian.Uint64(head[:]), e: e}
+	copy(head[:], key)
+	return item{head: binary.BigEndian.Uint64(head[:]), key: key}
 }
 
 // lessItem orders items by key. Zero-padding the head of a key shorter
@@ -40,7 +41,7 @@ func lessItem(a, b item) bool {
 	if a.head != b.head {
 		return a.head < b.head
 	}
-	return bytes.Compare(a.e.Key, b.e.Key) < 0
+	return bytes.Compare(a.key, b.key) < 0
 }
 
 // shardCount is how many independently locked trees a memtable spreads its
@@ -62,7 +63,10 @@ func shardOf(key []byte) int {
 
 type shard struct {
 	sync.RWMutex
-	tree *btree.BTreeG[item]
+	tree  *btree.BTreeG[item]
+	arena arena
+	// scratch encodes an entry's value before it is copied into the arena.
+	scratch []byte
 	// Padding keeps two shards' locks off one cache line.
 	_ [40]byte
 }
@@ -86,23 +90,10 @@ func New() *Memtable {
 	return m
 }
 
-// EntrySize estimates the memory an entry holds.
-func EntrySize(e *mutation.Entry) int64 {
-	n := int64(len(e.Key) + entryOverhead)
-	if e.Row != nil {
-		for i := range e.Row.Cells {
-			c := &e.Row.Cells[i]
-			n += int64(len(c.Column) + len(c.Path) + len(c.Value) + cellOverhead)
-		}
-		n += int64(len(e.Row.Columns) * cellOverhead)
-	}
-	return n
-}
-
 // Apply merges entries into the memtable and returns how much its size
 // grew: the caller's share, which concurrent writers cannot blur as a
-// before/after reading of Size would. The memtable keeps the entries and
-// what they point to: callers must not change them afterwards.
+// before/after reading of Size would. The memtable copies what it keeps:
+// callers may reuse the entries afterwards.
 func (m *Memtable) Apply(entries []mutation.Entry) int64 {
 	var delta int64
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
@@ -117,16 +108,7 @@ func (m *Memtable) Apply(entries []mutation.Entry) int64 {
 			locked = sh
 			locked.Lock()
 		}
-		it := itemOf(e)
-		old, replaced := locked.tree.ReplaceOrInsert(it)
-		if replaced {
-			merged := mutation.MergeEntries(old.e, e)
-			it.e = merged
-			locked.tree.ReplaceOrInsert(it)
-			delta += EntrySize(merged) - EntrySize(old.e)
-		} else {
-			delta += EntrySize(e)
-		}
+		delta += locked.apply(e)
 		lo, hi = min(lo, e.MinTimestamp()), max(hi, e.MaxTimestamp())
 	}
 	if locked != nil {
@@ -146,6 +128,30 @@ func (m *Memtable) Apply(entries []mutation.Entry) int64 {
 		}
 	}
 	return delta
+}
+
+// apply copies e into the arena and the tree, merging it with the entry
+// under its key if there is one, and returns the bytes it took. The new key
+// record goes in with one descent of the tree; an overwrite then merges into
+// its header, which replaces the old record's. The old record's bytes stay
+// in the arena (and in Size) until the memtable is dropped.
+// REQUIRES: sh locked.
+func (sh *shard) apply(e *mutation.Entry) int64 {
+	sh.scratch = mutation.AppendEntryValue(sh.scratch[:0], e)
+	key, n := sh.arena.addEntry(e.Key, e.Kind, sh.scratch)
+	old, replaced := sh.tree.ReplaceOrInsert(pivotItem(key))
+	if !replaced {
+		return int64(n + itemOverhead)
+	}
+	prev, err := sh.arena.entry(old.key)
+	if err != nil {
+		// The arena holds only what apply encoded: a record that does not
+		// decode is a bug, and the newer write alone is kept.
+		return int64(n)
+	}
+	merged := mutation.MergeEntries(&prev, e)
+	sh.scratch = mutation.AppendEntryValue(sh.scratch[:0], merged)
+	return int64(n + sh.arena.setValue(key, sh.scratch))
 }
 
 // Size is the approximate memory the memtable holds, in bytes.
@@ -177,7 +183,18 @@ func (m *Memtable) MaxTimestamp() int64 { return m.maxTimestamp.Load() }
 func (m *Memtable) Get(key []byte) *mutation.Entry {
 	sh := &m.shards[shardOf(key)]
 	sh.RLock()
-	defer sh.RUnlock()
-	it, _ := sh.tree.Get(itemOf(&mutation.Entry{Key: key}))
-	return it.e
+	it, ok := sh.tree.Get(pivotItem(key))
+	var raw rawEntry
+	if ok {
+		raw = sh.arena.raw(it.key)
+	}
+	sh.RUnlock()
+	if !ok {
+		return nil
+	}
+	e, err := raw.decode()
+	if err != nil {
+		return nil
+	}
+	return e
 }
