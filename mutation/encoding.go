@@ -3,6 +3,8 @@ package mutation
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
+	"sync/atomic"
 )
 
 // The binary encoding of rows, entry values and mutations. Integers are Go
@@ -18,6 +20,25 @@ import (
 //	mutation: version(1)=1 table(16) bytes(key) deletion uvarint(n) n×(bytes(start) bytes(end) deletion)
 //	          flags(1) [row: static] uvarint(n) n×(bytes(clustering) row)
 const mutationVersion = 1
+
+// columnNames remembers recently decoded column names, so that decoding a
+// cell, which every read and every memtable merge does, rarely allocates a
+// string for its column: a table has few columns, and their names repeat in
+// every row. A slot holds one name; two names that share a slot take turns.
+var (
+	columnNames    [256]atomic.Pointer[string]
+	columnNameSeed = maphash.MakeSeed()
+)
+
+func columnName(b []byte) string {
+	slot := &columnNames[maphash.Bytes(columnNameSeed, b)%uint64(len(columnNames))]
+	if p := slot.Load(); p != nil && *p == string(b) {
+		return *p
+	}
+	s := string(b)
+	slot.Store(&s)
+	return s
+}
 
 const (
 	rowHasMarker   = 1 << 0
@@ -205,7 +226,7 @@ func (d *decoder) row() *Row {
 	if n := d.count(3); n > 0 {
 		r.Columns = make([]ColumnDeletion, n)
 		for i := range r.Columns {
-			r.Columns[i] = ColumnDeletion{Column: string(d.bytes()), Deletion: d.deletion()}
+			r.Columns[i] = ColumnDeletion{Column: columnName(d.bytes()), Deletion: d.deletion()}
 			if i > 0 && r.Columns[i-1].Column >= r.Columns[i].Column {
 				d.fail("column deletions out of order")
 			}
@@ -215,7 +236,7 @@ func (d *decoder) row() *Row {
 		r.Cells = make([]Cell, n)
 		for i := range r.Cells {
 			c := &r.Cells[i]
-			c.Column = string(d.bytes())
+			c.Column = columnName(d.bytes())
 			cf := d.byte()
 			if cf&^(cellHasPath|cellTombstone|cellExpiring) != 0 || cf&(cellTombstone|cellExpiring) == cellTombstone|cellExpiring {
 				d.fail("bad cell flags")

@@ -238,3 +238,20 @@ func FuzzDecodeRow(f *testing.F) {
 		_, _ = DecodeEntry([]byte{0}, RangeTombstoneEntry, b)
 	})
 }
+
+func TestColumnNamesDecodeWithoutAllocating(t *testing.T) {
+	name := []byte("value")
+	if got := columnName(name); got != "value" {
+		t.Fatalf("columnName = %q", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = columnName(name) }); n != 0 {
+		t.Fatalf("a repeated column name allocates %v times per decode, want 0", n)
+	}
+	// More names than slots: each still decodes to itself.
+	for i := 0; i < 3*len(columnNames); i++ {
+		want := fmt.Sprintf("c%d", i)
+		if got := columnName([]byte(want)); got != want {
+			t.Fatalf("columnName(%q) = %q", want, got)
+		}
+	}
+}
