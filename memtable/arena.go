@@ -50,25 +50,19 @@ func (a *arena) alloc(n int) (chunk, off uint32, b []byte) {
 	return uint32(last), uint32(start), c[start : start+n : start+n]
 }
 
-// addEntry copies key and value into one new record pair and returns the
-// arena's key (its capacity covers the header) and the bytes taken.
-func (a *arena) addEntry(key []byte, kind mutation.EntryKind, value []byte) ([]byte, int) {
-	n := len(key) + headerSize + valueHeaderSize + len(value)
-	chunk, off, b := a.alloc(n)
+// addKey copies key into a new key record and returns the arena's key (its
+// capacity covers the header) and the bytes taken. The header's value
+// location is set by setValue.
+func (a *arena) addKey(key []byte, kind mutation.EntryKind) ([]byte, int) {
+	n := len(key) + headerSize
+	_, _, b := a.alloc(n)
 	copy(b, key)
-	h := b[len(key) : len(key)+headerSize]
-	h[0] = byte(kind)
-	valueAt := off + uint32(len(key)+headerSize)
-	binary.LittleEndian.PutUint32(h[1:], chunk)
-	binary.LittleEndian.PutUint32(h[5:], valueAt)
-	v := b[len(key)+headerSize:]
-	binary.LittleEndian.PutUint32(v, uint32(len(value)))
-	copy(v[valueHeaderSize:], value)
-	return b[: len(key) : len(key)+headerSize], n
+	b[len(key)] = byte(kind)
+	return b[:len(key):n], n
 }
 
-// setValue stores a new value for the key record and returns the bytes
-// taken.
+// setValue stores a value record for the key record, points the key's
+// header at it and returns the bytes taken.
 func (a *arena) setValue(key, value []byte) int {
 	n := valueHeaderSize + len(value)
 	chunk, off, b := a.alloc(n)

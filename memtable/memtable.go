@@ -132,25 +132,25 @@ func (m *Memtable) Apply(entries []mutation.Entry) int64 {
 
 // apply copies e into the arena and the tree, merging it with the entry
 // under its key if there is one, and returns the bytes it took. The new key
-// record goes in with one descent of the tree; an overwrite then merges into
-// its header, which replaces the old record's. The old record's bytes stay
-// in the arena (and in Size) until the memtable is dropped.
-// REQUIRES: sh locked.
+// record goes in with one descent of the tree, and its header then points
+// at the value: e's, or e merged with the old record's. The old record's
+// bytes stay in the arena (and in Size) until the memtable is dropped.
+// REQUIRES: sh locked. Readers cannot see the new record before its header
+// is set.
 func (sh *shard) apply(e *mutation.Entry) int64 {
-	sh.scratch = mutation.AppendEntryValue(sh.scratch[:0], e)
-	key, n := sh.arena.addEntry(e.Key, e.Kind, sh.scratch)
+	key, n := sh.arena.addKey(e.Key, e.Kind)
 	old, replaced := sh.tree.ReplaceOrInsert(pivotItem(key))
-	if !replaced {
-		return int64(n + itemOverhead)
+	value := e
+	if replaced {
+		// The arena holds only what apply encoded; were the old record not
+		// to decode (a bug), the newer write alone is kept.
+		if prev, err := sh.arena.entry(old.key); err == nil {
+			value = mutation.MergeEntries(&prev, e)
+		}
+	} else {
+		n += itemOverhead
 	}
-	prev, err := sh.arena.entry(old.key)
-	if err != nil {
-		// The arena holds only what apply encoded: a record that does not
-		// decode is a bug, and the newer write alone is kept.
-		return int64(n)
-	}
-	merged := mutation.MergeEntries(&prev, e)
-	sh.scratch = mutation.AppendEntryValue(sh.scratch[:0], merged)
+	sh.scratch = mutation.AppendEntryValue(sh.scratch[:0], value)
 	return int64(n + sh.arena.setValue(key, sh.scratch))
 }
 

@@ -138,3 +138,20 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 		t.Fatalf("Len = %d, want %d", m.Len(), len(want))
 	}
 }
+
+// TestApplyCopiesWhatItKeeps: the memtable keeps its own copy, so a caller
+// may reuse its entries and their bytes once Apply returns.
+func TestApplyCopiesWhatItKeeps(t *testing.T) {
+	m := New()
+	e := rowEntry("k", 1, "first")
+	m.Apply([]mutation.Entry{e})
+	copy(e.Key, "x")
+	copy(e.Row.Cells[0].Value, "XXXXX")
+	got := m.Get([]byte("k"))
+	if got == nil || string(got.Row.Cells[0].Value) != "first" {
+		t.Fatalf("after the caller changed its entry, Get(k) = %v, want value first", got)
+	}
+	if m.Get([]byte("x")) != nil {
+		t.Fatalf("the caller's change of its key reached the memtable")
+	}
+}
