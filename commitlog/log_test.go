@@ -525,3 +525,44 @@ func TestCloseWhileAppending(t *testing.T) {
 		}
 	}
 }
+
+// TestSegmentWithAHalfStoredHeader: a crash while a mapped segment's header
+// was being stored leaves part of it (here the magic alone) and zeros after
+// it. No record can have gone there, so replay removes the segment and
+// replays the others, rather than refusing to start.
+func TestSegmentWithAHalfStoredHeader(t *testing.T) {
+	dir := t.TempDir()
+	fillMapped(t, dir, 10)
+	ids, _ := listSegments(vfs.Default, dir)
+	half := make([]byte, 64<<10)
+	appendSegmentHeader(half[:0], ids[len(ids)-1]+1)
+	clear(half[len(segmentMagic):segmentHeaderSize])
+	name := vfs.Default.PathJoin(dir, SegmentFileName(ids[len(ids)-1]+1))
+	writeFile(t, vfs.Default, name, half)
+	l := openIn(t, vfs.Default, dir, SyncBatch)
+	defer l.Close()
+	got, _ := replayAll(t, l)
+	if len(got) != 10 {
+		t.Fatalf("replayed %d records, want 10", len(got))
+	}
+	if _, err := vfs.Default.Stat(name); err == nil {
+		t.Fatalf("%s, whose header was never completed, is still there after replay", name)
+	}
+}
+
+// TestBadSegmentHeaderBeforeRecordsStopsReplay: a header that does not
+// match while records follow it is corruption, not a crash.
+func TestBadSegmentHeaderBeforeRecordsStopsReplay(t *testing.T) {
+	dir := t.TempDir()
+	name := fillMapped(t, dir, 10)
+	rewrite(t, vfs.Default, name, func(b []byte) []byte {
+		b[9] ^= 0xFF // the segment id
+		return b
+	})
+	l := openIn(t, vfs.Default, dir, SyncBatch)
+	defer l.Close()
+	_, err := l.Replay(func(Position, []byte) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "bad segment header") {
+		t.Fatalf("replay = %v; want a bad segment header error", err)
+	}
+}

@@ -85,12 +85,14 @@ func scanSegment(seg *segment, data []byte, newest bool, fn func(Position, []byt
 		// acknowledged here.
 		return 0, 0, nil
 	}
-	if allZero(data[:segmentHeaderSize]) && allZero(data) {
-		// A mapped segment the process died in before storing its header.
+	if allZero(data[segmentHeaderSize:]) && !validSegmentHeader(seg, data) {
+		// A mapped segment the process died in before it had stored all of
+		// its header (a store the scheduler can interrupt anywhere): records
+		// go to a segment only once its header is there, so none was
+		// acknowledged here.
 		return 0, 0, nil
 	}
-	if string(data[:8]) != segmentMagic || binary.BigEndian.Uint64(data[8:16]) != seg.id ||
-		binary.BigEndian.Uint32(data[16:20]) != crc32.Checksum(data[8:16], crcTable) {
+	if !validSegmentHeader(seg, data) {
 		return 0, 0, fmt.Errorf("commitlog: %s: bad segment header at offset 0", seg.name)
 	}
 	off := segmentHeaderSize
@@ -136,6 +138,12 @@ func scanSegment(seg *segment, data []byte, newest bool, fn func(Position, []byt
 		}
 	}
 	return off, records, nil
+}
+
+// validSegmentHeader reports whether data starts with seg's header.
+func validSegmentHeader(seg *segment, data []byte) bool {
+	return string(data[:8]) == segmentMagic && binary.BigEndian.Uint64(data[8:16]) == seg.id &&
+		binary.BigEndian.Uint32(data[16:20]) == crc32.Checksum(data[8:16], crcTable)
 }
 
 func allZero(b []byte) bool {
