@@ -94,17 +94,12 @@ func (a *arena) raw(key []byte) rawEntry {
 	return rawEntry{key: key[:len(key):len(key)], kind: mutation.EntryKind(h[0]), value: c[start : start+n : start+n]}
 }
 
-// entry decodes the entry of a key record.
-// REQUIRES: the shard's lock held.
-func (a *arena) entry(key []byte) (mutation.Entry, error) {
-	r := a.raw(key)
-	return mutation.DecodeEntry(r.key, r.kind, r.value)
-}
-
-func (r *rawEntry) decode() (*mutation.Entry, error) {
+// decode rebuilds the entry; its slices alias the arena. The arena holds
+// only what Apply encoded, so an error here is a bug.
+func (r *rawEntry) decode() (mutation.Entry, error) {
 	e, err := mutation.DecodeEntry(r.key, r.kind, r.value)
 	if err != nil {
-		return nil, fmt.Errorf("memtable: entry %x does not decode: %w: %v", r.key, invariants.ErrCorruption, err)
+		return e, fmt.Errorf("memtable: entry %x does not decode: %w: %v", r.key, invariants.ErrCorruption, err)
 	}
-	return &e, nil
+	return e, nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/google/btree"
+	"github.com/sibyldb/sibyl/internal/invariants"
 	"github.com/sibyldb/sibyl/mutation"
 )
 
@@ -142,11 +143,12 @@ func (sh *shard) apply(e *mutation.Entry) int64 {
 	old, replaced := sh.tree.ReplaceOrInsert(pivotItem(key))
 	value := e
 	if replaced {
-		// The arena holds only what apply encoded; were the old record not
-		// to decode (a bug), the newer write alone is kept.
-		if prev, err := sh.arena.entry(old.key); err == nil {
-			value = mutation.MergeEntries(&prev, e)
+		raw := sh.arena.raw(old.key)
+		prev, err := raw.decode()
+		if err != nil {
+			panic(invariants.Failf("%v", err))
 		}
+		value = mutation.MergeEntries(&prev, e)
 	} else {
 		n += itemOverhead
 	}
@@ -194,7 +196,7 @@ func (m *Memtable) Get(key []byte) *mutation.Entry {
 	}
 	e, err := raw.decode()
 	if err != nil {
-		return nil
+		panic(invariants.Failf("%v", err))
 	}
-	return e
+	return &e
 }
