@@ -207,7 +207,7 @@ func concurrently(count int, do func(i int)) {
 }
 
 // sendMutation applies mu on replica r: here, or through messaging with
-// payload, mu's encoding.
+// payload, mu's encoding (which this node's own write does not need).
 func (n *Node) sendMutation(ctx context.Context, r ring.Endpoint, mu *mutation.Mutation, payload []byte) error {
 	if r == n.endpoint() {
 		return n.applyLocal([]*mutation.Mutation{mu})
@@ -457,8 +457,11 @@ func (n *Node) repair(t *schema.Table, key []byte, contacts []ring.Endpoint, ans
 	tokenLen := n.engine.Partitioner().TokenBytesLen()
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
-	var wg sync.WaitGroup
-	errs := make([]error, len(contacts))
+	type fix struct {
+		to ring.Endpoint
+		mu *mutation.Mutation
+	}
+	var fixes []fix
 	for i, c := range contacts {
 		missing := missingEntries(answers[i], merged)
 		if len(missing) == 0 {
@@ -469,13 +472,16 @@ func (n *Node) repair(t *schema.Table, key []byte, contacts []ring.Endpoint, ans
 			return err
 		}
 		n.metrics.repaired.Inc()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = n.sendMutation(ctx, c, mu, encodeMutations([]*mutation.Mutation{mu}))
-		}()
+		fixes = append(fixes, fix{c, mu})
 	}
-	wg.Wait()
+	errs := make([]error, len(fixes))
+	concurrently(len(fixes), func(i int) {
+		var payload []byte // each stale replica lacks its own entries
+		if fixes[i].to != n.endpoint() {
+			payload = encodeMutations([]*mutation.Mutation{fixes[i].mu})
+		}
+		errs[i] = n.sendMutation(ctx, fixes[i].to, fixes[i].mu, payload)
+	})
 	for _, err := range errs {
 		if errors.Is(err, messaging.ErrTimeout) {
 			return clientError(&coordinator.ReadTimeout{Level: l, Received: blockFor - 1, BlockFor: blockFor, DataPresent: true})

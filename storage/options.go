@@ -79,17 +79,18 @@ func (o *Options) EnsureDefaults() {
 	if o.MemtableSize == 0 {
 		o.MemtableSize = 128 << 20
 	}
+	quarter, limited := quarterOfMemoryLimit()
 	if o.MemtableTotalSpace == 0 {
 		o.MemtableTotalSpace = 1 << 30
-		if limit := debug.SetMemoryLimit(-1); limit != math.MaxInt64 {
-			o.MemtableTotalSpace = limit / 4
+		if limited {
+			o.MemtableTotalSpace = quarter
 		}
 	}
 	if o.CommitLogTotalSpace == 0 {
 		o.CommitLogTotalSpace = 8 << 30
 	}
 	if o.BlockCacheSize == 0 {
-		o.BlockCacheSize = min(512<<20, debug.SetMemoryLimit(-1)/4)
+		o.BlockCacheSize = min(512<<20, quarter)
 	}
 	if o.CompactionThroughput == 0 {
 		o.CompactionThroughput = 64
@@ -302,4 +303,12 @@ func (o *CompactionOptions) Validate() error {
 		errs = append(errs, fmt.Errorf("compaction_window_size: %v is negative", c.Window))
 	}
 	return errors.Join(errs...)
+}
+
+// quarterOfMemoryLimit is a quarter of the Go memory limit (GOMEMLIMIT),
+// the share Cassandra gives its memtables and its file cache of the heap,
+// and whether a limit is set at all.
+func quarterOfMemoryLimit() (int64, bool) {
+	limit := debug.SetMemoryLimit(-1)
+	return limit / 4, limit != math.MaxInt64
 }
