@@ -6,17 +6,17 @@ import (
 	"testing"
 )
 
-// The server collects at three times the live heap unless GOGC says otherwise.
-func TestServerGCPercent(t *testing.T) {
+// A command's own GC percent applies unless GOGC says otherwise.
+func TestDefaultGCPercent(t *testing.T) {
 	restore := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(restore)
 	t.Setenv("GOGC", "50") // restored after the test, set or not
-	setServerGCPercent()
+	defaultGCPercent(serverGCPercent)
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Fatalf("with GOGC set the server changed the GC percent to %d", got)
 	}
 	os.Unsetenv("GOGC")
-	setServerGCPercent()
+	defaultGCPercent(serverGCPercent)
 	if got := debug.SetGCPercent(100); got != serverGCPercent {
 		t.Fatalf("without GOGC the GC percent is %d, want %d", got, serverGCPercent)
 	}
