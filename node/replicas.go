@@ -320,12 +320,7 @@ func (n *Node) readPartition(t *schema.Table, key []byte, q exec.PartitionQuery)
 		return nil, err
 	}
 	answers := [][]mutation.Entry{first[0].entries}
-	want := entriesDigest(first[0].entries)
-	agree := true
-	for _, a := range first[1:] {
-		agree = agree && bytes.Equal(a.digest, want)
-	}
-	if !agree {
+	if !digestsAgree(first) {
 		n.metrics.digestMismatches.Inc()
 		rest, err := n.askReplicas(t, key, q, contacts[1:], make([]bool, len(contacts)-1), l, blockFor)
 		if err != nil {
@@ -334,8 +329,6 @@ func (n *Node) readPartition(t *schema.Table, key []byte, q exec.PartitionQuery)
 		for _, a := range rest {
 			answers = append(answers, a.entries)
 		}
-	} else {
-		contacts = contacts[:1] // nothing to repair
 	}
 	merged := mergeEntries(answers)
 	part := n.engine.Partitioner()
@@ -343,8 +336,10 @@ func (n *Node) readPartition(t *schema.Table, key []byte, q exec.PartitionQuery)
 	if err != nil {
 		return nil, err
 	}
-	if err := n.repair(t, key, contacts, answers, merged, l, blockFor); err != nil {
-		return nil, err
+	if len(answers) > 1 { // with one answer, or digests that agree, no replica is stale
+		if err := n.repair(t, key, contacts, answers, merged, l, blockFor); err != nil {
+			return nil, err
+		}
 	}
 	if res.IsEmpty() {
 		return nil, nil
@@ -425,6 +420,21 @@ func (n *Node) askReplicas(t *schema.Table, key []byte, q exec.PartitionQuery, c
 		return nil, errors.Join(errs...)
 	}
 	return answers, nil
+}
+
+// digestsAgree reports whether the digests in the answers after the first
+// match the first answer's entries.
+func digestsAgree(answers []readAnswer) bool {
+	if len(answers) == 1 {
+		return true
+	}
+	want := entriesDigest(answers[0].entries)
+	for _, a := range answers[1:] {
+		if !bytes.Equal(a.digest, want) {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeEntries merges replicas' entries of one partition, each in key

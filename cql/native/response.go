@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sibyldb/sibyl/cql/exec"
 )
@@ -73,6 +74,14 @@ func resultMetadataID(cols []exec.ColumnSpec) []byte {
 		fmt.Fprintf(h, "%s.%s.%s %s\n", c.Keyspace, c.Table, c.Name, c.Type.String())
 	}
 	return h.Sum(nil)
+}
+
+// sameColumns reports whether two column lists would have the same result
+// metadata id, without hashing them.
+func sameColumns(a, b []exec.ColumnSpec) bool {
+	return slices.EqualFunc(a, b, func(x, y exec.ColumnSpec) bool {
+		return x.Keyspace == y.Keyspace && x.Table == y.Table && x.Name == y.Name && x.Type.Equal(y.Type)
+	})
 }
 
 // rowsMetadataChanged writes v5 rows metadata that carries a new result

@@ -853,7 +853,7 @@ func (c *conn) execute(s *exec.Session, r *reader, w *writer) (res *exec.Result,
 	}
 	c.after(res)
 	skip := p.flags&qfSkipMetadata != 0
-	if c.version < 5 && res.Kind == exec.RowsResult && !bytes.Equal(resultMetadataID(res.Columns), resultMetadataID(prep.Columns)) {
+	if c.version < 5 && res.Kind == exec.RowsResult && !sameColumns(res.Columns, prep.Columns) {
 		// The table changed since the statement was prepared: before v5 a
 		// client would decode the rows with the old columns. Cassandra
 		// drops such statements; the client prepares it again.
