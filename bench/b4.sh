@@ -12,7 +12,9 @@
 # process sends each request to the key's replica. It prints throughput and
 # the ratios cluster/single. B4_QUOTA (cores per node, default 0.25),
 # B4_SECONDS (per run, default 20), B4_KEYS and B4_THREADS (in all, default
-# 3000) scale it. Why 0.25 cores and 3,000 requests in flight: the client
+# 3000) scale it. B4_RUNS (default 1) repeats the whole comparison on fresh
+# nodes and prints each run's ratios and their medians: one node's own
+# throughput moves by about a tenth from run to run, and the ratios with it. Why 0.25 cores and 3,000 requests in flight: the client
 # needs about 0.7 cores to drive the cluster, which 0.4 per node (1.2 of the
 # machine's 2) does not leave it; and a node that has spent its quota stalls
 # for most of the 100 ms period, so with few requests in flight every client
@@ -24,9 +26,9 @@ seconds=${B4_SECONDS:-20}
 keys=${B4_KEYS:-500000}
 threads=${B4_THREADS:-3000}
 clients=${B4_CLIENTS:-3}
-out=${B4_OUT:-bench/b4-results}
+runs=${B4_RUNS:-1}
+results=${B4_OUT:-bench/b4-results}
 cpuquota=${CPU_QUOTA:-../shared/tools/cpu-quota}
-mkdir -p "$out"
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 work=$(mktemp -d)
 dirs=()
@@ -64,7 +66,7 @@ run() {
 cluster() {
 	local config=$1 nodes=$2 client=$3
 	port=$(free_port)
-	local dir="$work/$config-$client"
+	local dir="$work/$(basename "$out")-$config-$client"
 	dirs+=("$dir")
 	bin/sibyl cluster up --nodes "$nodes" --dir "$dir" --native-transport-port "$port" --admin-port "$(free_port)" \
 		--gossip-port "$(free_port)" --storage-port "$(free_port)" >/dev/null
@@ -87,19 +89,39 @@ cluster() {
 	for n in $(seq "$nodes"); do "$cpuquota" rm "b4-node$n" 2>/dev/null || true; done
 }
 
-echo "B4: $quota cores per node, ${seconds}s per run, $clients client processes with $threads threads in all, 128-byte values, $keys keys"
-cluster single 1 regular
-cluster three 3 regular
-cluster three 3 token-aware
-python3 - "$out" <<'PY'
-import json, os, sys
-out = sys.argv[1]
-def rate(c, w):
+echo "B4: $quota cores per node, ${seconds}s per run, $clients client processes with $threads threads in all, 128-byte values, $keys keys, $runs run(s)"
+for r in $(seq "$runs"); do
+	out="$results/run-$r"
+	rm -rf "$out"
+	mkdir -p "$out"
+	cluster single 1 regular
+	cluster three 3 regular
+	cluster three 3 token-aware
+done
+python3 - "$results" "$runs" <<'PY'
+import json, os, statistics, sys
+results, runs = sys.argv[1], int(sys.argv[2])
+def rate(out, c, w):
     files = [f for f in os.listdir(out) if f.startswith(f"{c}-{w}-") and f.endswith(".json")]
     return sum((lambda s: s["total_ops"] / s["seconds"])(json.load(open(os.path.join(out, f)))) for f in files)
-print("| workload | single | three, regular | ratio | three, token-aware | ratio |")
-print("|---|---|---|---|---|---|")
-for w in ("writes", "reads", "mixed-1-1", "mixed-1-10"):
-    s, r, t = rate("single-regular", w), rate("three-regular", w), rate("three-token-aware", w)
-    print(f"| {w} | {s:.0f} | {r:.0f} | {r/s:.2f} | {t:.0f} | {t/s:.2f} |")
+workloads = ("writes", "reads", "mixed-1-1", "mixed-1-10")
+ratios = {w: ([], []) for w in workloads}
+for r in range(1, runs + 1):
+    out = os.path.join(results, f"run-{r}")
+    print(f"run {r}:")
+    print("| workload | single | three, regular | ratio | three, token-aware | ratio |")
+    print("|---|---|---|---|---|---|")
+    for w in workloads:
+        s, reg, tok = (rate(out, c, w) for c in ("single-regular", "three-regular", "three-token-aware"))
+        ratios[w][0].append(reg / s)
+        ratios[w][1].append(tok / s)
+        print(f"| {w} | {s:.0f} | {reg:.0f} | {reg/s:.2f} | {tok:.0f} | {tok/s:.2f} |")
+if runs > 1:
+    print(f"medians over {runs} runs:")
+    print("| workload | regular | median | token-aware | median |")
+    print("|---|---|---|---|---|")
+    for w in workloads:
+        reg, tok = ratios[w]
+        print(f"| {w} | {', '.join(f'{x:.2f}' for x in reg)} | {statistics.median(reg):.2f} | "
+              f"{', '.join(f'{x:.2f}' for x in tok)} | {statistics.median(tok):.2f} |")
 PY
