@@ -170,8 +170,13 @@ func (r *Row) ShadowedBy(d DeletionTime) *Row {
 
 // Live returns the row as a read at now (seconds) sees it: only live cells,
 // the marker only when live, no deletions; nil when nothing in it is live.
-// Callers apply outside deletions first with ShadowedBy.
+// A row that already is all that comes back itself, as ShadowedBy does, so
+// the common read of a plain row copies nothing. Callers apply outside
+// deletions first with ShadowedBy.
 func (r *Row) Live(now int64) *Row {
+	if r.seenWhole(now) {
+		return r
+	}
 	out := &Row{Liveness: NoLiveness, Deletion: Live}
 	if r.Liveness.IsLive(now) {
 		out.Liveness = r.Liveness
@@ -185,6 +190,23 @@ func (r *Row) Live(now int64) *Row {
 		return nil
 	}
 	return out
+}
+
+// seenWhole reports whether a read at now sees all of r: something live,
+// no deletions, and nothing dead or expired.
+func (r *Row) seenWhole(now int64) bool {
+	if !r.Deletion.IsLive() || len(r.Columns) > 0 {
+		return false
+	}
+	if !r.Liveness.IsLive(now) && (r.Liveness != NoLiveness || len(r.Cells) == 0) {
+		return false
+	}
+	for i := range r.Cells {
+		if !r.Cells[i].IsLive(now) {
+			return false
+		}
+	}
+	return true
 }
 
 // Purge prepares r for writing by a compaction at now (seconds): expired

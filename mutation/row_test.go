@@ -124,6 +124,48 @@ func TestRowLiveAndShadowedBy(t *testing.T) {
 	}
 }
 
+// A row that a read sees whole comes back as it is; any part a read would
+// drop makes a copy without it.
+func TestRowLiveWithoutCopy(t *testing.T) {
+	marker := LivenessInfo{Timestamp: 5, ExpiresAt: NoDeletionTime}
+	expiring := LivenessInfo{Timestamp: 5, TTL: 10, ExpiresAt: 110}
+	row := func(l LivenessInfo, cells ...Cell) *Row {
+		r := NewRow()
+		r.Liveness, r.Cells = l, cells
+		return r
+	}
+	for _, r := range []*Row{
+		row(marker, LiveCell("a", nil, 4, []byte("x"))),
+		row(marker),
+		row(NoLiveness, LiveCell("a", nil, 4, []byte("x")), ExpiringCell("b", nil, 6, 10, 100, []byte("y"))),
+	} {
+		if got := r.Live(105); got != r {
+			t.Errorf("Live(105) of %s copied it to %s", r, got)
+		}
+	}
+	for _, c := range []struct {
+		r    *Row
+		want string
+	}{
+		{row(expiring, LiveCell("a", nil, 4, []byte("x"))), "{a=78@4}"},
+		{row(marker, LiveCell("a", nil, 4, []byte("x")), TombstoneCell("c", nil, 6, 100)), "{marker@5 a=78@4}"},
+		{row(NoLiveness, ExpiringCell("b", nil, 6, 10, 100, []byte("y")), LiveCell("d", nil, 4, []byte("x"))), "{d=78@4}"},
+	} {
+		got := c.r.Live(110)
+		if got == c.r || got.String() != c.want {
+			t.Errorf("Live(110) of %s = %s, want a copy %s", c.r, got, c.want)
+		}
+	}
+	withDeletion := row(marker, LiveCell("a", nil, 4, []byte("x")))
+	withDeletion.Deletion = DeletionTime{MarkedForDeleteAt: 2, LocalDeletionTime: 100}
+	if got := withDeletion.Live(105); got == withDeletion || got.String() != "{marker@5 a=78@4}" {
+		t.Errorf("Live drops the row deletion: %s", got)
+	}
+	if got := row(NoLiveness).Live(105); got != nil {
+		t.Errorf("an empty row reads as nil, got %s", got)
+	}
+}
+
 func TestRowPurge(t *testing.T) {
 	always := func(int64) bool { return true }
 	never := func(int64) bool { return false }

@@ -114,12 +114,13 @@ func (n *Node) checkAvailable(l coordinator.Level, p placement, alive func(ring.
 // clientError turns the coordinator's failures into the errors clients
 // get, with their protocol fields.
 func clientError(err error) error {
+	if err == nil {
+		return nil // before the targets below, which escape: no allocation on success
+	}
 	var u *coordinator.Unavailable
 	var wt *coordinator.WriteTimeout
 	var rt *coordinator.ReadTimeout
 	switch {
-	case err == nil:
-		return nil
 	case errors.As(err, &u):
 		return &exec.Error{Code: exec.Unavailable, Message: u.Error(),
 			Replica: &exec.ReplicaFailure{Consistency: uint16(u.Level), BlockFor: int32(u.Required), Received: int32(u.Alive)}}
