@@ -14,8 +14,9 @@
 # B4_SECONDS (per run, default 20), B4_KEYS and B4_THREADS (in all, default
 # 3000) scale it. B4_RUNS (default 1) repeats the whole comparison on fresh
 # nodes and prints each run's ratios and their medians: one node's own
-# throughput moves by about a tenth from run to run, and the ratios with it. Why 0.25 cores and 3,000 requests in flight: the client
-# needs about 0.7 cores to drive the cluster, which 0.4 per node (1.2 of the
+# throughput moves by about a tenth from run to run, and the ratios with it.
+# Why 0.25 cores and 3,000 requests in flight: the client needs about 0.7
+# cores to drive the cluster, which 0.4 per node (1.2 of the
 # machine's 2) does not leave it; and a node that has spent its quota stalls
 # for most of the 100 ms period, so with few requests in flight every client
 # thread soon waits on the stalled node while the other two idle.

@@ -85,14 +85,14 @@ func scanSegment(seg *segment, data []byte, newest bool, fn func(Position, []byt
 		// acknowledged here.
 		return 0, 0, nil
 	}
-	if allZero(data[segmentHeaderSize:]) && !validSegmentHeader(seg, data) {
-		// A mapped segment the process died in before it had stored all of
-		// its header (a store the scheduler can interrupt anywhere): records
-		// go to a segment only once its header is there, so none was
-		// acknowledged here.
-		return 0, 0, nil
-	}
 	if !validSegmentHeader(seg, data) {
+		if allZero(data[segmentHeaderSize:]) {
+			// A mapped segment the process died in before it had stored all
+			// of its header (a store the scheduler can interrupt anywhere):
+			// records go to a segment only once its header is there, so none
+			// was acknowledged here.
+			return 0, 0, nil
+		}
 		return 0, 0, fmt.Errorf("commitlog: %s: bad segment header at offset 0", seg.name)
 	}
 	off := segmentHeaderSize

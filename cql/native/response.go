@@ -76,8 +76,8 @@ func resultMetadataID(cols []exec.ColumnSpec) []byte {
 	return h.Sum(nil)
 }
 
-// sameColumns reports whether two column lists would have the same result
-// metadata id, without hashing them.
+// sameColumns reports whether two column lists name the same columns of
+// the same types, without hashing them as resultMetadataID does.
 func sameColumns(a, b []exec.ColumnSpec) bool {
 	return slices.EqualFunc(a, b, func(x, y exec.ColumnSpec) bool {
 		return x.Keyspace == y.Keyspace && x.Table == y.Table && x.Name == y.Name && x.Type.Equal(y.Type)
