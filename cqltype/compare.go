@@ -370,11 +370,8 @@ func nextComponent(v []byte, pos *int) (c []byte, null bool, ok bool) {
 	}
 	size := int32(binary.BigEndian.Uint32(v[*pos:]))
 	*pos += 4
-	if size == -1 {
-		return nil, true, true
-	}
 	if size < 0 {
-		return nil, false, false
+		return nil, true, true
 	}
 	if int64(size) > int64(len(v)-*pos) {
 		return nil, false, false

@@ -117,6 +117,17 @@ func TestNormalize(t *testing.T) {
 	if err != nil || !equalBytes(got, wantV) {
 		t.Errorf("nested: %s, %v", nested.Format(got), err)
 	}
+	// A tuple field sent as unset (-2) or any negative length is null,
+	// written -1; the fields the value came with stay as many.
+	tup := TupleOf(IntType, TextType, IntType)
+	unsetField := append(append([]byte{0, 0, 0, 4}, EncodeInt(7)...), 0xff, 0xff, 0xff, 0xfe, 0x80, 0, 0, 0)
+	if got, err := tup.Normalize(unsetField); err != nil || !equalBytes(got, EncodeTuple([][]byte{EncodeInt(7), nil, nil})) {
+		t.Errorf("tuple with unset fields: %x, %v", got, err)
+	}
+	short := EncodeTuple([][]byte{EncodeInt(7)})
+	if got, err := tup.Normalize(short); err != nil || !equalBytes(got, short) {
+		t.Errorf("tuple with fewer fields: %x, %v", got, err)
+	}
 	if _, err := set.Normalize([]byte{1}); err == nil {
 		t.Error("invalid value normalized")
 	}

@@ -66,17 +66,21 @@ func FuzzValidate(f *testing.F) {
 		if c != 0 {
 			t.Fatalf("%s: Compare(v, v) = %d for valid %x", typ, c, v)
 		}
-		enc, err := typ.AppendComparable(nil, v)
+		norm, err := typ.Normalize(v)
+		if err != nil {
+			t.Fatalf("%s: Normalize of valid %x: %v", typ, v, err)
+		}
+		if again, err := typ.Normalize(norm); err != nil || !bytes.Equal(again, norm) {
+			t.Fatalf("%s: Normalize of its own result %x: %x, %v", typ, norm, again, err)
+		}
+		enc, err := typ.AppendComparable(nil, norm)
 		if err != nil {
 			// Only the documented size limits may refuse a valid value.
 			return
 		}
 		got, rest, err := typ.DecodeComparable(enc)
-		if err != nil || !bytes.Equal(got, v) || len(rest) != 0 {
-			t.Fatalf("%s: round trip of %x: %x, %x, %v", typ, v, got, rest, err)
-		}
-		if _, err := typ.Normalize(v); err != nil {
-			t.Fatalf("%s: Normalize of valid %x: %v", typ, v, err)
+		if err != nil || !bytes.Equal(got, norm) || len(rest) != 0 {
+			t.Fatalf("%s: round trip of %x: %x, %x, %v", typ, norm, got, rest, err)
 		}
 	})
 }

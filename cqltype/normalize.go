@@ -8,9 +8,10 @@ import (
 // value when it receives it: set elements sorted by Compare with duplicates
 // (Compare-equal elements) dropped, keeping the first; map entries sorted by
 // key with duplicate keys merged, keeping the first key's bytes and the last
-// value; and the same inside every nested collection, tuple and UDT. Lists,
-// tuples and UDTs keep their order. Values of other types come back as they
-// are. v must be valid (Validate); the result is a new slice when anything is
+// value; tuple and UDT components of negative length (null) written as
+// -1; and the same inside every nested collection, tuple and UDT. Lists,
+// tuples and UDTs keep their order, and tuples and UDTs the number of
+// components they came with. Values of other types come back as they are. v must be valid (Validate); the result is a new slice when anything is
 // rebuilt.
 //
 // Frozen sets and maps must be normalized before they are compared or
@@ -25,9 +26,11 @@ func (t *Type) Normalize(v []byte) ([]byte, error) {
 	return t.normalize(v)
 }
 
-// needsNormalize reports whether t is or contains a set or map.
+// needsNormalize reports whether t is or contains a set, a map, a tuple or
+// a UDT: the values that may arrive in more than one spelling.
 func (t *Type) needsNormalize() bool {
-	if t.Kind == Set || t.Kind == Map {
+	switch t.Kind {
+	case Set, Map, Tuple, UDT:
 		return true
 	}
 	for _, p := range t.Params {

@@ -20,8 +20,9 @@ import (
 // and bytes that Cassandra could not read back are refused early: a decimal
 // needs at least 5 bytes (Cassandra validates 4 but then cannot read the
 // empty unscaled value), a duration may not carry trailing bytes after its
-// three vints, and a null tuple or UDT component must have length -1 (not
-// any negative number).
+// three vints. A tuple or UDT component of any negative length is null, as
+// in Cassandra (drivers send -2, unset, for a field they were not given);
+// Normalize rewrites it as -1, so a stored value has one spelling.
 func (t *Type) Validate(v []byte) error {
 	switch t.Kind {
 	case Custom, Blob:
@@ -176,13 +177,8 @@ func (t *Type) validateTuple(v []byte) error {
 		}
 		size := int32(binary.BigEndian.Uint32(v[pos:]))
 		pos += 4
-		if size == -1 {
-			continue
-		}
 		if size < 0 {
-			// Cassandra reads any negative size as null; only -1 is
-			// accepted here so a value has one spelling (see Validate).
-			return fmt.Errorf("Invalid negative size %d for %dth component", size, i)
+			continue // null, as Cassandra reads every negative size; Normalize spells it -1
 		}
 		if int64(size) > int64(len(v)-pos) {
 			return fmt.Errorf("Not enough bytes to read %dth component", i)

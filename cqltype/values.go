@@ -380,12 +380,9 @@ func splitTuple(b []byte, n int, out [][]byte) (int, error) {
 		}
 		size := int32(binary.BigEndian.Uint32(b[pos:]))
 		pos += 4
-		if size == -1 {
-			out[i] = nil
-			continue
-		}
 		if size < 0 {
-			return 0, fmt.Errorf("Invalid negative size %d for %dth component", size, i)
+			out[i] = nil // -1 is null; Cassandra reads any negative size so, unset (-2) among them
+			continue
 		}
 		if int64(size) > int64(len(b)-pos) {
 			return 0, fmt.Errorf("Not enough bytes to read %dth component", i)

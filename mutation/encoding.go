@@ -2,6 +2,7 @@ package mutation
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"sync/atomic"
@@ -125,12 +126,14 @@ type decoder struct {
 
 func (d *decoder) fail(what string) {
 	if d.err == nil {
-		d.err = fmt.Errorf("mutation: %s at %d bytes from the end: %w", what, len(d.buf), errMalformed)
+		d.err = fmt.Errorf("mutation: %s at %d bytes from the end: %w", what, len(d.buf), ErrMalformed)
 	}
 	d.buf = nil
 }
 
-var errMalformed = fmt.Errorf("malformed encoding")
+// ErrMalformed marks a mutation, row or encoding that breaks the data
+// model's rules: what no write may carry and no decoder accepts.
+var ErrMalformed = errors.New("malformed")
 
 func (d *decoder) byte() byte {
 	if len(d.buf) < 1 {
@@ -227,9 +230,6 @@ func (d *decoder) row() *Row {
 		r.Columns = make([]ColumnDeletion, n)
 		for i := range r.Columns {
 			r.Columns[i] = ColumnDeletion{Column: columnName(d.bytes()), Deletion: d.deletion()}
-			if i > 0 && r.Columns[i-1].Column >= r.Columns[i].Column {
-				d.fail("column deletions out of order")
-			}
 		}
 	}
 	if n := d.count(4); n > 0 {
@@ -258,12 +258,14 @@ func (d *decoder) row() *Row {
 			if !c.Tombstone {
 				c.Value = d.bytes()
 			}
-			if i > 0 && compareCellPosition(&r.Cells[i-1], c) >= 0 {
-				d.fail("cells out of order")
-			}
 			if d.err != nil {
 				break
 			}
+		}
+	}
+	if d.err == nil {
+		if err := r.check(); err != nil {
+			d.fail(err.Error())
 		}
 	}
 	return r
@@ -302,7 +304,7 @@ func DecodeEntry(key []byte, kind EntryKind, value []byte) (Entry, error) {
 	case StaticRowEntry, RowEntry:
 		e.Row = d.row()
 	default:
-		return e, fmt.Errorf("mutation: unknown entry kind 0x%02x: %w", uint8(kind), errMalformed)
+		return e, fmt.Errorf("mutation: unknown entry kind 0x%02x: %w", uint8(kind), ErrMalformed)
 	}
 	if d.err == nil && len(d.buf) != 0 {
 		d.fail("trailing bytes")
@@ -342,7 +344,7 @@ func AppendMutation(dst []byte, m *Mutation) []byte {
 func DecodeMutation(b []byte) (*Mutation, error) {
 	d := decoder{buf: b}
 	if v := d.byte(); d.err == nil && v != mutationVersion {
-		return nil, fmt.Errorf("mutation: unknown mutation encoding version %d: %w", v, errMalformed)
+		return nil, fmt.Errorf("mutation: unknown mutation encoding version %d: %w", v, ErrMalformed)
 	}
 	m := &Mutation{}
 	if len(d.buf) < len(m.Table) {
@@ -377,6 +379,9 @@ func DecodeMutation(b []byte) (*Mutation, error) {
 	}
 	if d.err != nil {
 		return nil, d.err
+	}
+	if err := m.Check(); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

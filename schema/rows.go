@@ -1,9 +1,7 @@
 package schema
 
 import (
-	"bytes"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/sibyldb/sibyl/mutation"
@@ -56,9 +54,9 @@ func (t *Table) InsertRow(cols []*Column, vals [][]byte, w *CellWriter) (*mutati
 			return nil, err
 		}
 	}
-	SortRow(row)
+	row.Normalize()
 	if static != nil {
-		SortRow(static)
+		static.Normalize()
 		if !static.IsEmpty() {
 			m.Static = static
 		}
@@ -67,7 +65,7 @@ func (t *Table) InsertRow(cols []*Column, vals [][]byte, w *CellWriter) (*mutati
 }
 
 // Put writes one column's whole value (nil: its deletion) into a row, as
-// INSERT and UPDATE's SET c = v do. It appends: SortRow puts the row in
+// INSERT and UPDATE's SET c = v do. It appends: Row.Normalize puts the row in
 // order once it is complete.
 func (w *CellWriter) Put(r *mutation.Row, c *Column, value []byte) error {
 	if c.Type.IsMultiCell() {
@@ -114,7 +112,7 @@ func (t *Table) newRowMutation(cols []*Column, vals [][]byte) (*mutation.Mutatio
 	if len(missing) > 0 {
 		return nil, nil, fmt.Errorf("Some partition key parts are missing: %s", strings.Join(missing, ", "))
 	}
-	key, err := t.PartitionKeyBytes(pk)
+	key, err := t.StatementKey(pk)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -127,6 +125,9 @@ func (t *Table) newRowMutation(cols []*Column, vals [][]byte) (*mutation.Mutatio
 		return nil, nil, fmt.Errorf("Some clustering keys are missing: %s", strings.Join(missing, ", "))
 	}
 	clustering, err := t.layout.Encode(nil, ck)
+	if err == nil {
+		err = t.CheckClustering(clustering)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -187,17 +188,4 @@ func (t *Table) ReadRow(out RowValues, need []bool, partitionKey, clustering []b
 		}
 	}
 	return nil
-}
-
-// SortRow puts a row built by appending in the order rows keep: cells by
-// column and path, column deletions by column (INVARIANT M1 of package
-// mutation).
-func SortRow(r *mutation.Row) {
-	slices.SortStableFunc(r.Cells, func(a, b mutation.Cell) int {
-		if c := strings.Compare(a.Column, b.Column); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.Path, b.Path)
-	})
-	slices.SortStableFunc(r.Columns, func(a, b mutation.ColumnDeletion) int { return strings.Compare(a.Column, b.Column) })
 }

@@ -192,6 +192,49 @@ func (t *Table) PartitionKeyBytes(values [][]byte) ([]byte, error) {
 	return partitioner.CompositeKey(values...), nil
 }
 
+// MaxKeyLength is the longest partition key, and the longest clustering
+// column value, Cassandra accepts: keys are written with an unsigned short
+// length.
+const MaxKeyLength = partitioner.MaxComponentLen
+
+// StatementKey is PartitionKeyBytes for the key of a statement's partition,
+// with Cassandra's checks of one: it is not empty, and not longer than
+// MaxKeyLength. (token() hashes any key, the empty one too.)
+func (t *Table) StatementKey(values [][]byte) ([]byte, error) {
+	key, err := t.PartitionKeyBytes(values)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(key) == 0:
+		return nil, errors.New("Key may not be empty")
+	case len(key) > MaxKeyLength:
+		return nil, fmt.Errorf("Key length of %d is longer than maximum of %d", len(key), MaxKeyLength)
+	}
+	return key, nil
+}
+
+// CheckClustering refuses the clustering of a row a statement writes when
+// one of its values is longer than MaxKeyLength, naming their total length
+// as Cassandra does.
+func (t *Table) CheckClustering(clustering []byte) error {
+	if len(clustering) <= MaxKeyLength {
+		return nil // every value is shorter than its encoding
+	}
+	values, err := t.layout.Decode(clustering)
+	if err != nil {
+		return err
+	}
+	total, longest := 0, 0
+	for _, v := range values {
+		total += len(v)
+		longest = max(longest, len(v))
+	}
+	if longest > MaxKeyLength {
+		return fmt.Errorf("Key length of %d is longer than maximum of %d", total, MaxKeyLength)
+	}
+	return nil
+}
+
 // SplitPartitionKey returns the partition key column values of key.
 func (t *Table) SplitPartitionKey(key []byte) ([][]byte, error) {
 	if len(t.PartitionKey) == 1 {

@@ -20,18 +20,9 @@ import (
 func TestSnapshotsAndStats(t *testing.T) {
 	dir := t.TempDir()
 	open := func() (*Engine, *Table) {
-		e, err := Open(Options{FS: vfs.Default, DataDir: filepath.Join(dir, "data"), CommitLog: commitlog.Options{Dir: filepath.Join(dir, "cl")}, DisableAutoCompaction: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tbl, err := e.OpenTable(TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.Recover(); err != nil {
-			t.Fatal(err)
-		}
-		return e, tbl
+		return testEngine(t, vfs.Default, func(o *Options) {
+			o.DataDir, o.CommitLog = filepath.Join(dir, "data"), commitlog.Options{Dir: filepath.Join(dir, "cl")}
+		})
 	}
 	e, tbl := open()
 	for i := 0; i < 3; i++ {

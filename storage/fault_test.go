@@ -24,22 +24,7 @@ func faultyEngine(t *testing.T, op errorfs.Op, match string, adjust ...func(*Opt
 		}
 		return nil
 	}))
-	opts := Options{FS: fs, DataDir: "data", CommitLog: commitlog.Options{Dir: "cl", SyncMode: commitlog.SyncBatch},
-		DisableAutoCompaction: true}
-	for _, f := range adjust {
-		f(&opts)
-	}
-	e, err := Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := e.OpenTable(TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Recover(); err != nil {
-		t.Fatal(err)
-	}
+	e, tbl := testEngine(t, fs, adjust...)
 	return e, tbl, &armed
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sibyldb/sibyl/commitlog"
+	"github.com/sibyldb/sibyl/internal/invariants"
 	"github.com/sibyldb/sibyl/memtable"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/sstable"
@@ -310,6 +311,12 @@ func (t *Table) heldBytes() int64 {
 var payloadBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 func (t *Table) apply(log *commitlog.Log, m *mutation.Mutation) error {
+	// A malformed mutation would be acknowledged and then fail every read
+	// of its partition, every flush and the commit log's replay: refuse it
+	// before anything keeps it.
+	if err := m.Check(); err != nil {
+		return fmt.Errorf("storage: %s.%s: refusing a write: %w", t.opts.Keyspace, t.opts.Name, err)
+	}
 	t.writes.Add(1)
 	entries := m.AppendEntries(make([]mutation.Entry, 0, len(m.Rows)+1), t.e.opts.Partitioner.Token(m.Key))
 	if err := t.e.waitForMemtableSpace(); err != nil {
@@ -317,6 +324,9 @@ func (t *Table) apply(log *commitlog.Log, m *mutation.Mutation) error {
 	}
 	buf := payloadBuffers.Get().(*[]byte)
 	*buf = mutation.AppendMutation((*buf)[:0], m)
+	if invariants.Enabled {
+		checkEncoding(m, *buf)
+	}
 	t.writeMu.RLock()
 	_, err := log.Append(t.id, *buf)
 	payloadBuffers.Put(buf)
@@ -393,7 +403,13 @@ func (t *Table) flushMemtable(f flushingMemtable) error {
 			return t.flushFailed(err)
 		}
 	}
-	it.Close()
+	// An iterator stops early on an entry it cannot decode: publishing what
+	// came before would drop the rest of the memtable with the commit log
+	// segments that hold it.
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		w.Abort()
+		return t.flushFailed(err)
+	}
 	ref, err := t.publish(w, gen, f.bound)
 	if err != nil {
 		return t.flushFailed(err)
@@ -579,4 +595,16 @@ func (t *Table) close(removeFiles bool) error {
 		return errors.Join(errs...)
 	}
 	return nil
+}
+
+// checkEncoding asserts that a mutation's encoding decodes back to the
+// same encoding, so that what the commit log keeps replays as written.
+func checkEncoding(m *mutation.Mutation, encoded []byte) {
+	back, err := mutation.DecodeMutation(bytes.Clone(encoded))
+	if err != nil {
+		panic(invariants.Failf("storage: a checked mutation of table %s, key %x, does not decode: %v", m.Table, m.Key, err))
+	}
+	if again := mutation.AppendMutation(nil, back); !bytes.Equal(again, encoded) {
+		panic(invariants.Failf("storage: a mutation of table %s, key %x, encodes differently after a round trip", m.Table, m.Key))
+	}
 }

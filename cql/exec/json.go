@@ -108,6 +108,9 @@ func (s *Session) insertJSON(t *schema.Table, st *cql.Insert, bound *binding, ba
 		}
 		delete(byName, c.Name)
 		v, err := c.Type.FromJSON(jv)
+		if err == nil {
+			v, err = received(c.Type, v)
+		}
 		if err != nil {
 			return nil, invalidf("Error decoding JSON value for %s: %v", c.Name, err)
 		}

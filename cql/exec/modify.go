@@ -78,6 +78,11 @@ func (s *Session) writeRows(t *schema.Table, kr *keyRestrictions, now int64, onl
 			return nil, invalidf("Some clustering keys are missing: %s", kr.missingColumn(t))
 		}
 		clusterings = kr.prefixes
+		for _, c := range clusterings {
+			if err := t.CheckClustering(c); err != nil {
+				return nil, asInvalid(err)
+			}
+		}
 	} else if kr.restricted {
 		return nil, invalidf("Invalid restrictions on clustering columns since the %s statement modifies only static columns", what)
 	}
@@ -88,7 +93,7 @@ func (s *Session) writeRows(t *schema.Table, kr *keyRestrictions, now int64, onl
 		if err := fill(true, static, s.listReader(t, key, nil, now)); err != nil {
 			return nil, err
 		}
-		schema.SortRow(static)
+		static.Normalize()
 		if !static.IsEmpty() {
 			m.Static = static
 		}
@@ -97,7 +102,7 @@ func (s *Session) writeRows(t *schema.Table, kr *keyRestrictions, now int64, onl
 			if err := fill(false, row, s.listReader(t, key, clustering, now)); err != nil {
 				return nil, err
 			}
-			schema.SortRow(row)
+			row.Normalize()
 			m.Rows = append(m.Rows, mutation.RowUpdate{Clustering: clustering, Row: row})
 		}
 		ms = append(ms, m)
@@ -261,6 +266,9 @@ func (s *Session) deleteMutations(st *cql.Delete, bound *binding, batchTS *int64
 			switch {
 			case kr.fullRow(t):
 				for _, clustering := range kr.prefixes {
+					if err := t.CheckClustering(clustering); err != nil {
+						return nil, asInvalid(err)
+					}
 					row := mutation.NewRow()
 					row.Deletion = del
 					m.Rows = append(m.Rows, mutation.RowUpdate{Clustering: clustering, Row: row})

@@ -140,7 +140,7 @@ func (p *pointRead) restrictions(t *schema.Table, bound *binding, scratch *point
 		}
 		pk[i] = v
 	}
-	key, err := t.PartitionKeyBytes(pk)
+	key, err := t.StatementKey(pk)
 	if err != nil {
 		return nil, asInvalid(err)
 	}

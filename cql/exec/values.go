@@ -1,8 +1,6 @@
 package exec
 
 import (
-	"sort"
-
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
 )
@@ -59,23 +57,45 @@ func (b *binding) value(m *cql.BindMarker, t *cqltype.Type, receiver string) ([]
 	if m.Index < len(b.unset) && b.unset[m.Index] {
 		return nil, &Error{Code: Invalid, Message: "Invalid unset value for column " + receiver, unset: true}
 	}
-	v := b.values[m.Index]
-	if v != nil {
-		if err := t.Validate(v); err != nil {
-			return nil, invalidf("Exception while binding column %s: %v", receiver, err)
-		}
+	v, err := received(t, b.values[m.Index])
+	return v, asInvalid(err) // Cassandra answers with the reason alone
+}
+
+// received is the one boundary every value a client sends crosses on its
+// way to a mutation or a key, however it came (bound to a marker, written
+// as a literal, returned by a function, read from INSERT JSON): it refuses
+// bytes that are not a value of t and returns the value in the canonical
+// form Cassandra gives it (cqltype.Normalize: sets sorted and without
+// repeats, map keys sorted with the last value of a repeated key, tuples
+// and UDTs rebuilt with their nulls spelled one way), so that everything
+// below may rely on it. nil (null) stays nil.
+func received(t *cqltype.Type, v []byte) ([]byte, error) {
+	if v == nil {
+		return nil, nil
 	}
-	return v, nil
+	return t.Normalize(v)
 }
 
 // term evaluates a term for a receiver of type t (receiver names it in
-// errors, as Cassandra does). A nil result is null.
+// errors, as Cassandra does). A nil result is null; any other result is
+// canonical (see received).
 func term(e cql.Expr, t *cqltype.Type, receiver string, bound *binding) ([]byte, error) {
+	if m, ok := e.(*cql.BindMarker); ok {
+		return bound.value(m, t, receiver)
+	}
+	v, err := literalTerm(e, t, receiver, bound)
+	if err != nil {
+		return nil, err
+	}
+	v, err = received(t, v)
+	return v, asInvalid(err)
+}
+
+// literalTerm evaluates a term that is not a bind marker.
+func literalTerm(e cql.Expr, t *cqltype.Type, receiver string, bound *binding) ([]byte, error) {
 	switch e := e.(type) {
 	case *cql.Null:
 		return nil, nil
-	case *cql.BindMarker:
-		return bound.value(e, t, receiver)
 	case *cql.Constant:
 		v, err := t.FromLiteral(literalKinds[e.Kind], e.Text)
 		if err != nil {
@@ -86,7 +106,7 @@ func term(e cql.Expr, t *cqltype.Type, receiver string, bound *binding) ([]byte,
 		if t.Kind != cqltype.List {
 			return nil, invalidf("Invalid list literal for %s of type %s", receiver, t.SchemaString())
 		}
-		return elements(e.Elements, t.Params[0], receiver, bound, false)
+		return elements(e.Elements, t.Params[0], receiver, bound)
 	case *cql.SetLiteral:
 		switch {
 		case t.Kind == cqltype.Map && len(e.Elements) == 0:
@@ -94,7 +114,7 @@ func term(e cql.Expr, t *cqltype.Type, receiver string, bound *binding) ([]byte,
 		case t.Kind != cqltype.Set:
 			return nil, invalidf("Invalid set literal for %s of type %s", receiver, t.SchemaString())
 		}
-		return elements(e.Elements, t.Params[0], receiver, bound, true)
+		return elements(e.Elements, t.Params[0], receiver, bound)
 	case *cql.MapLiteral:
 		if t.Kind != cqltype.Map {
 			return nil, invalidf("Invalid map literal for %s of type %s", receiver, t.SchemaString())
@@ -155,9 +175,9 @@ func fieldIndex(t *cqltype.Type, name string) int {
 	return -1
 }
 
-// elements evaluates a list's or set's elements; a set's are sorted in
-// the type's order with duplicates dropped, as Cassandra stores them.
-func elements(es []cql.Expr, elem *cqltype.Type, receiver string, bound *binding, isSet bool) ([]byte, error) {
+// elements evaluates a list's or set's elements (term puts a set's in
+// order).
+func elements(es []cql.Expr, elem *cqltype.Type, receiver string, bound *binding) ([]byte, error) {
 	vals := make([][]byte, 0, len(es))
 	for _, e := range es {
 		v, err := term(e, elem, receiver, bound)
@@ -169,28 +189,13 @@ func elements(es []cql.Expr, elem *cqltype.Type, receiver string, bound *binding
 		}
 		vals = append(vals, v)
 	}
-	if isSet {
-		sort.SliceStable(vals, func(i, j int) bool { return elem.Compare(vals[i], vals[j]) < 0 })
-		vals = dedupe(vals, elem)
-	}
 	return cqltype.EncodeCollection(vals), nil
 }
 
-func dedupe(sorted [][]byte, t *cqltype.Type) [][]byte {
-	out := sorted[:0]
-	for i, v := range sorted {
-		if i > 0 && t.Compare(out[len(out)-1], v) == 0 {
-			out[len(out)-1] = v // the later one stands
-			continue
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
+// mapLiteral evaluates a map's entries (term puts them in order).
 func mapLiteral(m *cql.MapLiteral, t *cqltype.Type, receiver string, bound *binding) ([]byte, error) {
-	type entry struct{ k, v []byte }
-	entries := make([]entry, 0, len(m.Entries))
+	keys := make([][]byte, 0, len(m.Entries))
+	vals := make([][]byte, 0, len(m.Entries))
 	for _, e := range m.Entries {
 		k, err := term(e.Key, t.Params[0], receiver, bound)
 		if err != nil {
@@ -203,16 +208,7 @@ func mapLiteral(m *cql.MapLiteral, t *cqltype.Type, receiver string, bound *bind
 		if k == nil || v == nil {
 			return nil, invalidf("null is not supported inside collections")
 		}
-		entries = append(entries, entry{k, v})
-	}
-	sort.SliceStable(entries, func(i, j int) bool { return t.Params[0].Compare(entries[i].k, entries[j].k) < 0 })
-	var keys, vals [][]byte
-	for i, e := range entries {
-		if i > 0 && t.Params[0].Compare(keys[len(keys)-1], e.k) == 0 {
-			vals[len(vals)-1] = e.v
-			continue
-		}
-		keys, vals = append(keys, e.k), append(vals, e.v)
+		keys, vals = append(keys, k), append(vals, v)
 	}
 	return cqltype.EncodeMap(keys, vals), nil
 }

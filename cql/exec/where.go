@@ -162,7 +162,7 @@ func parseWhere(t *schema.Table, p partitioner.Partitioner, where []cql.Relation
 	kr.keyed = true
 	seen := map[string]bool{}
 	for _, combo := range combos {
-		key, err := t.PartitionKeyBytes(combo)
+		key, err := t.StatementKey(combo)
 		if err != nil {
 			return nil, asInvalid(err)
 		}
