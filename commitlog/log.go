@@ -66,6 +66,7 @@ type Log struct {
 	// overdue is set when periodic mode's last fsync is more than 1.5
 	// periods old, by a timer each fsync re-arms: appends then wait for an
 	// fsync, and in the meantime check a flag instead of reading the clock.
+	quarantine   quarantine
 	overdue      atomic.Bool
 	overdueTimer *time.Timer
 	prepare      chan struct{} // wakes the segment preparer
@@ -429,6 +430,9 @@ func (l *Log) Discard(table mutation.TableID, upTo Position) error {
 // DiscardReplayed lets go of the segments found at Open, once storage has
 // flushed everything Replay gave it.
 func (l *Log) DiscardReplayed() error {
+	if err := l.closeQuarantine(); err != nil {
+		return err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, seg := range l.mu.segments {
@@ -533,5 +537,6 @@ func (l *Log) Close() error {
 	} else if p := l.takeLatePrepared(); p != nil {
 		errs = append(errs, l.discardPrepared(p))
 	}
+	errs = append(errs, l.closeQuarantine())
 	return errors.Join(errs...)
 }

@@ -339,21 +339,40 @@ func AppendMutation(dst []byte, m *Mutation) []byte {
 	return dst
 }
 
+// DecodeMutationHeader reads only the table and partition key of an
+// encoded mutation: enough to name a record whose rest does not decode,
+// or to skip one without decoding it. The key aliases b.
+func DecodeMutationHeader(b []byte) (TableID, []byte, error) {
+	d := decoder{buf: b}
+	id, key := d.mutationHeader()
+	return id, key, d.err
+}
+
+// mutationHeader reads what starts a mutation's encoding: the version, the
+// table and the partition key.
+func (d *decoder) mutationHeader() (id TableID, key []byte) {
+	if v := d.byte(); d.err == nil && v != mutationVersion {
+		d.fail(fmt.Sprintf("unknown mutation encoding version %d", v))
+	}
+	if d.err == nil && len(d.buf) < len(id) {
+		d.fail("truncated table id")
+	}
+	if d.err != nil {
+		return id, nil
+	}
+	copy(id[:], d.buf)
+	d.buf = d.buf[len(id):]
+	return id, d.bytes()
+}
+
 // DecodeMutation decodes a mutation encoded by AppendMutation. Its byte
 // slices alias b.
 func DecodeMutation(b []byte) (*Mutation, error) {
 	d := decoder{buf: b}
-	if v := d.byte(); d.err == nil && v != mutationVersion {
-		return nil, fmt.Errorf("mutation: unknown mutation encoding version %d: %w", v, ErrMalformed)
-	}
 	m := &Mutation{}
-	if len(d.buf) < len(m.Table) {
-		d.fail("truncated table id")
+	if m.Table, m.Key = d.mutationHeader(); d.err != nil {
 		return nil, d.err
 	}
-	copy(m.Table[:], d.buf)
-	d.buf = d.buf[len(m.Table):]
-	m.Key = d.bytes()
 	m.Deletion = d.deletion()
 	if n := d.count(4); n > 0 {
 		m.RangeTombstones = make([]RangeTombstone, n)

@@ -34,6 +34,12 @@ type Config struct {
 	DataFileDirectories []string `yaml:"data_file_directories"`
 	// CommitLogDirectory is commitlog_directory; default DataDir/commitlog.
 	CommitLogDirectory string `yaml:"commitlog_directory"`
+	// CommitLogIgnoreReplayErrors sets aside, in a quarantine file in the
+	// commit log directory, each record replay cannot decode, where start-up
+	// would otherwise stop at it (--commitlog-ignore-replay-errors; Cassandra's
+	// cassandra.commitlog.ignorereplayerrors system property, so no key in
+	// sibyl.yaml).
+	CommitLogIgnoreReplayErrors bool `yaml:"-"`
 	// CommitLogSync is commitlog_sync: periodic (default), group or batch.
 	CommitLogSync string `yaml:"commitlog_sync"`
 	// CommitLogSyncPeriod is commitlog_sync_period ("10000ms", "10s"): the

@@ -72,7 +72,8 @@ func Open(cfg Config) (*Node, error) {
 	cfg.EnsureDefaults()
 	part, _ := partitioner.ByName(cfg.Partitioner)
 	opts := storage.Options{DataDir: cfg.DataFileDirectories[0], Logger: cfg.Logger, Partitioner: part,
-		BlockCacheSize: int64(cfg.FileCacheSize), MemtableTotalSpace: int64(cfg.MemtableHeapSpace)}
+		BlockCacheSize: int64(cfg.FileCacheSize), MemtableTotalSpace: int64(cfg.MemtableHeapSpace),
+		IgnoreReplayErrors: cfg.CommitLogIgnoreReplayErrors}
 	opts.CommitLog.Dir = cfg.CommitLogDirectory
 	opts.CommitLog.SyncMode, _ = storage.ParseCommitLogSync(cfg.CommitLogSync)
 	opts.CommitLog.SyncPeriod = time.Duration(cfg.CommitLogSyncPeriod)

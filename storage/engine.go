@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -124,6 +125,41 @@ type RecoveryStats struct {
 	commitlog.ReplayStats
 	Applied int // records applied to memtables
 	Skipped int // records of data already in SSTables, or of unknown tables
+	// Quarantined counts the records that did not decode and were set
+	// aside (Options.IgnoreReplayErrors).
+	Quarantined int
+}
+
+// unreplayable handles a commit log record whose frame checks but whose
+// mutation does not decode: written so by this process's own encoder, a
+// bug rather than a torn write. Dropping it and applying the records
+// around it would lose an acknowledged write in silence, so replay stops
+// with the table and the key (the commit log adds the file and offset);
+// with Options.IgnoreReplayErrors the record goes to the commit log's
+// quarantine file instead and replay goes on.
+func (e *Engine) unreplayable(log *commitlog.Log, pos commitlog.Position, payload []byte, byID map[mutation.TableID]*Table, cause error) error {
+	about := map[string]string{"error": cause.Error()}
+	what := "a mutation"
+	if id, key, err := mutation.DecodeMutationHeader(payload); err == nil {
+		about["table_id"], about["key"] = id.String(), hex.EncodeToString(key)
+		what = fmt.Sprintf("a mutation of table %s, key %x,", id, key)
+		if t, ok := byID[id]; ok {
+			about["table"] = t.opts.Keyspace + "." + t.opts.Name
+			what = fmt.Sprintf("a mutation of table %s, key %x,", about["table"], key)
+		}
+	}
+	if !e.opts.IgnoreReplayErrors {
+		return fmt.Errorf("storage: %s does not decode: %w (start with --commitlog-ignore-replay-errors "+
+			"to set such records aside in a quarantine file in %s)", what, cause, e.opts.CommitLog.Dir)
+	}
+	file, err := log.Quarantine(pos, payload, about)
+	if err != nil {
+		return err
+	}
+	e.opts.Logger.Error().Str("segment", commitlog.SegmentFileName(pos.Segment)).Uint32("end_offset", pos.Offset).
+		Str("table", about["table"]).Str("key", about["key"]).Err(cause).Str("quarantine", file).
+		Msg("commit log record does not decode; set aside in the quarantine file")
+	return nil
 }
 
 // Recover opens the commit log, replays what the tables have not flushed,
@@ -147,18 +183,23 @@ func (e *Engine) Recover() (RecoveryStats, error) {
 		byID[t.id] = t
 	}
 	stats.ReplayStats, err = log.Replay(func(pos commitlog.Position, payload []byte) error {
+		if id, _, err := mutation.DecodeMutationHeader(payload); err == nil {
+			if t, ok := byID[id]; !ok || !t.flushedBound().Less(pos) {
+				stats.Skipped++
+				return nil
+			}
+		}
 		// The payload is only valid during the call, and the memtable keeps
 		// what the mutation points into: decode a copy.
 		m, err := mutation.DecodeMutation(bytes.Clone(payload))
 		if err != nil {
-			return err
-		}
-		t, ok := byID[m.Table]
-		if !ok || !t.flushedBound().Less(pos) {
-			stats.Skipped++
+			if err := e.unreplayable(log, pos, payload, byID, err); err != nil {
+				return err
+			}
+			stats.Quarantined++
 			return nil
 		}
-		t.applyReplayed(m.AppendEntries(nil, e.opts.Partitioner.Token(m.Key)))
+		byID[m.Table].applyReplayed(m.AppendEntries(nil, e.opts.Partitioner.Token(m.Key)))
 		stats.Applied++
 		return nil
 	})

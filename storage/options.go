@@ -51,6 +51,12 @@ type Options struct {
 	// DisableAutoCompaction stops background compactions (tests, nodetool
 	// disableautocompaction); explicit ones still run.
 	DisableAutoCompaction bool
+	// IgnoreReplayErrors sets aside, in a quarantine file of the commit log
+	// directory, each replayed record whose frame checks but whose mutation
+	// does not decode, where replay would otherwise stop at it (sibyl
+	// server --commitlog-ignore-replay-errors, Cassandra's
+	// cassandra.commitlog.ignorereplayerrors).
+	IgnoreReplayErrors bool
 	// Logger receives the engine's events; default none.
 	Logger *zerolog.Logger
 	// Now is the clock; default time.Now.

@@ -60,6 +60,8 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&configPath, "config", "", "sibyl.yaml to read (keys as in cassandra.yaml; flags override it)")
 	f.StringVar(&cfg.DataDir, "data-dir", "data", "directory for SSTables and the commit log")
 	f.StringVar(&cfg.CommitLogSync, "commitlog-sync", "periodic", "commitlog_sync: periodic, group or batch")
+	f.BoolVar(&cfg.CommitLogIgnoreReplayErrors, "commitlog-ignore-replay-errors", false,
+		"set aside in a quarantine file each commit log record replay cannot decode, and start (cassandra.commitlog.ignorereplayerrors)")
 	f.StringVar(&cfg.ListenAddress, "listen-address", "127.0.0.1", "listen_address: the address the node serves on")
 	f.IntVar(&cfg.NativePort, "native-transport-port", 9042, "native_transport_port: the CQL native protocol port")
 	f.StringVar(&cfg.ClusterName, "cluster-name", "Test Cluster", "cluster_name")
@@ -82,6 +84,7 @@ func withFlags(file, flags node.Config, cmd *cobra.Command) node.Config {
 	if set("commitlog-sync") {
 		file.CommitLogSync = flags.CommitLogSync
 	}
+	file.CommitLogIgnoreReplayErrors = flags.CommitLogIgnoreReplayErrors
 	if set("listen-address") {
 		file.ListenAddress = flags.ListenAddress
 	}
