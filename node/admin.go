@@ -101,16 +101,34 @@ type AdminEndpoint struct {
 	Rack       string `json:"rack"`
 }
 
-// adminError is a failure with the HTTP status it answers with.
+// AdminErrorBody is what the admin API answers a request it could not
+// serve with: 400 for a request it refuses, 500 for a failure of its own.
+// Failure says nodetool reports it as a failed command rather than as bad
+// use.
+type AdminErrorBody struct {
+	Error   string `json:"error"`
+	Failure bool   `json:"failure,omitempty"`
+}
+
+// adminError is a request the node refuses (400). failure says how
+// nodetool reports it, as Cassandra's does: a failure of the command
+// ("error: ..." and exit status 2, for what Cassandra's nodetool meets as an
+// exception from the node) rather than bad use (exit status 1).
 type adminError struct {
-	status int
-	msg    string
+	msg     string
+	failure bool
 }
 
 func (e *adminError) Error() string { return e.msg }
 
+// badRequest refuses a request that nodetool reports as bad use.
 func badRequest(format string, args ...any) error {
-	return &adminError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
+	return &adminError{msg: fmt.Sprintf(format, args...)}
+}
+
+// badArgument refuses a request that nodetool reports as a failed command.
+func badArgument(format string, args ...any) error {
+	return &adminError{msg: fmt.Sprintf(format, args...), failure: true}
 }
 
 // StartAdmin serves the admin API on listen_address:admin_port and
@@ -127,13 +145,14 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 			v, err := fn(r)
 			w.Header().Set("Content-Type", "application/json")
 			if err != nil {
+				body := AdminErrorBody{Error: err.Error(), Failure: true}
 				status := http.StatusInternalServerError
 				var ae *adminError
 				if errors.As(err, &ae) {
-					status = ae.status
+					status, body.Failure = http.StatusBadRequest, ae.failure
 				}
 				w.WriteHeader(status)
-				_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+				_ = json.NewEncoder(w).Encode(body)
 				return
 			}
 			_ = json.NewEncoder(w).Encode(v)
@@ -166,7 +185,10 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 		if err != nil {
 			return nil, badRequest("compaction throughput: %q is not a number", r.URL.Query().Get("value"))
 		}
-		return nil, n.engine.SetCompactionThroughput(v)
+		if err := n.engine.SetCompactionThroughput(v); err != nil {
+			return nil, badRequest("%v", err)
+		}
+		return nil, nil
 	})
 	handle("POST /snapshot", n.adminSnapshot)
 	handle("GET /snapshots", n.adminListSnapshots)
@@ -314,7 +336,7 @@ func (n *Node) adminDescribeRing(r *http.Request) (any, error) {
 		return nil, err
 	}
 	if ks.Replication["class"] == schema.LocalStrategy {
-		return nil, fmt.Errorf("There is no ring for the keyspace: %s", ks.Name)
+		return nil, badArgument("There is no ring for the keyspace: %s", ks.Name)
 	}
 	s, err := n.strategy(ks)
 	if err != nil {
@@ -349,7 +371,7 @@ func (n *Node) adminEndpoints(r *http.Request) (any, error) {
 	}
 	key, err := partitionKeyFromString(t, q.Get("key"))
 	if err != nil {
-		return nil, fmt.Errorf("Unable to make %s from '%s'", t.PartitionKey[0].Type.SchemaString(), q.Get("key"))
+		return nil, badArgument("Unable to make %s from '%s'", t.PartitionKey[0].Type.SchemaString(), q.Get("key"))
 	}
 	s, err := n.strategy(ks)
 	if err != nil {
@@ -421,7 +443,7 @@ func (n *Node) selectedTables(r *http.Request) ([]*schema.Table, error) {
 	for _, name := range names {
 		t := k.Tables[name]
 		if t == nil {
-			return nil, fmt.Errorf("Unknown keyspace/cf pair (%s.%s)", ks, name)
+			return nil, badArgument("Unknown keyspace/cf pair (%s.%s)", ks, name)
 		}
 		out = append(out, t)
 	}
@@ -471,6 +493,9 @@ func (n *Node) adminSnapshot(r *http.Request) (any, error) {
 	if tag == "" {
 		tag = strconv.FormatInt(time.Now().UnixMilli(), 10)
 	}
+	if err := storage.CheckSnapshotTag(tag); err != nil {
+		return nil, badRequest("%v", err)
+	}
 	tables, err := n.selectedTables(r)
 	if err != nil {
 		return nil, err
@@ -493,7 +518,10 @@ func (n *Node) adminSnapshot(r *http.Request) (any, error) {
 			cql = strings.Replace(string(res[0].Rows[0][3]), "CREATE TABLE ", "CREATE TABLE IF NOT EXISTS ", 1)
 		}
 		if err := st.Snapshot(tag, cql); err != nil {
-			return nil, badRequest("%v", err)
+			if exists := (*storage.SnapshotExistsError)(nil); errors.As(err, &exists) {
+				return nil, badRequest("%v", err)
+			}
+			return nil, err
 		}
 	}
 	return map[string]string{"tag": tag}, nil
@@ -515,6 +543,11 @@ func (n *Node) adminClearSnapshot(r *http.Request) (any, error) {
 	tag := r.URL.Query().Get("tag")
 	if tag == "" && r.URL.Query().Get("all") != "true" {
 		return nil, badRequest("Specify snapshot name or --all")
+	}
+	if tag != "" {
+		if err := storage.CheckSnapshotTag(tag); err != nil {
+			return nil, badRequest("%v", err)
+		}
 	}
 	return nil, n.eachTable(r, func(_ *schema.Table, st *storage.Table) error { return st.ClearSnapshot(tag) })
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,18 +15,26 @@ import (
 	"github.com/sibyldb/sibyl/cql/exec"
 )
 
-// TestAdminAPI drives the admin API over HTTP as nodetool does.
-func TestAdminAPI(t *testing.T) {
-	dir := t.TempDir()
+// adminNode opens a node in dir with its admin API on a free port; the
+// test closes it.
+func adminNode(t *testing.T, dir string) (*Node, net.Addr) {
+	t.Helper()
 	n, err := Open(Config{DataDir: dir, AdminPort: freePort(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close()
+	t.Cleanup(func() { n.Close() })
 	addr, err := n.StartAdmin()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return n, addr
+}
+
+// TestAdminAPI drives the admin API over HTTP as nodetool does.
+func TestAdminAPI(t *testing.T) {
+	dir := t.TempDir()
+	n, addr := adminNode(t, dir)
 	call := func(method, path string, into any) (int, string) {
 		req, _ := http.NewRequest(method, "http://"+addr.String()+path, nil)
 		resp, err := http.DefaultClient.Do(req)
@@ -96,10 +105,10 @@ func TestAdminAPI(t *testing.T) {
 		msg  string
 	}{
 		"/tablestats?keyspace=nope":                                  {400, "Keyspace [nope] does not exist."},
-		"/tablestats?keyspace=ks&table=nope":                         {500, "Unknown keyspace/cf pair (ks.nope)"},
-		"/endpoints?keyspace=ks&table=t&key=" + url.QueryEscape("x"): {500, "Unable to make int from 'x'"},
+		"/tablestats?keyspace=ks&table=nope":                         {400, "Unknown keyspace/cf pair (ks.nope)"},
+		"/endpoints?keyspace=ks&table=t&key=" + url.QueryEscape("x"): {400, "Unable to make int from 'x'"},
 		"/endpoints?keyspace=ks&table=nope&key=1":                    {400, "Unknown table 'nope' in keyspace 'ks'"},
-		"/describering?keyspace=system":                              {500, "There is no ring for the keyspace: system"},
+		"/describering?keyspace=system":                              {400, "There is no ring for the keyspace: system"},
 	} {
 		code, body := call("GET", path, nil)
 		if code != want.code || !strings.Contains(body, want.msg) {
@@ -123,5 +132,104 @@ func TestAdminAPI(t *testing.T) {
 	call("GET", "/compactionthroughput", &tp)
 	if tp["mib_per_sec"] != 12 {
 		t.Fatalf("compaction throughput %v", tp)
+	}
+}
+
+// TestAdminRefusesBadParameters sends every admin request a parameter a
+// careless or hostile caller might: path-like snapshot tags, names that are
+// paths, negative numbers, keys that do not parse. Each is a 400 naming
+// the problem, and nothing is removed or written outside the snapshot
+// directories: a file beside the data directory and the table's own
+// SSTables are still there after all of them.
+func TestAdminRefusesBadParameters(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "node")
+	n, addr := adminNode(t, dir)
+	canary := filepath.Join(root, "canary")
+	if err := os.WriteFile(canary, []byte("still here"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.NewSession(n).Run(`CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+		CREATE TABLE ks.t (k int PRIMARY KEY, v text);
+		INSERT INTO ks.t (k, v) VALUES (1, 'one')`); err != nil {
+		t.Fatal(err)
+	}
+	post := func(path string) (int, string) {
+		resp, err := http.Post("http://"+addr.String()+path, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := post("/flush?keyspace=ks"); code != 200 {
+		t.Fatalf("flush: %d %s", code, body)
+	}
+	tableFiles := func() []string {
+		t.Helper()
+		matches, err := filepath.Glob(filepath.Join(dir, "data", "ks", "t-*", "sb-*"))
+		if err != nil || len(matches) == 0 {
+			t.Fatalf("the table's SSTables: %v, %v", matches, err)
+		}
+		return matches
+	}
+	before := tableFiles()
+	escape := url.QueryEscape
+	for _, c := range []struct{ method, path, want string }{
+		{"POST", "/clearsnapshot?tag=" + escape("../../../../../canary"), "not a snapshot name"},
+		{"POST", "/clearsnapshot?tag=..", "not a snapshot name"},
+		{"POST", "/clearsnapshot?tag=.", "not a snapshot name"},
+		{"POST", "/clearsnapshot?tag=" + escape(`..\..`), "not a snapshot name"},
+		{"POST", "/clearsnapshot?tag=" + escape("a\x00b"), "not a snapshot name"},
+		{"POST", "/clearsnapshot?keyspace=ks&tag=" + escape("../../t"), "not a snapshot name"},
+		{"POST", "/clearsnapshot", "Specify snapshot name or --all"},
+		{"POST", "/snapshot?tag=" + escape("../../../escaped"), "not a snapshot name"},
+		{"POST", "/snapshot?tag=" + strings.Repeat("x", 300), "not a snapshot name"},
+		{"POST", "/snapshot?keyspace=" + escape("../ks"), "does not exist"},
+		{"POST", "/flush?keyspace=ks&table=" + escape("../t"), "Unknown keyspace/cf pair"},
+		{"POST", "/compact?keyspace=" + escape("/etc"), "does not exist"},
+		{"POST", "/compactionthroughput?value=-5", "negative"},
+		{"POST", "/compactionthroughput?value=lots", "not a number"},
+		{"GET", "/endpoints?keyspace=ks&table=t&key=notanint", "Unable to make int from 'notanint'"},
+		{"GET", "/endpoints?keyspace=ks&table=" + escape("../t") + "&key=1", "Unknown table"},
+		{"GET", "/describering?keyspace=system", "There is no ring"},
+		{"GET", "/describering?keyspace=" + escape("../ks"), "does not exist"},
+		{"GET", "/tablestats?keyspace=ks&table=nope", "Unknown keyspace/cf pair"},
+		{"GET", "/snapshots?keyspace=nope", "does not exist"},
+		{"GET", "/status?keyspace=nope", "does not exist"},
+	} {
+		req, _ := http.NewRequest(c.method, "http://"+addr.String()+c.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), c.want) {
+			t.Errorf("%s %s: %d %s, want 400 naming %q", c.method, c.path, resp.StatusCode, body, c.want)
+		}
+	}
+	if b, err := os.ReadFile(canary); err != nil || string(b) != "still here" {
+		t.Fatalf("the file outside the data directory: %q, %v", b, err)
+	}
+	if after := tableFiles(); len(after) != len(before) {
+		t.Fatalf("the table's files went from %v to %v", before, after)
+	}
+	if escaped, _ := filepath.Glob(filepath.Join(root, "escaped*")); len(escaped) > 0 {
+		t.Fatalf("a snapshot was written outside the data directory: %v", escaped)
+	}
+	// A plain tag still works, and clearing it removes only it.
+	if code, body := post("/snapshot?keyspace=ks&tag=good"); code != 200 {
+		t.Fatalf("snapshot: %d %s", code, body)
+	}
+	if code, body := post("/snapshot?keyspace=ks&tag=good"); code != 400 || !strings.Contains(body, "Snapshot good already exists.") {
+		t.Fatalf("snapshot again: %d %s", code, body)
+	}
+	if code, body := post("/clearsnapshot?keyspace=ks&tag=good"); code != 200 {
+		t.Fatalf("clearsnapshot: %d %s", code, body)
+	}
+	if after := tableFiles(); len(after) != len(before) {
+		t.Fatalf("after clearing a snapshot the table's files went from %v to %v", before, after)
 	}
 }

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -105,18 +106,44 @@ func (t *Table) snapshotDir(tag string) string {
 	return t.e.opts.FS.PathJoin(t.dir, snapshotsDir, tag)
 }
 
+// SnapshotExistsError refuses a snapshot under a tag the table already
+// has, in Cassandra's words.
+type SnapshotExistsError struct{ Tag string }
+
+func (e *SnapshotExistsError) Error() string {
+	return fmt.Sprintf("Snapshot %s already exists.", e.Tag)
+}
+
+// ErrBadSnapshotTag is wrapped by the refusal of a snapshot tag that is
+// not a plain name.
+var ErrBadSnapshotTag = errors.New("not a snapshot name")
+
+// CheckSnapshotTag refuses a snapshot tag that is not a plain file name:
+// empty, "." or "..", longer than a file name may be, or holding a path
+// separator or a NUL. A tag names a directory under the table's snapshots
+// directory and nothing else, so that no tag reaches outside it.
+func CheckSnapshotTag(tag string) error {
+	switch {
+	case tag == "":
+		return fmt.Errorf("snapshot tag: the empty tag is %w", ErrBadSnapshotTag)
+	case tag == "." || tag == "..", strings.ContainsAny(tag, "/\\\x00"), len(tag) > 255:
+		return fmt.Errorf("snapshot tag %q: %w (it may not be . or .., hold / or \\, or pass 255 bytes)", tag, ErrBadSnapshotTag)
+	}
+	return nil
+}
+
 // Snapshot hard-links the table's live SSTables under
 // snapshots/<tag>/ in the table's directory, with a manifest.json naming
 // them and schema.cql holding schema (the statement that recreates the
 // table). A tag already used is refused.
 func (t *Table) Snapshot(tag, schema string) error {
-	if tag == "" || strings.ContainsAny(tag, `/\`) || tag == "." || tag == ".." {
-		return fmt.Errorf("snapshot: %q is not a snapshot name", tag)
+	if err := CheckSnapshotTag(tag); err != nil {
+		return err
 	}
 	fs := t.e.opts.FS
 	dir := t.snapshotDir(tag)
 	if _, err := fs.Stat(dir); err == nil {
-		return fmt.Errorf("Snapshot %s already exists.", tag)
+		return &SnapshotExistsError{Tag: tag}
 	}
 	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -206,6 +233,9 @@ func (t *Table) ClearSnapshot(tag string) error {
 	fs := t.e.opts.FS
 	if tag == "" {
 		return fs.RemoveAll(fs.PathJoin(t.dir, snapshotsDir))
+	}
+	if err := CheckSnapshotTag(tag); err != nil {
+		return err
 	}
 	return fs.RemoveAll(t.snapshotDir(tag))
 }

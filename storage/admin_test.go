@@ -2,8 +2,10 @@ package storage
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -91,5 +93,36 @@ func TestSnapshotsAndStats(t *testing.T) {
 	}
 	if err := e.SetCompactionThroughput(16); err != nil || e.CompactionThroughput() != 16 {
 		t.Fatalf("throughput %d, %v", e.CompactionThroughput(), err)
+	}
+}
+
+// TestSnapshotTagsArePlainNames refuses every tag that is not a plain
+// file name, for taking and for clearing a snapshot, before anything on
+// disk is touched.
+func TestSnapshotTagsArePlainNames(t *testing.T) {
+	e, tbl := testEngine(t, vfs.NewMem())
+	defer e.Close()
+	if err := writeKey(e, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tag := range []string{"..", ".", "../x", "a/b", `a\b`, "/abs", "a\x00b", strings.Repeat("t", 256)} {
+		if err := tbl.Snapshot(tag, ""); !errors.Is(err, ErrBadSnapshotTag) {
+			t.Errorf("Snapshot(%q) = %v", tag, err)
+		}
+		if err := tbl.ClearSnapshot(tag); !errors.Is(err, ErrBadSnapshotTag) {
+			t.Errorf("ClearSnapshot(%q) = %v", tag, err)
+		}
+	}
+	if n := tbl.SSTableCount(); n != 1 {
+		t.Fatalf("%d SSTables", n)
+	}
+	if p, err := tbl.ReadPartition([]byte("k"), ReadQuery{}); err != nil || len(p.Rows) != 1 {
+		t.Fatalf("read after refused tags: %v %v", p, err)
+	}
+	if err := tbl.Snapshot(strings.Repeat("t", 255), ""); err != nil {
+		t.Fatalf("a 255-byte tag: %v", err)
 	}
 }

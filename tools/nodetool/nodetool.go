@@ -102,7 +102,8 @@ type client struct {
 	http        *http.Client
 }
 
-// call runs an admin API request; a 400 is bad use, other failures errors.
+// call runs an admin API request; a refusal the node does not mark as a
+// failure is bad use, anything else an error.
 func (c *client) call(method, path string, query url.Values, into any) error {
 	u := c.base + path
 	if len(query) > 0 {
@@ -123,10 +124,11 @@ func (c *client) call(method, path string, query url.Values, into any) error {
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e struct {
-			Error string `json:"error"`
+			Error   string `json:"error"`
+			Failure bool   `json:"failure"`
 		}
 		_ = json.Unmarshal(body, &e)
-		if resp.StatusCode == http.StatusBadRequest {
+		if resp.StatusCode == http.StatusBadRequest && !e.Failure {
 			return usef("%s", e.Error)
 		}
 		return errors.New(e.Error)
