@@ -22,8 +22,12 @@
 //	C3. Replay truncates a torn tail of the newest segment with a warning
 //	    and stops with an error naming the file and offset at a bad checksum
 //	    anywhere else.
+//	C4. Only a failed write or fsync of a segment (after which what reached
+//	    the disk is unknown) makes the log refuse every later append. A
+//	    failure to make a new segment refuses the appends that need one and
+//	    is retried, at most once a second, until a segment can be made.
 //
-// Segment layout (see docs/formats.md):
+// Segment layout (see docs/architecture.md):
 //
 //	header: magic "SIBYLCL1" (8) | segment id (8, big-endian) | CRC32C of the id (4)
 //	record: length of payload (4) | CRC32C over length and payload (4) | payload

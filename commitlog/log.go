@@ -62,11 +62,17 @@ type Log struct {
 		// leaderTail is the tail a leader took for its turn: it may fsync
 		// it with the lock released, so the segment is not closed under it.
 		leaderTail *segment
+		// allocErr is the last failure to make a new segment, and
+		// allocFailedAt when it came; nil once one was made again.
+		allocErr      error
+		allocFailedAt time.Time
 	}
+	// allocationFailures counts the failures to make a new segment.
+	allocationFailures atomic.Int64
+	quarantine quarantine
 	// overdue is set when periodic mode's last fsync is more than 1.5
 	// periods old, by a timer each fsync re-arms: appends then wait for an
 	// fsync, and in the meantime check a flag instead of reading the clock.
-	quarantine   quarantine
 	overdue      atomic.Bool
 	overdueTimer *time.Timer
 	prepare      chan struct{} // wakes the segment preparer
@@ -146,6 +152,7 @@ func (l *Log) startSegmentLocked() error {
 			if !mapped {
 				l.mapped = false // the filesystem has no file descriptors: write mode
 			}
+			l.kickPreparer() // so that the next rollover finds one ready
 		}
 	}
 	id := seg.id
@@ -166,6 +173,48 @@ func (l *Log) startSegmentLocked() error {
 	l.updateSizeLocked()
 	return nil
 }
+
+// ErrSegmentAllocation is wrapped by the refusal of a write that needed a
+// new segment the log could not make (a full disk, most often). Nothing was
+// written: the log tries again at a later write, and takes writes again
+// once a segment can be made.
+var ErrSegmentAllocation = errors.New("commitlog: cannot make a new segment")
+
+// allocationRetryInterval is how long after a failure to make a segment the
+// writes that need one are refused without trying again, so that a full
+// disk costs each of them no file operations.
+const allocationRetryInterval = time.Second
+
+// rollOverLocked replaces a full tail. A failure to make the new segment
+// leaves the log as it was, with nothing half-written, so it is not the
+// sticky failure of a write: this writer is refused and a later one tries
+// again (C4).
+// REQUIRES: l.mu held.
+func (l *Log) rollOverLocked() error {
+	now := l.opts.Now()
+	if l.mu.allocErr != nil && now.Sub(l.mu.allocFailedAt) < allocationRetryInterval {
+		return l.mu.allocErr
+	}
+	if err := l.startSegmentLocked(); err != nil {
+		l.allocationFailures.Add(1)
+		if l.mu.allocErr == nil {
+			l.opts.Logger.Error().Err(err).Msg("commit log: cannot make a new segment; writes are refused until one can be made")
+		}
+		l.mu.allocErr = fmt.Errorf("%w: %w; writes are refused until one can be made", ErrSegmentAllocation, err)
+		l.mu.allocFailedAt = now
+		return l.mu.allocErr
+	}
+	if l.mu.allocErr != nil {
+		l.opts.Logger.Info().Dur("after", now.Sub(l.mu.allocFailedAt)).Int64("failures", l.allocationFailures.Load()).
+			Msg("commit log: made a new segment again; taking writes")
+		l.mu.allocErr = nil
+	}
+	return nil
+}
+
+// AllocationFailures is how many times the log failed to make a new
+// segment since it was opened.
+func (l *Log) AllocationFailures() int64 { return l.allocationFailures.Load() }
 
 // newSegmentLocked allocates the next segment id.
 // REQUIRES: l.mu held.
@@ -213,9 +262,8 @@ func (l *Log) Append(table mutation.TableID, payload []byte) (Position, error) {
 			}
 			continue
 		}
-		if err := l.startSegmentLocked(); err != nil {
-			l.mu.err = fmt.Errorf("commitlog: %w; the commit log refuses writes from now on", err)
-			return Position{}, l.mu.err
+		if err := l.rollOverLocked(); err != nil {
+			return Position{}, err
 		}
 	}
 	tail := l.tailLocked()

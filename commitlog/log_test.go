@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -564,5 +566,117 @@ func TestBadSegmentHeaderBeforeRecordsStopsReplay(t *testing.T) {
 	_, err := l.Replay(func(Position, []byte) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "bad segment header") {
 		t.Fatalf("replay = %v; want a bad segment header error", err)
+	}
+}
+
+// TestSegmentAllocationFailureIsRetried fills the disk (every new segment
+// file fails with ENOSPC) under a mapped log: writes that need a new
+// segment are refused with an error naming it, those within a second of a
+// failure without touching the disk again, and once space returns the next
+// write makes a segment and the log takes writes again, every acknowledged
+// record replaying.
+func TestSegmentAllocationFailureIsRetried(t *testing.T) {
+	var mu sync.Mutex
+	full, creates := false, 0
+	inj := errorfs.InjectorFunc(func(o errorfs.Op, path string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if o == errorfs.OpCreate && strings.Contains(path, "CommitLog") {
+			creates++
+			if full {
+				return syscall.ENOSPC
+			}
+		}
+		return nil
+	})
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	dir := t.TempDir()
+	opts := Options{FS: errorfs.Wrap(vfs.Default, inj), Dir: dir, SegmentSize: 64 << 10, SyncMode: SyncBatch,
+		Now: func() time.Time { return time.Unix(0, clock.Load()) }}
+	l, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.mapped {
+		t.Fatal("the log on disk is not mapped")
+	}
+	waitPrepared := func() {
+		for {
+			l.mu.Lock()
+			ready := l.mu.prepared != nil
+			l.mu.Unlock()
+			if ready {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitPrepared()
+	mu.Lock()
+	full = true
+	mu.Unlock()
+	var acked [][]byte
+	payload := bytes.Repeat([]byte("p"), 1000)
+	var refusal error
+	for i := 0; refusal == nil; i++ {
+		if i > 1000 {
+			t.Fatal("no write was refused on a full disk")
+		}
+		p := append([]byte(fmt.Sprintf("%06d", i)), payload...)
+		if _, err := l.Append(tableA, p); err != nil {
+			refusal = err
+			break
+		}
+		acked = append(acked, p)
+	}
+	if !errors.Is(refusal, ErrSegmentAllocation) || !errors.Is(refusal, syscall.ENOSPC) || !strings.Contains(refusal.Error(), "CommitLog-1-") {
+		t.Fatalf("the refusal on a full disk: %v", refusal)
+	}
+	mu.Lock()
+	before := creates
+	mu.Unlock()
+	for i := 0; i < 50; i++ {
+		if _, err := l.Append(tableA, payload); !errors.Is(err, ErrSegmentAllocation) {
+			t.Fatalf("a write within a second of the failure: %v", err)
+		}
+	}
+	mu.Lock()
+	if creates != before {
+		t.Fatalf("writes within a second of the failure tried %d creates", creates-before)
+	}
+	full = false // space returns
+	mu.Unlock()
+	if _, err := l.Append(tableA, payload); !errors.Is(err, ErrSegmentAllocation) {
+		t.Fatalf("a write before the retry interval: %v", err)
+	}
+	clock.Add(int64(2 * time.Second))
+	for i := 0; i < 200; i++ { // past the next rollover too
+		p := append([]byte(fmt.Sprintf("after-%06d", i)), payload...)
+		if _, err := l.Append(tableA, p); err != nil {
+			t.Fatalf("a write once space returned: %v", err)
+		}
+		acked = append(acked, p)
+	}
+	if l.AllocationFailures() == 0 {
+		t.Fatal("no allocation failure counted")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	opts.FS = vfs.Default
+	l, err = Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	got, _ := replayAll(t, l)
+	if len(got) != len(acked) {
+		t.Fatalf("replayed %d records, acknowledged %d", len(got), len(acked))
+	}
+	for i := range got {
+		if !bytes.Equal(got[i], acked[i]) {
+			t.Fatalf("record %d differs", i)
+		}
 	}
 }

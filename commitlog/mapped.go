@@ -23,15 +23,18 @@ func (l *Log) createMapped(seg *segment) (bool, error) {
 		return false, l.syncDir()
 	}
 	data, err := mapFile(f, l.opts.SegmentSize)
-	if err != nil {
-		f.Close()
-		seg.file = nil
-		_ = l.opts.FS.Remove(seg.name)
-		return false, fmt.Errorf("%s: %w", seg.name, err)
+	if err == nil {
+		seg.mapped = data
+		appendSegmentHeader(data[:0], seg.id)
+		if err = l.syncDir(); err == nil {
+			return true, nil
+		}
 	}
-	seg.mapped = data
-	appendSegmentHeader(data[:0], seg.id)
-	return true, l.syncDir()
+	// Nothing went to the segment: it goes, so that a later attempt starts
+	// afresh and no file of a segment never used is left behind.
+	_ = seg.release()
+	_ = l.opts.FS.Remove(seg.name)
+	return false, fmt.Errorf("%s: %w", seg.name, err)
 }
 
 // takePreparedLocked returns the prepared segment to become the tail, if
