@@ -69,7 +69,7 @@ type Log struct {
 	}
 	// allocationFailures counts the failures to make a new segment.
 	allocationFailures atomic.Int64
-	quarantine quarantine
+	quarantine         quarantine
 	// overdue is set when periodic mode's last fsync is more than 1.5
 	// periods old, by a timer each fsync re-arms: appends then wait for an
 	// fsync, and in the meantime check a flag instead of reading the clock.
