@@ -335,7 +335,7 @@ func (n *Node) adminDescribeRing(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ks.Replication["class"] == schema.LocalStrategy {
+	if ks.Replication.Class == schema.LocalStrategy {
 		return nil, badArgument("There is no ring for the keyspace: %s", ks.Name)
 	}
 	s, err := n.strategy(ks)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/sibyldb/sibyl/cql/exec"
@@ -79,6 +80,7 @@ func (n *Node) writeLocal() error {
 // single node it owns every range its tokens end.
 func (n *Node) ClusterInfo() exec.ClusterInfo {
 	return exec.ClusterInfo{
+		DataCenters: n.dataCenters(),
 		Name:        n.cfg.ClusterName,
 		Partitioner: n.engine.Partitioner().Name(),
 		Snitch:      "DynamicEndpointSnitch",
@@ -145,10 +147,32 @@ func (n *Node) allocateTokens(current *ring.Metadata) []string {
 	return tokens
 }
 
+// dataCenters are this node's data centre and those of every node of its
+// ring, sorted.
+func (n *Node) dataCenters() []string {
+	dcs := []string{n.cfg.DataCenter}
+	m := n.ring.Load()
+	for _, e := range m.Endpoints() {
+		if dc := m.Location(e).DataCenter; dc != "" && !slices.Contains(dcs, dc) {
+			dcs = append(dcs, dc)
+		}
+	}
+	slices.Sort(dcs)
+	return dcs
+}
+
 // endpoint is this node's name on the ring.
 func (n *Node) endpoint() ring.Endpoint { return ring.Endpoint(n.cfg.ListenAddress) }
 
 // strategy is how keyspace ks places its replicas.
 func (n *Node) strategy(ks *schema.Keyspace) (ring.Strategy, error) {
-	return ring.NewStrategy(ks.Replication, n.endpoint())
+	switch r := ks.Replication; r.Class {
+	case schema.SimpleStrategy:
+		return ring.SimpleStrategy{Factor: r.Factor}, nil
+	case schema.NetworkTopologyStrategy:
+		return ring.NetworkTopologyStrategy{Factors: r.DataCenters}, nil
+	case schema.LocalStrategy:
+		return ring.LocalStrategy{Local: n.endpoint()}, nil
+	}
+	return nil, fmt.Errorf("node: keyspace %s: no replication strategy %q", ks.Name, ks.Replication.Class)
 }

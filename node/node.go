@@ -97,7 +97,7 @@ func (n *Node) start() error {
 	if err != nil {
 		return err
 	}
-	if err := n.openTables(s); err != nil {
+	if err := n.openStoredTables(s); err != nil {
 		return err
 	}
 	if n.Recovery, err = n.engine.Recover(); err != nil {
@@ -107,7 +107,7 @@ func (n *Node) start() error {
 		return err
 	}
 	n.schema.Store(s)
-	if err := n.openTables(s); err != nil {
+	if err := n.openStoredTables(s); err != nil {
 		return err
 	}
 	if err := n.describeSystemKeyspaces(); err != nil {

@@ -53,12 +53,9 @@ func TestRestartKeepsSchemaAndRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks, err := schema.NewKeyspace("shop", map[string]string{"class": "SimpleStrategy", "replication_factor": "1"}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := schema.TableOptions{Compaction: map[string]string{"class": "LeveledCompactionStrategy", "sstable_size_in_mb": "10"}}
-	opts.EnsureDefaults()
+	ks := schema.NewKeyspace("shop", schema.Replication{Class: schema.SimpleStrategy, Factor: 1}, true)
+	opts := schema.DefaultTableParams()
+	opts.Compaction = map[string]string{"class": "LeveledCompactionStrategy", "sstable_size_in_mb": "10"}
 	kv, err := schema.NewTable("shop", "kv", mutation.TableID{0x4b, 0x56}, []*schema.Column{
 		{Name: "k", Type: cqltype.BigintType, Kind: schema.PartitionKey},
 		{Name: "v", Type: cqltype.TextType, Kind: schema.Regular, Position: -1},
@@ -110,18 +107,25 @@ func TestRestartKeepsSchemaAndRows(t *testing.T) {
 	}
 }
 
-func TestCompactionOptionsFromTheMap(t *testing.T) {
-	o, err := compactionOptions(map[string]string{"class": "TimeWindowCompactionStrategy", "compaction_window_unit": "HOURS", "compaction_window_size": "6"})
-	if err != nil || o.Strategy != storage.TimeWindow || o.Window != 6*time.Hour {
-		t.Fatalf("time window: %+v, %v", o, err)
+// TestStorageTableOptions checks that a table's compaction reaches the
+// engine as the schema read it.
+func TestStorageTableOptions(t *testing.T) {
+	opts := schema.DefaultTableParams()
+	opts.GCGraceSeconds = 0
+	opts.Compaction = map[string]string{"class": "TimeWindowCompactionStrategy",
+		"compaction_window_unit": "HOURS", "compaction_window_size": "6", "timestamp_resolution": "MILLISECONDS", "enabled": "false"}
+	tbl, err := schema.NewTable("ks", "t", mutation.TableID{1}, []*schema.Column{{Name: "k", Type: cqltype.IntType, Kind: schema.PartitionKey}}, opts)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := compactionOptions(map[string]string{"class": "SizeTieredCompactionStrategy", "min_threshold": "x"}); err == nil ||
-		!strings.Contains(err.Error(), "x is not a parsable int (base10) for min_threshold") {
-		t.Fatalf("bad min_threshold: %v", err)
+	o := storageTableOptions(tbl)
+	c := o.Compaction
+	if c.Strategy != storage.TimeWindow || c.Window != 6*time.Hour || c.TimestampUnit != time.Millisecond || !c.Disabled ||
+		c.MinThreshold != 4 || c.MaxThreshold != 32 || o.GCGraceSeconds != storage.NoGCGrace {
+		t.Fatalf("storage options %+v", o)
 	}
-	if _, err := compactionOptions(map[string]string{"class": "Bogus"}); err == nil ||
-		!strings.Contains(err.Error(), "Unable to find compaction strategy class 'Bogus'") {
-		t.Fatalf("bad class: %v", err)
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
 	}
 }
 

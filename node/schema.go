@@ -3,7 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
-	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/sibyldb/sibyl/mutation"
@@ -19,7 +19,10 @@ import (
 
 // loadSchema reads the user schema from the system_schema tables.
 func (n *Node) loadSchema() (*schema.Schema, error) {
-	user, err := schema.Load(n.readRows)
+	user, err := schema.Load(n.readRows, func(what, option string, err error) {
+		n.cfg.Logger.Error().Str("definition", what).Str("option", option).Err(err).
+			Msg("node: the stored schema holds an option this node cannot use; using its default")
+	})
 	if err != nil {
 		return nil, fmt.Errorf("node: loading the schema: %w", err)
 	}
@@ -50,18 +53,40 @@ func (n *Node) readRows(def *schema.Table) ([]map[string]schema.Cell, error) {
 	return out, nil
 }
 
-// openTables opens in the engine every table of s not open yet.
+// openTables opens in the engine every table of s not open yet, and
+// returns the first failure.
 func (n *Node) openTables(s *schema.Schema) error {
 	for _, ks := range s.Keyspaces() {
 		for _, t := range ks.Tables {
 			if _, err := n.engine.Table(t.ID); err == nil {
 				continue
 			}
-			opts, err := storageTableOptions(t)
-			if err != nil {
-				return fmt.Errorf("node: %s: %w", t, err)
+			if _, err := n.engine.OpenTable(storageTableOptions(t)); err != nil {
+				return fmt.Errorf("node: %w", err)
 			}
-			if _, err := n.engine.OpenTable(opts); err != nil {
+		}
+	}
+	return nil
+}
+
+// openStoredTables is openTables for the schema a node starts with. A
+// table whose name is too long for a file name (an older build took such
+// names) never had a file, nor a write: it is logged and left closed, so
+// that it does not keep the node, and every other table, from starting.
+// Any other failure stops the start, since replay would skip the table's
+// records.
+func (n *Node) openStoredTables(s *schema.Schema) error {
+	for _, ks := range s.Keyspaces() {
+		for _, t := range ks.Tables {
+			if _, err := n.engine.Table(t.ID); err == nil {
+				continue
+			}
+			_, err := n.engine.OpenTable(storageTableOptions(t))
+			switch {
+			case errors.Is(err, syscall.ENAMETOOLONG):
+				n.cfg.Logger.Error().Err(err).Str("table", t.String()).
+					Msg("node: a table of the stored schema has a name too long for a file; it stays closed, and DROP TABLE removes it")
+			case err != nil:
 				return fmt.Errorf("node: %w", err)
 			}
 		}
@@ -90,8 +115,75 @@ func (n *Node) applySchemaLocal(ms []*mutation.Mutation) error {
 			return fmt.Errorf("node: schema change: %w", err)
 		}
 	}
-	ss := n.Schema().Keyspace(schema.SystemSchemaKeyspace)
-	for _, t := range ss.Tables {
+	if err := n.flushSchema(); err != nil {
+		return err
+	}
+	s, err := n.loadSchema()
+	if err != nil {
+		return err
+	}
+	old := n.Schema()
+	if err := n.openTables(s); err != nil {
+		return errors.Join(err, n.undoNewTables(old, s, ms))
+	}
+	n.schema.Store(s)
+	n.dropTables(old, s)
+	return n.writeLocal() // its schema_version follows the schema
+}
+
+// undoNewTables takes out of the schema, and out of the engine, the tables
+// a change added whose files could not be made, so that a DDL that failed
+// leaves nothing behind and the next start-up does not trip on it. The
+// deletions are stamped after everything the change wrote.
+// REQUIRES: n.schemaMu held.
+func (n *Node) undoNewTables(old, cur *schema.Schema, applied []*mutation.Mutation) error {
+	w := &schema.CellWriter{Timestamp: maxTimestamp(applied) + 1, Now: time.Now().Unix()}
+	var undo []*mutation.Mutation
+	for _, ks := range cur.Keyspaces() {
+		for _, t := range ks.Tables {
+			if prev, err := old.Table(ks.Name, t.Name); err == nil && prev.ID == t.ID {
+				continue
+			}
+			ms, err := schema.DropTableMutations(t, w)
+			if err != nil {
+				return err
+			}
+			undo = append(undo, ms...)
+			if err := n.engine.DropTable(t.ID); err != nil && !errors.Is(err, storage.ErrUnknownTable) {
+				n.cfg.Logger.Warn().Err(err).Str("table", t.String()).Msg("node: removing what a failed table creation left")
+			}
+		}
+	}
+	for _, m := range undo {
+		if err := n.engine.Apply(m); err != nil {
+			return fmt.Errorf("node: undoing a schema change: %w", err)
+		}
+	}
+	return n.flushSchema()
+}
+
+// maxTimestamp is the newest write timestamp of ms.
+func maxTimestamp(ms []*mutation.Mutation) int64 {
+	newest := mutation.NoTimestamp
+	for _, m := range ms {
+		newest = max(newest, m.Deletion.MarkedForDeleteAt)
+		for _, rt := range m.RangeTombstones {
+			newest = max(newest, rt.Deletion.MarkedForDeleteAt)
+		}
+		if m.Static != nil {
+			newest = max(newest, m.Static.MaxTimestamp())
+		}
+		for _, ru := range m.Rows {
+			newest = max(newest, ru.Row.MaxTimestamp())
+		}
+	}
+	return newest
+}
+
+// flushSchema flushes the system_schema tables, so that the next start-up
+// finds the schema before replay.
+func (n *Node) flushSchema() error {
+	for _, t := range n.Schema().Keyspace(schema.SystemSchemaKeyspace).Tables {
 		st, err := n.engine.Table(t.ID)
 		if err != nil {
 			return err
@@ -100,17 +192,7 @@ func (n *Node) applySchemaLocal(ms []*mutation.Mutation) error {
 			return fmt.Errorf("node: flushing %s: %w", t, err)
 		}
 	}
-	s, err := n.loadSchema()
-	if err != nil {
-		return err
-	}
-	if err := n.openTables(s); err != nil {
-		return err
-	}
-	old := n.Schema()
-	n.schema.Store(s)
-	n.dropTables(old, s)
-	return n.writeLocal() // its schema_version follows the schema
+	return nil
 }
 
 // dropTables removes from the engine, with their files, the tables the
@@ -139,77 +221,30 @@ func (n *Node) dropTables(old, cur *schema.Schema) {
 // Schema is the node's current schema.
 func (n *Node) Schema() *schema.Schema { return n.schema.Load() }
 
-// storageTableOptions turns a table's definition into the engine's options,
-// its compaction map included.
-func storageTableOptions(t *schema.Table) (storage.TableOptions, error) {
+// storageTableOptions are a table's definition as the engine takes it.
+func storageTableOptions(t *schema.Table) storage.TableOptions {
 	opts := storage.TableOptions{ID: t.ID, Keyspace: t.Keyspace, Name: t.Name, GCGraceSeconds: int64(t.Options.GCGraceSeconds)}
-	if t.Options.GCGraceSeconds == schema.ExplicitZeroGCGrace {
-		opts.GCGraceSeconds = storage.NoGCGrace
+	if t.Options.GCGraceSeconds == 0 {
+		opts.GCGraceSeconds = storage.NoGCGrace // the engine's 0 is its default
 	}
-	c, err := compactionOptions(t.Options.Compaction)
-	opts.Compaction = c
-	return opts, err
-}
-
-// compactionOptions reads a compaction map (its sub-options as Cassandra
-// names them).
-func compactionOptions(m map[string]string) (storage.CompactionOptions, error) {
-	var o storage.CompactionOptions
-	class, err := schema.CompactionClass(m["class"])
-	if err != nil {
-		return o, err
+	c := t.Compaction
+	opts.Compaction = storage.CompactionOptions{
+		Disabled:       !c.Enabled,
+		MinThreshold:   c.MinThreshold,
+		MaxThreshold:   c.MaxThreshold,
+		BucketLow:      c.BucketLow,
+		BucketHigh:     c.BucketHigh,
+		MinSSTableSize: c.MinSSTableSize,
+		SSTableSize:    int64(c.SSTableSizeMiB) << 20,
+		Fanout:         c.FanoutSize,
+		Window:         time.Duration(c.WindowSize) * c.WindowUnit,
+		TimestampUnit:  c.TimestampResolution,
 	}
-	switch class {
-	case schema.LeveledClass:
-		o.Strategy = storage.Leveled
-	case schema.TimeWindowClass:
-		o.Strategy = storage.TimeWindow
+	switch c.Strategy {
+	case schema.LeveledCompaction:
+		opts.Compaction.Strategy = storage.Leveled
+	case schema.TimeWindowCompaction:
+		opts.Compaction.Strategy = storage.TimeWindow
 	}
-	var errs []error
-	integer := func(key string, set func(int64)) {
-		if v, ok := m[key]; ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s is not a parsable int (base10) for %s", v, key))
-				return
-			}
-			set(n)
-		}
-	}
-	float := func(key string, set func(float64)) {
-		if v, ok := m[key]; ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s is not a parsable float for %s", v, key))
-				return
-			}
-			set(f)
-		}
-	}
-	integer("min_threshold", func(n int64) { o.MinThreshold = int(n) })
-	integer("max_threshold", func(n int64) { o.MaxThreshold = int(n) })
-	integer("min_sstable_size", func(n int64) { o.MinSSTableSize = n })
-	float("bucket_low", func(f float64) { o.BucketLow = f })
-	float("bucket_high", func(f float64) { o.BucketHigh = f })
-	integer("sstable_size_in_mb", func(n int64) { o.SSTableSize = n << 20 })
-	integer("fanout_size", func(n int64) { o.Fanout = int(n) })
-	size := int64(1)
-	integer("compaction_window_size", func(n int64) { size = n })
-	unit := time.Hour * 24
-	switch u := m["compaction_window_unit"]; u {
-	case "", "DAYS":
-	case "MINUTES":
-		unit = time.Minute
-	case "HOURS":
-		unit = time.Hour
-	default:
-		errs = append(errs, fmt.Errorf("%s is not valid for compaction_window_unit", u))
-	}
-	if o.Strategy == storage.TimeWindow {
-		o.Window = time.Duration(size) * unit
-	}
-	if err := errors.Join(errs...); err != nil {
-		return o, err
-	}
-	return o, o.Validate()
+	return opts
 }

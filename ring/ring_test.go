@@ -126,30 +126,6 @@ func TestNetworkTopologyStrategy(t *testing.T) {
 	}
 }
 
-func TestNewStrategy(t *testing.T) {
-	for _, c := range []struct {
-		replication map[string]string
-		want        string
-	}{
-		{map[string]string{"class": "SimpleStrategy", "replication_factor": "3"}, "ring.SimpleStrategy{Factor:3}"},
-		{map[string]string{"class": SimpleStrategyClass, "replication_factor": "1"}, "ring.SimpleStrategy{Factor:1}"},
-		{map[string]string{"class": NetworkTopologyStrategyClass, "dc1": "3/1", "dc2": "2"}, "ring.NetworkTopologyStrategy{Factors:map[string]int{\"dc1\":3, \"dc2\":2}}"},
-		{map[string]string{"class": LocalStrategyClass}, "ring.LocalStrategy{Local:\"127.0.0.1\"}"},
-		{map[string]string{"class": "SimpleStrategy"}, "error: ring: replication has no replication_factor"},
-		{map[string]string{"class": "SimpleStrategy", "replication_factor": "x"}, "error: ring: replication replication_factor is \"x\", not a replication factor"},
-		{map[string]string{"class": "EverywhereStrategy"}, "error: ring: unknown replication class \"EverywhereStrategy\""},
-	} {
-		s, err := NewStrategy(c.replication, "127.0.0.1")
-		got := fmt.Sprintf("%#v", s)
-		if err != nil {
-			got = "error: " + err.Error()
-		}
-		if got != c.want {
-			t.Errorf("%v: %s, want %s", c.replication, got, c.want)
-		}
-	}
-}
-
 // join adds nodes one after another, each choosing its tokens against the
 // ring as it stands.
 func join(t *testing.T, p partitioner.Partitioner, nodes, vnodes int, seed uint64) *Metadata {

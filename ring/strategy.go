@@ -1,10 +1,7 @@
 package ring
 
 import (
-	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/sibyldb/sibyl/partitioner"
 )
@@ -21,59 +18,6 @@ type Strategy interface {
 	// the LOCAL_ and EACH_ consistency levels count against. A strategy
 	// that does not place by data centre answers its whole factor.
 	DataCenterFactor(dc string) int
-}
-
-// Class names, as keyspaces name them in full.
-const (
-	SimpleStrategyClass          = "org.apache.cassandra.locator.SimpleStrategy"
-	NetworkTopologyStrategyClass = "org.apache.cassandra.locator.NetworkTopologyStrategy"
-	LocalStrategyClass           = "org.apache.cassandra.locator.LocalStrategy"
-)
-
-// NewStrategy reads a keyspace's replication map ('class' and its options;
-// the class may be given short). local is the node a LocalStrategy keyspace
-// lives on.
-func NewStrategy(replication map[string]string, local Endpoint) (Strategy, error) {
-	class := replication["class"]
-	switch strings.TrimPrefix(class, "org.apache.cassandra.locator.") {
-	case "SimpleStrategy":
-		rf, err := factor(replication, "replication_factor")
-		if err != nil {
-			return nil, err
-		}
-		return SimpleStrategy{Factor: rf}, nil
-	case "NetworkTopologyStrategy":
-		dcs := map[string]int{}
-		for k := range replication {
-			if k == "class" {
-				continue
-			}
-			rf, err := factor(replication, k)
-			if err != nil {
-				return nil, err
-			}
-			dcs[k] = rf
-		}
-		return NetworkTopologyStrategy{Factors: dcs}, nil
-	case "LocalStrategy":
-		return LocalStrategy{Local: local}, nil
-	}
-	return nil, fmt.Errorf("ring: unknown replication class %q", class)
-}
-
-func factor(replication map[string]string, key string) (int, error) {
-	v, ok := replication[key]
-	if !ok {
-		return 0, fmt.Errorf("ring: replication has no %s", key)
-	}
-	// Cassandra 4 allows "3/1" (replicas/transient); there are no
-	// transient replicas here, so the full count is what counts.
-	full, _, _ := strings.Cut(v, "/")
-	n, err := strconv.Atoi(full)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("ring: replication %s is %q, not a replication factor", key, v)
-	}
-	return n, nil
 }
 
 // SimpleStrategy puts replicas on the next distinct nodes clockwise, with

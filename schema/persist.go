@@ -85,7 +85,7 @@ func KeyspaceMutation(ks *Keyspace, w *CellWriter) (*mutation.Mutation, error) {
 	return KeyspacesTable.InsertMutation(map[string][]byte{
 		"keyspace_name":  text(ks.Name),
 		"durable_writes": cqltype.EncodeBoolean(ks.DurableWrites),
-		"replication":    textMap(ks.Replication),
+		"replication":    textMap(ks.Replication.Map()),
 	}, w)
 }
 
@@ -93,17 +93,13 @@ func KeyspaceMutation(ks *Keyspace, w *CellWriter) (*mutation.Mutation, error) {
 // system_schema.columns row per column.
 func TableMutations(t *Table, w *CellWriter) ([]*mutation.Mutation, error) {
 	o := t.Options
-	gcGrace := o.GCGraceSeconds
-	if gcGrace == ExplicitZeroGCGrace {
-		gcGrace = 0
-	}
 	row := map[string][]byte{
 		"keyspace_name":               text(t.Keyspace),
 		"table_name":                  text(t.Name),
 		"id":                          t.ID[:],
 		"flags":                       textList([]string{"compound"}),
 		"comment":                     text(o.Comment),
-		"gc_grace_seconds":            cqltype.EncodeInt(gcGrace),
+		"gc_grace_seconds":            cqltype.EncodeInt(o.GCGraceSeconds),
 		"default_time_to_live":        cqltype.EncodeInt(o.DefaultTimeToLive),
 		"bloom_filter_fp_chance":      double(o.BloomFilterFPChance),
 		"crc_check_chance":            double(o.CRCCheckChance),
@@ -238,8 +234,15 @@ func DropTypeMutation(keyspace, name string, w *CellWriter) (*mutation.Mutation,
 // them.
 type RowReader func(t *Table) ([]map[string]Cell, error)
 
-// Load rebuilds the user keyspaces from the system_schema rows read.
-func Load(read RowReader) (map[string]*Keyspace, error) {
+// Unusable reports a part of a stored definition that Load could not use
+// (written by an older build, or by hand) and replaced by its default:
+// what it belongs to (keyspace or keyspace.table), the option, and why.
+type Unusable func(what, option string, err error)
+
+// Load rebuilds the user keyspaces from the system_schema rows read. A
+// stored option the node cannot use does not keep it from starting: it is
+// reported to unusable and its default used.
+func Load(read RowReader, unusable Unusable) (map[string]*Keyspace, error) {
 	out := map[string]*Keyspace{}
 	rows, err := read(KeyspacesTable)
 	if err != nil {
@@ -251,17 +254,21 @@ func Load(read RowReader) (map[string]*Keyspace, error) {
 			continue // described for clients; defined by the code (SystemKeyspaces)
 		}
 		durable, _ := cqltype.DecodeBoolean(r["durable_writes"].Value)
-		repl, err := decodeTextMap(r["replication"].Value)
+		stored, err := decodeTextMap(r["replication"].Value)
 		if err != nil {
 			return nil, fmt.Errorf("schema: keyspace %s: replication: %w", name, err)
 		}
-		out[name] = &Keyspace{Name: name, Replication: repl, DurableWrites: durable,
-			Tables: map[string]*Table{}, Types: map[string]*cqltype.Type{}}
+		repl, err := ParseReplication(name, stored, nil, nil)
+		if err != nil {
+			unusable(name, "replication", err)
+			repl = Replication{Class: SimpleStrategy, Factor: DefaultKeyspaceRF}
+		}
+		out[name] = NewKeyspace(name, repl, durable)
 	}
 	if err := loadTypes(read, out); err != nil {
 		return nil, err
 	}
-	return out, loadTables(read, out)
+	return out, loadTables(read, out, unusable)
 }
 
 func loadTypes(read RowReader, keyspaces map[string]*Keyspace) error {
@@ -329,7 +336,7 @@ func (k *Keyspace) ResolveType(keyspace, name string) (*cqltype.Type, error) {
 	return t, nil
 }
 
-func loadTables(read RowReader, keyspaces map[string]*Keyspace) error {
+func loadTables(read RowReader, keyspaces map[string]*Keyspace, unusable Unusable) error {
 	colRows, err := read(ColumnsTable)
 	if err != nil {
 		return err
@@ -357,10 +364,11 @@ func loadTables(read RowReader, keyspaces map[string]*Keyspace) error {
 		if ks == nil {
 			continue
 		}
-		opts, err := decodeOptions(r)
+		stored, err := decodeOptions(r)
 		if err != nil {
 			return fmt.Errorf("schema: %s.%s: %w", ksName, name, err)
 		}
+		opts, _ := stored.Sanitized(func(option string, err error) { unusable(ksName+"."+name, option, err) })
 		var id mutation.TableID
 		copy(id[:], r["id"].Value)
 		t, err := NewTable(ksName, name, id, columns[[2]string{ksName, name}], opts)
@@ -409,8 +417,8 @@ func decodeColumn(ks *Keyspace, r map[string]Cell) (*Column, error) {
 		Descending: string(r["clustering_order"].Value) == "desc"}, nil
 }
 
-func decodeOptions(r map[string]Cell) (TableOptions, error) {
-	var o TableOptions
+func decodeOptions(r map[string]Cell) (TableParams, error) {
+	o := DefaultTableParams() // for what the row lacks
 	var errs []error
 	ints := map[string]*int32{"gc_grace_seconds": &o.GCGraceSeconds, "default_time_to_live": &o.DefaultTimeToLive,
 		"memtable_flush_period_in_ms": &o.MemtableFlushPeriodMs, "min_index_interval": &o.MinIndexInterval,
@@ -422,9 +430,6 @@ func decodeOptions(r map[string]Cell) (TableOptions, error) {
 			*dst = n
 		}
 	}
-	if o.GCGraceSeconds == 0 {
-		o.GCGraceSeconds = ExplicitZeroGCGrace
-	}
 	for col, dst := range map[string]*float64{"bloom_filter_fp_chance": &o.BloomFilterFPChance, "crc_check_chance": &o.CRCCheckChance} {
 		if v := r[col].Value; v != nil {
 			f, err := cqltype.DecodeDouble(v)
@@ -432,10 +437,12 @@ func decodeOptions(r map[string]Cell) (TableOptions, error) {
 			*dst = f
 		}
 	}
-	o.Comment = string(r["comment"].Value)
-	o.SpeculativeRetry = string(r["speculative_retry"].Value)
-	o.AdditionalWritePolicy = string(r["additional_write_policy"].Value)
-	o.ReadRepair = string(r["read_repair"].Value)
+	for col, dst := range map[string]*string{"comment": &o.Comment, "speculative_retry": &o.SpeculativeRetry,
+		"additional_write_policy": &o.AdditionalWritePolicy, "read_repair": &o.ReadRepair} {
+		if v := r[col].Value; v != nil {
+			*dst = string(v)
+		}
+	}
 	var err error
 	for col, dst := range map[string]*map[string]string{"caching": &o.Caching, "compaction": &o.Compaction, "compression": &o.Compression} {
 		if v := r[col].Value; v != nil {
@@ -452,7 +459,6 @@ func decodeOptions(r map[string]Cell) (TableOptions, error) {
 			o.Extensions[string(k)] = append([]byte(nil), vals[i]...)
 		}
 	}
-	o.EnsureDefaults()
 	return o, errors.Join(errs...)
 }
 

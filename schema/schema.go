@@ -126,7 +126,7 @@ func (s *Schema) digest() [16]byte {
 		if IsSystemKeyspace(ks.Name) {
 			continue
 		}
-		fmt.Fprintf(&b, "keyspace %s durable=%v replication=%s\n", ks.Name, ks.DurableWrites, sortedMap(ks.Replication))
+		fmt.Fprintf(&b, "keyspace %s durable=%v replication=%s\n", ks.Name, ks.DurableWrites, sortedMap(ks.Replication.Map()))
 		for _, n := range slices.Sorted(maps.Keys(ks.Types)) {
 			fmt.Fprintf(&b, "type %s %s\n", n, ks.Types[n].SchemaString())
 			for i, f := range ks.Types[n].FieldNames {

@@ -63,10 +63,7 @@ func mustType(t *testing.T, s string, ks *Keyspace) *cqltype.Type {
 // shapes, clustering order, static and multi-cell columns.
 func sample(t *testing.T) *Keyspace {
 	t.Helper()
-	ks, err := NewKeyspace("shop", map[string]string{"class": "SimpleStrategy", "replication_factor": "3"}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ks := NewKeyspace("shop", Replication{Class: SimpleStrategy, Factor: 3}, true)
 	addr := cqltype.UDTOf("shop", "address", []string{"street", "zip"}, []*cqltype.Type{cqltype.TextType, cqltype.IntType}, false)
 	ks.Types["address"] = addr
 	col := func(name, typ string, kind ColumnKind, pos int, desc bool) *Column {
@@ -84,22 +81,30 @@ func sample(t *testing.T) *Keyspace {
 		col("history", "list<int>", Regular, -1, false),
 		col("ship_to", "address", Regular, -1, false),
 		col("frozen_to", "frozen<address>", Regular, -1, false),
-	}, TableOptions{Comment: "orders", GCGraceSeconds: ExplicitZeroGCGrace,
-		Compaction: map[string]string{"class": LeveledClass, "sstable_size_in_mb": "160"}})
+	}, options(func(o *TableParams) {
+		o.Comment, o.GCGraceSeconds = "orders", 0
+		o.Compaction = map[string]string{"class": LeveledClass, "sstable_size_in_mb": "160"}
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	kv, err := NewTable("shop", "kv", mutation.TableID{2}, []*Column{
 		col("k", "bigint", PartitionKey, 0, false), col("v", "blob", Regular, -1, false),
-	}, TableOptions{DefaultTimeToLive: 60})
+	}, options(func(o *TableParams) { o.DefaultTimeToLive = 60 }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tb := range []*Table{orders, kv} {
-		tb.Options.EnsureDefaults()
 		ks.Tables[tb.Name] = tb
 	}
 	return ks
+}
+
+// options are the default table options as set changes them.
+func options(set func(*TableParams)) TableParams {
+	o := DefaultTableParams()
+	set(&o)
+	return o
 }
 
 func writeKeyspace(t *testing.T, s *store, ks *Keyspace, w *CellWriter) {
@@ -127,7 +132,8 @@ func writeKeyspace(t *testing.T, s *store, ks *Keyspace, w *CellWriter) {
 
 func load(t *testing.T, s *store) *Schema {
 	t.Helper()
-	user, err := Load(func(def *Table) ([]map[string]Cell, error) { return s.rows(def, 1000) })
+	user, err := Load(func(def *Table) ([]map[string]Cell, error) { return s.rows(def, 1000) },
+		func(what, option string, err error) { t.Errorf("%s %s: %v", what, option, err) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +142,7 @@ func load(t *testing.T, s *store) *Schema {
 
 func describe(ks *Keyspace) string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s %v %s\n", ks.Name, ks.DurableWrites, sortedMap(ks.Replication))
+	fmt.Fprintf(&b, "%s %v %s\n", ks.Name, ks.DurableWrites, sortedMap(ks.Replication.Map()))
 	names := make([]string, 0, len(ks.Tables))
 	for n := range ks.Tables {
 		names = append(names, n)
@@ -349,28 +355,8 @@ func TestDefinitionsAreChecked(t *testing.T) {
 		{[]*Column{{Name: "k", Type: cqltype.SetOf(cqltype.IntType, false), Kind: PartitionKey}},
 			"Invalid non-frozen collection type for PRIMARY KEY component k"},
 	} {
-		if _, err := NewTable("ks", "t", mutation.TableID{}, c.cols, TableOptions{}); err == nil || err.Error() != c.want {
+		if _, err := NewTable("ks", "t", mutation.TableID{}, c.cols, DefaultTableParams()); err == nil || err.Error() != c.want {
 			t.Errorf("NewTable = %v, want %q", err, c.want)
 		}
-	}
-	for _, c := range []struct {
-		repl map[string]string
-		want string
-	}{
-		{map[string]string{"class": "SimpleStrategy"}, "SimpleStrategy requires a replication_factor strategy option."},
-		{map[string]string{"class": "Nope"}, "Unable to find replication strategy class 'Nope'"},
-		{map[string]string{"replication_factor": "1"}, "Missing replication strategy class"},
-		{map[string]string{"class": "NetworkTopologyStrategy", "dc1": "x"}, "Replication factor must be non-negative; found x"},
-	} {
-		if _, err := NormalizeReplication(c.repl); err == nil || err.Error() != c.want {
-			t.Errorf("NormalizeReplication(%v) = %v, want %q", c.repl, err, c.want)
-		}
-	}
-	r, err := NormalizeReplication(map[string]string{"class": "NetworkTopologyStrategy", "dc1": "3"})
-	if err != nil || r["class"] != NetworkTopologyStrategy {
-		t.Fatalf("NormalizeReplication = %v, %v", r, err)
-	}
-	if _, err := CompactionClass("TimeWindowCompactionStrategy"); err != nil {
-		t.Fatal(err)
 	}
 }

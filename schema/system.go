@@ -57,8 +57,8 @@ func systemTable(keyspace, name string, partitionKey, clustering []string, specs
 		}
 		cols = append(cols, &Column{Name: name, Type: t, Kind: kind, Position: pos})
 	}
-	opts := TableOptions{Comment: name}
-	opts.EnsureDefaults()
+	opts := DefaultTableParams()
+	opts.Comment = name
 	t, err := NewTable(keyspace, name, SystemTableID(keyspace, name), cols, opts)
 	if err != nil {
 		panic(invariants.Failf("schema: system table %s.%s: %v", keyspace, name, err))
@@ -132,7 +132,7 @@ var schemaTables = []*Table{KeyspacesTable, TablesTable, ColumnsTable, TypesTabl
 // SystemKeyspaces returns the system and system_schema keyspaces, as the
 // schema lists them (drivers expect to find them in system_schema).
 func SystemKeyspaces() []*Keyspace {
-	local := map[string]string{"class": LocalStrategy}
+	local := localReplication
 	sys := &Keyspace{Name: SystemKeyspace, Replication: local, DurableWrites: true, Tables: map[string]*Table{}, Types: map[string]*cqltype.Type{}}
 	for _, t := range []*Table{LocalTable, PeersTable, PeersV2Table} {
 		sys.Tables[t.Name] = t

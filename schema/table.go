@@ -79,7 +79,9 @@ type Table struct {
 	PartitionKey []*Column
 	Clustering   []*Column
 	byName       map[string]*Column
-	Options      TableOptions
+	Options      TableParams
+	// Compaction is Options.Compaction read for the engine.
+	Compaction Compaction
 	// Dropped maps each dropped column's name to when it was dropped
 	// (microseconds): its cells written until then stay invisible even if
 	// a column of that name comes back.
@@ -88,19 +90,18 @@ type Table struct {
 }
 
 // NewTable builds a table from its columns and options, checking what
-// Cassandra checks of a definition: valid options, at least one partition
+// Cassandra checks of a definition: valid options (Checked, whose
+// canonical form the table keeps), at least one partition
 // key column, unique names, key positions without gaps, no multi-cell
 // (non-frozen) collection or user type in the primary key, no static column
 // without clustering columns, and no counter column.
-func NewTable(keyspace, name string, id mutation.TableID, columns []*Column, opts TableOptions) (*Table, error) {
-	t := &Table{Keyspace: keyspace, Name: name, ID: id, Options: opts.clone(), byName: map[string]*Column{}, Dropped: map[string]int64{}}
-	var errs []error
-	if err := opts.Validate(); err != nil {
-		errs = append(errs, err)
-	} else if class, ok := opts.Compaction["class"]; ok {
-		// Stored, as Cassandra stores it, by the class's full name.
-		t.Options.Compaction["class"], _ = CompactionClass(class)
+func NewTable(keyspace, name string, id mutation.TableID, columns []*Column, opts TableParams) (*Table, error) {
+	t := &Table{Keyspace: keyspace, Name: name, ID: id, byName: map[string]*Column{}, Dropped: map[string]int64{}}
+	var err error
+	if t.Options, t.Compaction, err = opts.Checked(); err != nil {
+		return nil, err
 	}
+	var errs []error
 	var regular, static []*Column
 	for _, c := range columns {
 		c = new(*c) // the table's own: Index is its place here

@@ -289,7 +289,7 @@ func (e *Engine) flushInBackground(t *Table) {
 }
 
 func (e *Engine) compactInBackground(t *Table) {
-	if e.opts.DisableAutoCompaction || !t.compactPending.CompareAndSwap(false, true) {
+	if e.opts.DisableAutoCompaction || t.opts.Compaction.Disabled || !t.compactPending.CompareAndSwap(false, true) {
 		return
 	}
 	e.inBackground(t, "compaction", e.compactionSlots, func() error {

@@ -233,7 +233,10 @@ func (s CompactionStrategy) String() string {
 // size-tiered fields also shape level 0 of Leveled and the newest window of
 // TimeWindow.
 type CompactionOptions struct {
-	Strategy     CompactionStrategy
+	Strategy CompactionStrategy
+	// Disabled stops the table's background compactions (the compaction
+	// option enabled: false); explicit ones still run.
+	Disabled     bool
 	MinThreshold int     // default 4
 	MaxThreshold int     // default 32
 	BucketLow    float64 // default 0.5
@@ -249,6 +252,10 @@ type CompactionOptions struct {
 	// Window is TimeWindow's window (compaction_window_size times
 	// compaction_window_unit). Default one day.
 	Window time.Duration
+	// TimestampUnit is what TimeWindow reads write timestamps in
+	// (timestamp_resolution). Default microseconds, as every write Sibyl
+	// makes is stamped.
+	TimestampUnit time.Duration
 }
 
 // EnsureDefaults fills unset fields with their defaults.
@@ -276,6 +283,9 @@ func (o *CompactionOptions) EnsureDefaults() {
 	}
 	if o.Window == 0 {
 		o.Window = 24 * time.Hour
+	}
+	if o.TimestampUnit == 0 {
+		o.TimestampUnit = time.Microsecond
 	}
 }
 
@@ -307,6 +317,9 @@ func (o *CompactionOptions) Validate() error {
 	}
 	if c.Window < 0 {
 		errs = append(errs, fmt.Errorf("compaction_window_size: %v is negative", c.Window))
+	}
+	if c.TimestampUnit < 0 || c.TimestampUnit > time.Second {
+		errs = append(errs, fmt.Errorf("timestamp_resolution: %v is not a unit from nanoseconds to seconds", c.TimestampUnit))
 	}
 	return errors.Join(errs...)
 }

@@ -183,7 +183,7 @@ func overlapping(ssts []sstableSummary, level, picked []int) []int {
 // merged into one, at most MaxThreshold of its smallest at a time. Newer
 // windows go first.
 func pickTimeWindow(ssts []sstableSummary, o *CompactionOptions) *compactionPlan {
-	width := max(o.Window.Microseconds(), 1)
+	width := max(int64(o.Window/o.TimestampUnit), 1)
 	windows := map[int64][]int{}
 	var starts []int64
 	for i := range ssts {

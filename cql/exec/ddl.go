@@ -39,12 +39,15 @@ func (s *Session) createKeyspace(st *cql.CreateKeyspace) (*Result, error) {
 	if schema.IsSystemKeyspace(st.Name) {
 		return nil, unauthorizedf("%s keyspace is not user-modifiable.", st.Name)
 	}
+	if err := schema.CheckKeyspaceName(st.Name); err != nil {
+		return nil, asInvalid(err)
+	}
 	repl, durable, err := keyspaceOptions(st.Options)
 	if err != nil {
 		return nil, err
 	}
 	if repl == nil {
-		return nil, configf("Missing mandatory option 'replication'")
+		return nil, invalidf("Missing mandatory option 'replication'")
 	}
 	if s.c.Schema().Keyspace(st.Name) != nil {
 		if st.IfNotExists {
@@ -52,16 +55,17 @@ func (s *Session) createKeyspace(st *cql.CreateKeyspace) (*Result, error) {
 		}
 		return nil, &Error{Code: AlreadyExists, Keyspace: st.Name, Message: fmt.Sprintf("Cannot add existing keyspace \"%s\"", st.Name)}
 	}
-	return s.writeKeyspace(st.Name, repl, durable == nil || *durable, "CREATED")
+	return s.writeKeyspace(st.Name, repl, nil, durable == nil || *durable, "CREATED")
 }
 
-// writeKeyspace checks a keyspace's definition and writes its row.
-func (s *Session) writeKeyspace(name string, repl map[string]string, durable bool, change string) (*Result, error) {
-	ks, err := schema.NewKeyspace(name, repl, durable)
+// writeKeyspace checks a keyspace's definition (previous is its
+// replication before an ALTER) and writes its row.
+func (s *Session) writeKeyspace(name string, repl, previous map[string]string, durable bool, change string) (*Result, error) {
+	r, err := schema.ParseReplication(name, repl, s.dataCenters(), previous)
 	if err != nil {
-		return nil, asConfig(err)
+		return nil, asInvalid(err)
 	}
-	m, err := schema.KeyspaceMutation(ks, s.writer())
+	m, err := schema.KeyspaceMutation(schema.NewKeyspace(name, r, durable), s.writer())
 	if err != nil {
 		return nil, err
 	}
@@ -86,14 +90,15 @@ func (s *Session) alterKeyspace(st *cql.AlterKeyspace) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if repl == nil {
-		repl = old.Replication
+	previous := old.Replication.Map()
+	if _, ok := repl["class"]; !ok && len(repl) == 0 {
+		repl = previous // replication = {} or none keeps it as it is
 	}
 	keep := old.DurableWrites
 	if durable != nil {
 		keep = *durable
 	}
-	return s.writeKeyspace(st.Name, repl, keep, "UPDATED")
+	return s.writeKeyspace(st.Name, repl, previous, keep, "UPDATED")
 }
 
 func (s *Session) dropKeyspace(st *cql.DropKeyspace) (*Result, error) {
@@ -135,13 +140,14 @@ func (s *Session) createTable(st *cql.CreateTable) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var base schema.TableOptions
-	base.EnsureDefaults()
-	opts, err := tableOptions(base, st.Options)
+	opts, err := tableOptions(schema.DefaultTableParams(), st.Options)
 	if err != nil {
 		return nil, err
 	}
 	t, err := schema.NewTable(ksName, st.Name.Name, newTableID(), cols, opts)
+	if err == nil {
+		err = schema.CheckTableName(ksName, st.Name.Name)
+	}
 	if err != nil {
 		return nil, asInvalid(err)
 	}
@@ -323,4 +329,14 @@ func newTableID() mutation.TableID {
 	id[6] = id[6]&0x0f | 0x40
 	id[8] = id[8]&0x3f | 0x80
 	return id
+}
+
+// dataCenters are the data centres of the cluster, which a
+// NetworkTopologyStrategy keyspace's replication must name among; nil
+// where the coordinator does not know them.
+func (s *Session) dataCenters() []string {
+	if d, ok := s.c.(ClusterDescriber); ok {
+		return d.ClusterInfo().DataCenters
+	}
+	return nil
 }

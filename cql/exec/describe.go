@@ -27,6 +27,9 @@ type ClusterInfo struct {
 	// Ownership maps each token range's end token to its replicas'
 	// addresses ("/127.0.0.1:7000"), for keyspace.
 	Ownership func(keyspace string) map[string][]string
+	// DataCenters are the cluster's data centres: this node's and those
+	// of every node in its ring.
+	DataCenters []string
 }
 
 // ClusterDescriber is implemented by coordinators that can describe their
@@ -315,11 +318,12 @@ func quoted(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "
 
 func keyspaceStatement(ks *schema.Keyspace) string {
 	var b strings.Builder
+	repl := ks.Replication.Map()
 	fmt.Fprintf(&b, "CREATE KEYSPACE %s WITH replication = {'class': %s", describedName(ks.Name),
-		quoted(strings.TrimPrefix(ks.Replication["class"], "org.apache.cassandra.locator.")))
-	for _, k := range slices.Sorted(maps.Keys(ks.Replication)) {
+		quoted(strings.TrimPrefix(repl["class"], "org.apache.cassandra.locator.")))
+	for _, k := range slices.Sorted(maps.Keys(repl)) {
 		if k != "class" {
-			fmt.Fprintf(&b, ", %s: %s", quoted(k), quoted(ks.Replication[k]))
+			fmt.Fprintf(&b, ", %s: %s", quoted(k), quoted(repl[k]))
 		}
 	}
 	fmt.Fprintf(&b, "}  AND durable_writes = %v;", ks.DurableWrites)
@@ -424,38 +428,24 @@ func tableStatement(t *schema.Table, internals bool) string {
 	return b.String()
 }
 
-func describedOptions(o schema.TableOptions) []string {
-	gcGrace := o.GCGraceSeconds
-	if gcGrace == schema.ExplicitZeroGCGrace {
-		gcGrace = 0
-	}
-	compaction := maps.Clone(o.Compaction)
-	switch compaction["class"] {
-	case schema.SizeTieredClass, schema.LeveledClass, schema.TimeWindowClass:
-		if _, ok := compaction["min_threshold"]; !ok {
-			compaction["min_threshold"] = "4"
-		}
-		if _, ok := compaction["max_threshold"]; !ok {
-			compaction["max_threshold"] = "32"
-		}
-	}
+func describedOptions(o schema.TableParams) []string {
 	ext := map[string]string{}
 	for k, v := range o.Extensions {
 		ext[k] = fmt.Sprintf("0x%x", v)
 	}
 	return []string{
 		"additional_write_policy = " + quoted(o.AdditionalWritePolicy),
-		"bloom_filter_fp_chance = " + javaDouble(o.BloomFilterFPChance),
+		"bloom_filter_fp_chance = " + cqltype.JavaFloatText(o.BloomFilterFPChance, 64),
 		"caching = " + describedMap(o.Caching, true),
 		"cdc = false",
 		"comment = " + quoted(o.Comment),
-		"compaction = " + describedMap(compaction, true),
+		"compaction = " + describedMap(o.Compaction, true),
 		"compression = " + describedMap(o.Compression, true),
 		"memtable = 'default'",
-		"crc_check_chance = " + javaDouble(o.CRCCheckChance),
+		"crc_check_chance = " + cqltype.JavaFloatText(o.CRCCheckChance, 64),
 		"default_time_to_live = " + strconv.Itoa(int(o.DefaultTimeToLive)),
 		"extensions = " + describedMap(ext, false),
-		"gc_grace_seconds = " + strconv.Itoa(int(gcGrace)),
+		"gc_grace_seconds = " + strconv.Itoa(int(o.GCGraceSeconds)),
 		"max_index_interval = " + strconv.Itoa(int(o.MaxIndexInterval)),
 		"memtable_flush_period_in_ms = " + strconv.Itoa(int(o.MemtableFlushPeriodMs)),
 		"min_index_interval = " + strconv.Itoa(int(o.MinIndexInterval)),
@@ -476,29 +466,6 @@ func describedMap(m map[string]string, quoteValues bool) string {
 		parts = append(parts, quoted(k)+": "+v)
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
-}
-
-// javaDouble prints a double as Java's Double.toString does: always a
-// fraction, and scientific notation outside [1e-3, 1e7).
-func javaDouble(f float64) string {
-	abs := f
-	if abs < 0 {
-		abs = -abs
-	}
-	if abs != 0 && (abs < 1e-3 || abs >= 1e7) {
-		s := strconv.FormatFloat(f, 'E', -1, 64)
-		mant, exp, _ := strings.Cut(s, "E")
-		if !strings.Contains(mant, ".") {
-			mant += ".0"
-		}
-		e, _ := strconv.Atoi(exp)
-		return mant + "E" + strconv.Itoa(e)
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
 }
 
 func uuidString(b []byte) string {

@@ -3,6 +3,8 @@ package exec
 import (
 	"errors"
 	"fmt"
+
+	"github.com/sibyldb/sibyl/schema"
 )
 
 // ErrorCode is a native protocol error code.
@@ -104,7 +106,8 @@ func unauthorizedf(format string, args ...any) *Error {
 }
 
 // asInvalid turns a plain error (from schema or cqltype, which speak in
-// Cassandra's words but know no codes) into an Invalid error.
+// Cassandra's words but know no codes) into an Invalid error, or a
+// configuration error where schema says it is one.
 func asInvalid(err error) error {
 	if err == nil {
 		return nil
@@ -112,6 +115,10 @@ func asInvalid(err error) error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e // a callback's own error, through a wrapping layer
+	}
+	var ce *schema.ConfigurationError
+	if errors.As(err, &ce) {
+		return &Error{Code: ConfigError, Message: err.Error()}
 	}
 	return &Error{Code: Invalid, Message: err.Error()}
 }

@@ -49,7 +49,7 @@ func (c *memCoordinator) ApplySchema(ms []*mutation.Mutation) error {
 			}
 		}
 		return rows, nil
-	})
+	}, func(what, option string, err error) { panic(fmt.Sprintf("%s %s: %v", what, option, err)) })
 	if err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func renderResult(r *Result, err error) string {
 // describe prints a keyspace's definition as the schema holds it.
 func describe(ks *schema.Keyspace) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "keyspace %s durable_writes=%v replication=%v\n", ks.Name, ks.DurableWrites, sortedPairs(ks.Replication))
+	fmt.Fprintf(&b, "keyspace %s durable_writes=%v replication=%v\n", ks.Name, ks.DurableWrites, sortedPairs(ks.Replication.Map()))
 	for _, n := range slices.Sorted(maps.Keys(ks.Types)) {
 		t := ks.Types[n]
 		fmt.Fprintf(&b, "type %s", n)

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/schema"
@@ -63,20 +64,6 @@ func optionFloat(o cql.Option) (float64, error) {
 	return f, nil
 }
 
-func optionBool(o cql.Option) (bool, error) {
-	s, err := optionString(o)
-	if err != nil {
-		return false, err
-	}
-	switch s {
-	case "true", "TRUE", "True":
-		return true, nil
-	case "false", "FALSE", "False":
-		return false, nil
-	}
-	return false, syntaxf("Invalid boolean value %s for '%s'. Supported values are (true|false)", s, o.Name)
-}
-
 // checkRepeats refuses an option given twice.
 func checkRepeats(opts []cql.Option) error {
 	seen := map[string]bool{}
@@ -90,7 +77,7 @@ func checkRepeats(opts []cql.Option) error {
 }
 
 // tableOptions reads CREATE/ALTER TABLE's WITH options onto base.
-func tableOptions(base schema.TableOptions, opts []cql.Option) (schema.TableOptions, error) {
+func tableOptions(base schema.TableParams, opts []cql.Option) (schema.TableParams, error) {
 	o := base
 	if err := checkRepeats(opts); err != nil {
 		return o, err
@@ -102,9 +89,6 @@ func tableOptions(base schema.TableOptions, opts []cql.Option) (schema.TableOpti
 			o.Comment, err = optionString(opt)
 		case "gc_grace_seconds":
 			o.GCGraceSeconds, err = optionInt(opt)
-			if err == nil && o.GCGraceSeconds == 0 {
-				o.GCGraceSeconds = schema.ExplicitZeroGCGrace
-			}
 		case "default_time_to_live":
 			o.DefaultTimeToLive, err = optionInt(opt)
 		case "bloom_filter_fp_chance":
@@ -129,8 +113,18 @@ func tableOptions(base schema.TableOptions, opts []cql.Option) (schema.TableOpti
 			o.Compaction, err = optionMap(opt)
 		case "compression":
 			o.Compression, err = optionMap(opt)
-		case "cdc", "memtable", "extensions", "dclocal_read_repair_chance", "read_repair_chance":
-			// Accepted and, for now, not kept.
+		case "cdc":
+			var on bool
+			if on, err = optionBool(opt); err == nil && on {
+				err = configf("cdc is not supported: Sibyl has no change data capture log")
+			}
+		case "memtable":
+			var v string
+			if v, err = optionString(opt); err == nil && v != "default" {
+				err = configf("Memtable configuration \"%s\" not found.", v)
+			}
+		case "extensions":
+			// Accepted and ignored, as Cassandra 4.1 does.
 		default:
 			err = syntaxf("Unknown property '%s'", opt.Name)
 		}
@@ -138,8 +132,43 @@ func tableOptions(base schema.TableOptions, opts []cql.Option) (schema.TableOpti
 			return o, err
 		}
 	}
-	if err := o.Validate(); err != nil {
-		return o, asConfig(err)
+	if v, ok := o.Compression["crc_check_chance"]; ok {
+		// The option's place before Cassandra 3.0; the table option given
+		// too wins.
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return o, syntaxf("Invalid double value %s for crc_check_chance.'", v)
+		}
+		if !given(opts, "crc_check_chance") {
+			o.CRCCheckChance = f
+		}
 	}
-	return o, nil
+	o, _, err := o.Checked()
+	return o, asInvalid(err)
+}
+
+// given reports whether an option of that name is among opts.
+func given(opts []cql.Option, name string) bool {
+	for _, o := range opts {
+		if o.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// optionBool reads a boolean as Cassandra's property definitions do (cdc,
+// durable_writes): 1, true or yes; 0, false or no; any case.
+func optionBool(o cql.Option) (bool, error) {
+	s, err := optionString(o)
+	if err != nil {
+		return false, err
+	}
+	switch strings.ToLower(s) {
+	case "1", "true", "yes":
+		return true, nil
+	case "0", "false", "no":
+		return false, nil
+	}
+	return false, syntaxf("Invalid boolean value %s for '%s'. Positive values can be '1', 'true' or 'yes'. Negative values can be '0', 'false' or 'no'.", s, o.Name)
 }

@@ -209,7 +209,7 @@ func TestErrorsReachGocqlTyped(t *testing.T) {
 		{"SELEC * FROM ks.kv", gocql.ErrCodeSyntax},
 		{"SELECT * FROM ks.nope", gocql.ErrCodeInvalid},
 		{"INSERT INTO ks.kv (k, v) VALUES ('x', 'y')", gocql.ErrCodeInvalid},
-		{"CREATE KEYSPACE k2 WITH replication = {'class': 'SimpleStrategy'}", gocql.ErrCodeConfig},
+		{"CREATE KEYSPACE k2 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 'x'}", gocql.ErrCodeConfig},
 	} {
 		err := s.Query(c.q).Exec()
 		var re gocql.RequestError

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gocql/gocql"
@@ -310,4 +311,91 @@ func TestKeysOverCassandrasLimits(t *testing.T) {
 			t.Fatalf("after a restart ks.%s holds %d rows (%v), want none", table, n, err)
 		}
 	}
+}
+
+// TestBadOptionsSaveNothing sends DDL with every kind of bad option: each
+// is refused with Cassandra's error and message, nothing of it is saved,
+// and the node restarts.
+func TestBadOptionsSaveNothing(t *testing.T) {
+	in := startIntegrityNode(t)
+	s := in.session()
+	mustExec(t, s, createKeyspace, "CREATE TABLE ks.kept (k int PRIMARY KEY, v int)")
+	const (
+		syntax = gocql.ErrCodeSyntax
+		config = gocql.ErrCodeConfig
+		inval  = gocql.ErrCodeInvalid
+	)
+	long := strings.Repeat("t", 240)
+	for _, c := range []struct {
+		stmt string
+		code int
+		msg  string
+	}{
+		{"CREATE TABLE ks.a (k int PRIMARY KEY) WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'min_threshold': 'abc'}", config,
+			"Invalid value abc for 'min_threshold' compaction sub-option - must be an integer"},
+		{"CREATE TABLE ks.a (k int PRIMARY KEY) WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'min_threshold': '1'}", config,
+			"Min compaction threshold cannot be less than 2 (got 1)"},
+		{"CREATE TABLE ks.a (k int PRIMARY KEY) WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'bucket_low': 'x'}", config,
+			"x is not a parsable float for bucket_low"},
+		{"CREATE TABLE ks.a (k int PRIMARY KEY) WITH compaction = {'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': '0'}", config,
+			"sstable_size_in_mb must be larger than 0, but was 0"},
+		{"CREATE TABLE ks.a (k int PRIMARY KEY) WITH compaction = {'class': 'TimeWindowCompactionStrategy', 'compaction_window_unit': 'WEEKS'}", config,
+			"WEEKS is not valid for compaction_window_unit"},
+		{"CREATE TABLE ks.a (k int PRIMARY KEY) WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'foo': '1'}", config,
+			"Properties specified [foo] are not understood by SizeTieredCompactionStrategy"},
+		{"CREATE TABLE ks.a (k int PRIMARY KEY) WITH compaction = {'class': 'Nope'}", config,
+			"Unable to find compaction strategy class 'org.apache.cassandra.db.compaction.Nope'"},
+		{"CREATE TABLE ks.a (k int PRIMARY KEY) WITH compression = {'class': 'LZ4Compressor', 'chunk_length_in_kb': '3'}", config,
+			"chunk_length_in_kb must be a power of 2"},
+		{"CREATE TABLE ks.a (k int PRIMARY KEY) WITH caching = {'keys': 'SOME'}", config,
+			"Invalid value 'SOME' for caching sub-option 'keys': only 'ALL' and 'NONE' are allowed"},
+		{"CREATE TABLE ks.a (k int PRIMARY KEY) WITH speculative_retry = '100p'", config,
+			"Invalid value 100p for PERCENTILE option 'speculative_retry': must be between (0.0 and 100.0)"},
+		{"CREATE TABLE ks.a (k int PRIMARY KEY) WITH gc_grace_seconds = 'abc'", syntax, "Invalid integer value abc for 'gc_grace_seconds'"},
+		{"CREATE TABLE ks.a (k int PRIMARY KEY) WITH bloom_filter_fp_chance = 0", config,
+			"bloom_filter_fp_chance must be larger than 6.71E-5 and less than or equal to 1.0 (got 0.0)"},
+		{"CREATE TABLE ks.a (k int PRIMARY KEY) WITH read_repair_chance = 0.1", syntax, "Unknown property 'read_repair_chance'"},
+		{"CREATE TABLE ks." + long + " (k int PRIMARY KEY)", config,
+			"ks." + long + ": Table name must not be empty, more than 48 characters long, or contain non-alphanumeric-underscore characters (got \"" + long + "\")"},
+		{"ALTER TABLE ks.kept WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'max_threshold': 'x'}", config,
+			"Invalid value x for 'max_threshold' compaction sub-option - must be an integer"},
+		{"CREATE KEYSPACE " + strings.Repeat("k", 250) + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", inval,
+			"Keyspace name must not be empty, more than 48 characters long, or contain non-alphanumeric-underscore characters (got '" + strings.Repeat("k", 250) + "')"},
+		{"CREATE KEYSPACE k2 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': '3/1'}", config,
+			"Transient replication is not enabled on this node"},
+		{"CREATE KEYSPACE k2 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 'abc'}", config, `For input string: "abc"`},
+		{"CREATE KEYSPACE k2 WITH replication = {'class': 'NetworkTopologyStrategy', 'dc9': 3}", config,
+			"Unrecognized strategy option {dc9} passed to NetworkTopologyStrategy for keyspace k2"},
+		{"CREATE KEYSPACE k2 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1, 'dc1': 1}", config,
+			"Unrecognized strategy option {dc1} passed to SimpleStrategy for keyspace k2"},
+		{"ALTER KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': '-1'}", config,
+			"Replication factor must be non-negative, found -1"},
+	} {
+		wantRequestError(t, c.stmt, s.Query(c.stmt).Exec(), c.code, c.msg)
+	}
+	check := func(when string) {
+		t.Helper()
+		iter := s.Query("SELECT keyspace_name, table_name FROM system_schema.tables WHERE keyspace_name IN ('ks', 'k2')").Iter()
+		var ks, name string
+		var got []string
+		for iter.Scan(&ks, &name) {
+			got = append(got, ks+"."+name)
+		}
+		if err := iter.Close(); err != nil || !reflect.DeepEqual(got, []string{"ks.kept"}) {
+			t.Fatalf("%s: tables %v (%v), want only ks.kept", when, got, err)
+		}
+		var compaction map[string]string
+		var repl map[string]string
+		if err := s.Query("SELECT compaction FROM system_schema.tables WHERE keyspace_name = 'ks' AND table_name = 'kept'").Scan(&compaction); err != nil ||
+			compaction["max_threshold"] != "32" {
+			t.Fatalf("%s: ks.kept's compaction %v (%v)", when, compaction, err)
+		}
+		if err := s.Query("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = 'ks'").Scan(&repl); err != nil || repl["replication_factor"] != "1" {
+			t.Fatalf("%s: ks's replication %v (%v)", when, repl, err)
+		}
+	}
+	check("before a restart")
+	in.restart()
+	s = in.session()
+	check("after a restart")
 }
