@@ -63,21 +63,27 @@ func TestOtherTableOptions(t *testing.T) {
 		got  func(TableParams) bool
 	}{
 		{func(o *TableParams) { o.Caching = map[string]string{"rows_per_partition": "10"} }, "",
-			func(o TableParams) bool { return maps.Equal(o.Caching, map[string]string{"keys": "NONE", "rows_per_partition": "10"}) }},
+			func(o TableParams) bool {
+				return maps.Equal(o.Caching, map[string]string{"keys": "NONE", "rows_per_partition": "10"})
+			}},
 		{func(o *TableParams) { o.Caching = map[string]string{"rows_per_partition": "-1"} },
 			"Invalid value '-1' for caching sub-option 'rows_per_partition': only 'ALL', 'NONE', and integer values are allowed", nil},
 		{func(o *TableParams) { o.Caching = map[string]string{"keys": "ALL", "rows": "x"} },
 			"Invalid caching sub-options [rows]: only 'keys' and 'rows_per_partition' are allowed", nil},
 		{func(o *TableParams) { o.Compression = map[string]string{} }, "",
 			func(o TableParams) bool { return maps.Equal(o.Compression, map[string]string{"enabled": "false"}) }},
-		{func(o *TableParams) { o.Compression = map[string]string{"class": "ZstdCompressor", "compression_level": "5"} }, "",
+		{func(o *TableParams) {
+			o.Compression = map[string]string{"class": "ZstdCompressor", "compression_level": "5"}
+		}, "",
 			func(o TableParams) bool {
 				return maps.Equal(o.Compression, map[string]string{"class": "org.apache.cassandra.io.compress.ZstdCompressor", "chunk_length_in_kb": "16", "compression_level": "5"})
 			}},
 		{func(o *TableParams) { o.Compression = map[string]string{"enabled": "false", "class": "LZ4Compressor"} },
 			"If the 'enabled' option is set to false no other options must be specified", nil},
 		{func(o *TableParams) { o.Compression = map[string]string{"chunk_length_in_kb": "64"} }, "Missing sub-option 'class' for the 'compression' option.", nil},
-		{func(o *TableParams) { o.Compression = map[string]string{"class": "LZ4Compressor", "min_compress_ratio": "0.5"} },
+		{func(o *TableParams) {
+			o.Compression = map[string]string{"class": "LZ4Compressor", "min_compress_ratio": "0.5"}
+		},
 			"min_compress_ratio can either be 0 or greater than or equal to 1", nil},
 		{func(o *TableParams) { o.Compression = map[string]string{"class": "LZ4Compressor", "level": "5"} }, "Unknown compression options level", nil},
 		{func(o *TableParams) { o.Compression = map[string]string{"class": "Brotli"} }, "Could not create Compression for type org.apache.cassandra.io.compress.Brotli", nil},
