@@ -362,6 +362,9 @@ func (l *Log) leadLocked(sync bool) {
 	l.recycleLocked(batch)
 	if err != nil && l.mu.err == nil {
 		l.mu.err = fmt.Errorf("commitlog: %w; the commit log refuses writes from now on", err)
+		if l.opts.OnFailure != nil {
+			go l.opts.OnFailure(l.mu.err)
+		}
 	}
 	if err == nil {
 		if l.mu.written.Less(end) {

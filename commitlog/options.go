@@ -81,6 +81,10 @@ type Options struct {
 	MinSegmentID uint64
 	// Logger receives warnings such as a truncated torn tail; default none.
 	Logger *zerolog.Logger
+	// OnFailure hears, once and in a goroutine of its own, of the failed
+	// write or fsync after which the log refuses every append (C4): what a
+	// node's commit_failure_policy acts on.
+	OnFailure func(error)
 	// Now is the clock; default time.Now. Tests inject one.
 	Now func() time.Time
 }

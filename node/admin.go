@@ -300,7 +300,7 @@ func (n *Node) adminInfo() AdminInfo {
 	const mib = 1 << 20
 	return AdminInfo{
 		AdminStatus:     n.adminStatus(),
-		NativeTransport: n.native != nil,
+		NativeTransport: n.nativeRunning(),
 		Generation:      n.started.Unix(),
 		UptimeSeconds:   int64(time.Since(n.started).Seconds()),
 		HeapUsedMiB:     float64(ms.HeapAlloc) / mib,

@@ -40,6 +40,23 @@ type Config struct {
 	// cassandra.commitlog.ignorereplayerrors system property, so no key in
 	// sibyl.yaml).
 	CommitLogIgnoreReplayErrors bool `yaml:"-"`
+	// CommitFailurePolicy is commit_failure_policy: what the node does
+	// when a write or fsync of the commit log fails (after which the log
+	// refuses every write until a restart): stop (default: stop the native
+	// transport and gossip, as Cassandra does; the admin API stays),
+	// stop_commit (keep serving reads) or die (stop and exit).
+	CommitFailurePolicy string `yaml:"commit_failure_policy"`
+	// DiskFailurePolicy is disk_failure_policy: what the node does when a
+	// data file cannot be written or read, or is corrupt: stop (default:
+	// stop the transports on a file system error; corruption is logged and
+	// the request fails), stop_paranoid (stop on corruption too), die (stop
+	// and exit on either) or ignore (log, and let the requests fail). A full
+	// disk is not a disk failure: flushes and compactions are tried again
+	// and resume once there is space.
+	DiskFailurePolicy string `yaml:"disk_failure_policy"`
+	// Exit ends the process for the die policies; default os.Exit. Tests
+	// replace it.
+	Exit func(code int) `yaml:"-"`
 	// CommitLogSync is commitlog_sync: periodic (default), group or batch.
 	CommitLogSync string `yaml:"commitlog_sync"`
 	// CommitLogSyncPeriod is commitlog_sync_period ("10000ms", "10s"): the
@@ -145,6 +162,15 @@ func (c *Config) EnsureDefaults() {
 	if c.CommitLogSync == "" {
 		c.CommitLogSync = "periodic"
 	}
+	if c.CommitFailurePolicy == "" {
+		c.CommitFailurePolicy = "stop"
+	}
+	if c.DiskFailurePolicy == "" {
+		c.DiskFailurePolicy = "stop"
+	}
+	if c.Exit == nil {
+		c.Exit = os.Exit
+	}
 	if c.CommitLogSyncPeriod == 0 {
 		c.CommitLogSyncPeriod = Duration(10 * time.Second)
 	}
@@ -216,6 +242,20 @@ func (c *Config) Validate() error {
 		if _, err := storage.ParseCommitLogSync(c.CommitLogSync); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	switch c.CommitFailurePolicy {
+	case "", "stop", "stop_commit", "die":
+	case "ignore":
+		errs = append(errs, errors.New("commit_failure_policy: ignore is not supported: after a failed write or fsync what reached the commit log is unknown, so it cannot take more writes safely; use stop_commit to keep serving reads"))
+	default:
+		errs = append(errs, fmt.Errorf("commit_failure_policy: %q is not one of stop, stop_commit, die", c.CommitFailurePolicy))
+	}
+	switch c.DiskFailurePolicy {
+	case "", "stop", "stop_paranoid", "die", "ignore":
+	case "best_effort":
+		errs = append(errs, errors.New("disk_failure_policy: best_effort stops using a failed one of several data directories, and a node has one (data_file_directories); use stop or ignore"))
+	default:
+		errs = append(errs, fmt.Errorf("disk_failure_policy: %q is not one of stop, stop_paranoid, die, ignore", c.DiskFailurePolicy))
 	}
 	if c.CommitLogSyncPeriod < 0 {
 		errs = append(errs, fmt.Errorf("commitlog_sync_period: %s is negative", time.Duration(c.CommitLogSyncPeriod)))

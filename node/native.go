@@ -33,6 +33,8 @@ func (n *Node) StartNative() (net.Addr, error) {
 	if err != nil {
 		return nil, fmt.Errorf("native_transport_port: cannot listen on %s: %w", addr, err)
 	}
+	n.nativeMu.Lock()
+	defer n.nativeMu.Unlock()
 	n.native, n.nativeDone = srv, make(chan error, 1)
 	n.events.Store(srv)
 	go func() { n.nativeDone <- srv.Serve(l) }()
@@ -40,9 +42,18 @@ func (n *Node) StartNative() (net.Addr, error) {
 	return l.Addr(), nil
 }
 
+// nativeRunning reports whether the native protocol server serves.
+func (n *Node) nativeRunning() bool {
+	n.nativeMu.Lock()
+	defer n.nativeMu.Unlock()
+	return n.native != nil
+}
+
 // stopNative drains the native protocol server: no new connections or
 // requests, and those being answered finish.
 func (n *Node) stopNative() error {
+	n.nativeMu.Lock()
+	defer n.nativeMu.Unlock()
 	if n.native == nil {
 		return nil
 	}

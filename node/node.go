@@ -31,6 +31,9 @@ type Node struct {
 	// Recovery is what commit log replay did at start-up.
 	Recovery storage.RecoveryStats
 
+	// nativeMu guards native and nativeDone: a storage failure may stop
+	// the server while Close or Drain does.
+	nativeMu   sync.Mutex
 	native     *native.Server
 	nativeDone chan error
 	hostID     []byte   // the node's host id, kept in system.local
@@ -57,6 +60,8 @@ type Node struct {
 	stopped chan struct{}       // closed by Close, for the node's own goroutines
 	admin   *http.Server
 	drained atomic.Bool
+	// failed is set once a storage failure stopped the transports.
+	failed  atomic.Bool
 	started time.Time
 }
 
@@ -74,6 +79,12 @@ func Open(cfg Config) (*Node, error) {
 	opts := storage.Options{DataDir: cfg.DataFileDirectories[0], Logger: cfg.Logger, Partitioner: part,
 		BlockCacheSize: int64(cfg.FileCacheSize), MemtableTotalSpace: int64(cfg.MemtableHeapSpace),
 		IgnoreReplayErrors: cfg.CommitLogIgnoreReplayErrors}
+	var n *Node
+	opts.OnFailure = func(kind storage.FailureKind, err error) {
+		if n != nil {
+			n.onStorageFailure(kind, err)
+		}
+	}
 	opts.CommitLog.Dir = cfg.CommitLogDirectory
 	opts.CommitLog.SyncMode, _ = storage.ParseCommitLogSync(cfg.CommitLogSync)
 	opts.CommitLog.SyncPeriod = time.Duration(cfg.CommitLogSyncPeriod)
@@ -81,7 +92,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n := &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{}), pulling: map[string]bool{}, metrics: newMetrics(), views: map[string]peerView{},
+	n = &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{}), pulling: map[string]bool{}, metrics: newMetrics(), views: map[string]peerView{},
 		hints: &hints{dir: filepath.Join(cfg.DataDir, "hints"), delivering: map[ring.Endpoint]bool{}}}
 	if err := n.start(); err != nil {
 		return nil, errors.Join(err, n.leaveCluster(), engine.Close())

@@ -164,7 +164,7 @@ func (t *Table) compact(inputs []*sstableRef, level int, cutSize int64) error {
 	}
 	if err != nil {
 		outs.abort()
-		return fmt.Errorf("storage: compact %s.%s: %w", t.opts.Keyspace, t.opts.Name, err)
+		return t.e.reportFailure(fmt.Errorf("storage: compact %s.%s: %w", t.opts.Keyspace, t.opts.Name, err))
 	}
 	if err := t.replace(inputs, outs.done); err != nil {
 		// The obsolete log may stand although writing it failed, and then a

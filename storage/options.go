@@ -57,6 +57,10 @@ type Options struct {
 	// server --commitlog-ignore-replay-errors, Cassandra's
 	// cassandra.commitlog.ignorereplayerrors).
 	IgnoreReplayErrors bool
+	// OnFailure hears of the failures a node's failure policies decide on
+	// (see FailureKind): the commit log's, once, and each disk failure or
+	// corruption a flush, a compaction or a read meets. It must not block.
+	OnFailure func(kind FailureKind, err error)
 	// Logger receives the engine's events; default none.
 	Logger *zerolog.Logger
 	// Now is the clock; default time.Now.
@@ -113,6 +117,10 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.CommitLog.Now == nil {
 		o.CommitLog.Now = o.Now
+	}
+	if o.OnFailure != nil && o.CommitLog.OnFailure == nil {
+		report := o.OnFailure
+		o.CommitLog.OnFailure = func(err error) { report(CommitLogFailure, err) }
 	}
 }
 

@@ -115,10 +115,10 @@ func (t *Table) read(key []byte, opts ReadQuery, raw *[]mutation.Entry) (*Partit
 	defer v.release()
 	it, err := t.partitionIter(v, prefix)
 	if err != nil {
-		return nil, err
+		return nil, t.e.reportFailure(err)
 	}
 	p, err := readPartition(it, t.e.opts.SSTable.TokenLen, prefix, key, opts, raw)
-	return p, errors.Join(err, it.Close())
+	return p, t.e.reportFailure(errors.Join(err, it.Close()))
 }
 
 // ResolvePartition reads entries of one partition (in key order, as
@@ -278,7 +278,7 @@ type ScanQuery struct {
 // later, streaming.
 func (t *Table) Scan(opts ScanQuery) ([]*Partition, error) {
 	out, _, err := t.scan(opts, false)
-	return out, err
+	return out, t.e.reportFailure(err)
 }
 
 // RawPartition is one partition of ScanEntries: its key and the entries
@@ -295,7 +295,7 @@ type RawPartition struct {
 // does.
 func (t *Table) ScanEntries(opts ScanQuery) ([]RawPartition, error) {
 	_, raw, err := t.scan(opts, true)
-	return raw, err
+	return raw, t.e.reportFailure(err)
 }
 
 func (t *Table) scan(opts ScanQuery, keepRaw bool) ([]*Partition, []RawPartition, error) {

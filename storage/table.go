@@ -437,7 +437,7 @@ func (t *Table) flushMemtable(f flushingMemtable) error {
 // list, so reads still see it and the next Flush retries it, and its data
 // stays in the commit log, whose segments are not discarded past it.
 func (t *Table) flushFailed(err error) error {
-	return fmt.Errorf("storage: flush %s.%s: %w", t.opts.Keyspace, t.opts.Name, err)
+	return t.e.reportFailure(fmt.Errorf("storage: flush %s.%s: %w", t.opts.Keyspace, t.opts.Name, err))
 }
 
 func (t *Table) allocGeneration() uint64 {
