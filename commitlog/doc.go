@@ -25,7 +25,9 @@
 //	C4. Only a failed write or fsync of a segment (after which what reached
 //	    the disk is unknown) makes the log refuse every later append. A
 //	    failure to make a new segment refuses the appends that need one and
-//	    is retried, at most once a second, until a segment can be made.
+//	    is retried, at most once a second, until a segment can be made;
+//	    so does Open, which does not fail for it, so that a node on a full
+//	    disk starts, replays and frees its replayed segments.
 //
 // Segment layout (see docs/architecture.md):
 //

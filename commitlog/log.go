@@ -35,8 +35,10 @@ type Log struct {
 	mu struct {
 		sync.Mutex
 		cond     sync.Cond
-		segments []*segment // oldest first; the last is the tail
-		tailSize int64      // bytes appended to the tail, written or pending
+		segments []*segment // oldest first; the last is the tail once there is one
+		// tail is the segment appends go to; nil until one could be made.
+		tail     *segment
+		tailSize int64 // bytes appended to the tail, written or pending
 		nextID   uint64
 		pending  []chunk
 		// retiring are mapped segments the tail moved away from: the next
@@ -62,10 +64,12 @@ type Log struct {
 		// leaderTail is the tail a leader took for its turn: it may fsync
 		// it with the lock released, so the segment is not closed under it.
 		leaderTail *segment
-		// allocErr is the last failure to make a new segment, and
-		// allocFailedAt when it came; nil once one was made again.
+		// allocErr is the last failure to make a new segment, allocFailedAt
+		// when it came (writes within a second of it do not try again) and
+		// allocSince when the failures began; nil once one was made again.
 		allocErr      error
 		allocFailedAt time.Time
+		allocSince    time.Time
 	}
 	// allocationFailures counts the failures to make a new segment.
 	allocationFailures atomic.Int64
@@ -87,7 +91,11 @@ type Log struct {
 // updateSizeLocked refreshes size after the segments or the tail changed.
 // REQUIRES: l.mu held.
 func (l *Log) updateSizeLocked() {
-	l.size.Store(int64(len(l.mu.segments)-1)*l.opts.SegmentSize + l.mu.tailSize)
+	full := int64(len(l.mu.segments))
+	if l.mu.tail != nil {
+		full--
+	}
+	l.size.Store(full*l.opts.SegmentSize + l.mu.tailSize)
 }
 
 // Open opens the log in opts.Dir, keeping the segments already there for
@@ -114,12 +122,21 @@ func Open(opts Options) (*Log, error) {
 	}
 	l.mu.nextID = next
 	l.mu.lastSync = opts.Now()
+	// Every record to come is after every one found (C2), even before the
+	// tail is made.
+	l.mu.appended = Position{Segment: next}
+	l.mu.written, l.mu.synced = l.mu.appended, l.mu.appended
 	l.mu.Lock()
-	err = l.startSegmentLocked()
-	l.mu.Unlock()
-	if err != nil {
-		return nil, fmt.Errorf("commitlog: %w", err)
+	if err := l.startSegmentLocked(); err != nil {
+		// A node on a full disk must still start, replay and flush what
+		// it has, which frees the replayed segments: the first write tries
+		// again (C4).
+		l.allocationFailures.Add(1)
+		l.mu.allocErr = fmt.Errorf("%w: %w; writes are refused until one can be made", ErrSegmentAllocation, err)
+		l.mu.allocSince = opts.Now()
+		l.opts.Logger.Error().Err(err).Msg("commit log: cannot make a segment at start; writes are refused until one can be made")
 	}
+	l.mu.Unlock()
 	if opts.SyncMode == SyncPeriodic {
 		l.overdueTimer = time.AfterFunc(opts.SyncPeriod*3/2, func() { l.overdue.Store(true) })
 		go l.periodicSyncer()
@@ -156,16 +173,17 @@ func (l *Log) startSegmentLocked() error {
 		}
 	}
 	id := seg.id
-	if n := len(l.mu.segments); n > 0 && !l.mu.segments[n-1].closed {
-		l.mu.retiring = append(l.mu.retiring, l.mu.segments[n-1])
+	if l.mu.tail != nil {
+		l.mu.retiring = append(l.mu.retiring, l.mu.tail)
 	}
 	l.mu.segments = append(l.mu.segments, seg)
+	l.mu.tail = seg
 	l.mu.tailSize = segmentHeaderSize
 	if seg.mapped == nil {
 		l.mu.pending = append(l.mu.pending, chunk{seg: seg, data: appendSegmentHeader(nil, id)})
 	}
-	if l.mu.appended.Segment < id {
-		l.mu.appended = Position{Segment: id, Offset: segmentHeaderSize}
+	if start := (Position{Segment: id, Offset: segmentHeaderSize}); l.mu.appended.Less(start) {
+		l.mu.appended = start
 	}
 	if seg.mapped != nil {
 		l.mu.written = l.mu.appended
@@ -198,6 +216,7 @@ func (l *Log) rollOverLocked() error {
 	if err := l.startSegmentLocked(); err != nil {
 		l.allocationFailures.Add(1)
 		if l.mu.allocErr == nil {
+			l.mu.allocSince = now
 			l.opts.Logger.Error().Err(err).Msg("commit log: cannot make a new segment; writes are refused until one can be made")
 		}
 		l.mu.allocErr = fmt.Errorf("%w: %w; writes are refused until one can be made", ErrSegmentAllocation, err)
@@ -205,7 +224,7 @@ func (l *Log) rollOverLocked() error {
 		return l.mu.allocErr
 	}
 	if l.mu.allocErr != nil {
-		l.opts.Logger.Info().Dur("after", now.Sub(l.mu.allocFailedAt)).Int64("failures", l.allocationFailures.Load()).
+		l.opts.Logger.Info().Dur("after", now.Sub(l.mu.allocSince)).Int64("failures", l.allocationFailures.Load()).
 			Msg("commit log: made a new segment again; taking writes")
 		l.mu.allocErr = nil
 	}
@@ -223,8 +242,6 @@ func (l *Log) newSegmentLocked() *segment {
 	l.mu.nextID++
 	return &segment{id: id, name: l.opts.FS.PathJoin(l.opts.Dir, SegmentFileName(id)), dirty: map[[16]byte]*Position{}}
 }
-
-func (l *Log) tailLocked() *segment { return l.mu.segments[len(l.mu.segments)-1] }
 
 // MaxRecordSize is the largest payload the log accepts.
 func (l *Log) MaxRecordSize() int { return int(l.opts.SegmentSize/2) - recordHeaderSize }
@@ -249,7 +266,7 @@ func (l *Log) Append(table mutation.TableID, payload []byte) (Position, error) {
 	if l.mu.err != nil {
 		return Position{}, l.mu.err
 	}
-	for l.mu.tailSize+size > l.opts.SegmentSize {
+	for l.mu.tail == nil || l.mu.tailSize+size > l.opts.SegmentSize {
 		if l.mu.prepared == nil && l.mu.preparing {
 			// The next segment is on its way; whoever wakes first makes it
 			// the tail, and the others find room in it.
@@ -266,7 +283,7 @@ func (l *Log) Append(table mutation.TableID, payload []byte) (Position, error) {
 			return Position{}, err
 		}
 	}
-	tail := l.tailLocked()
+	tail := l.mu.tail
 	if tail.mapped != nil {
 		writeRecord(tail.mapped[l.mu.tailSize:l.mu.tailSize+size], hdr, payload)
 	} else {
@@ -335,7 +352,7 @@ func (l *Log) leadLocked(sync bool) {
 	retiring := l.mu.retiring
 	l.mu.retiring = nil
 	end := l.mu.appended
-	tail := l.tailLocked()
+	tail := l.mu.tail // nil before the first segment is made
 	l.mu.leaderTail = tail
 	l.mu.Unlock()
 
@@ -343,7 +360,7 @@ func (l *Log) leadLocked(sync bool) {
 	if err == nil {
 		err = l.closeRetiring(retiring)
 	}
-	if err == nil && sync && tail.file != nil {
+	if err == nil && sync && tail != nil && tail.file != nil {
 		if err = tail.file.Sync(); err != nil {
 			err = fmt.Errorf("sync %s: %w", tail.name, err)
 		}
@@ -498,9 +515,8 @@ func (l *Log) DiscardReplayed() error {
 func (l *Log) removeCleanLocked() error {
 	kept := l.mu.segments[:0]
 	var errs []error
-	n := len(l.mu.segments)
-	for i, seg := range l.mu.segments {
-		clean := i < n-1 && len(seg.dirty) == 0 && !seg.replayed
+	for _, seg := range l.mu.segments {
+		clean := seg != l.mu.tail && len(seg.dirty) == 0 && !seg.replayed
 		if clean && !seg.closed && seg.mapped != nil {
 			// A retired mapped segment no leader has taken yet holds nothing
 			// anyone needs: close it without the fsync. (A written one may
@@ -540,7 +556,10 @@ func (l *Log) DirtyTables() []mutation.TableID {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []mutation.TableID
-	for _, seg := range l.mu.segments[:len(l.mu.segments)-1] {
+	for _, seg := range l.mu.segments {
+		if seg == l.mu.tail {
+			break
+		}
 		for id := range seg.dirty {
 			out = append(out, id)
 		}

@@ -188,7 +188,7 @@ func testDiscard(t *testing.T, b backend) {
 		l.mu.cond.Wait()
 	}
 	names, _ := fs.List(b.dir)
-	want := []string{SegmentFileName(l.tailLocked().id)}
+	want := []string{SegmentFileName(l.mu.tail.id)}
 	if l.mu.prepared != nil {
 		want = append(want, SegmentFileName(l.mu.prepared.id)) // made ahead for the next rollover
 	}
@@ -678,5 +678,48 @@ func TestSegmentAllocationFailureIsRetried(t *testing.T) {
 		if !bytes.Equal(got[i], acked[i]) {
 			t.Fatalf("record %d differs", i)
 		}
+	}
+}
+
+// TestOpenOnAFullDisk opens a log whose first segment cannot be made: Open
+// succeeds, so that replay can run and free the old segments, and writes
+// are refused until a segment can be made.
+func TestOpenOnAFullDisk(t *testing.T) {
+	var full atomic.Bool
+	full.Store(true)
+	inj := errorfs.InjectorFunc(func(o errorfs.Op, path string) error {
+		if full.Load() && o == errorfs.OpCreate && strings.Contains(path, "CommitLog") {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+	dir := t.TempDir()
+	first := openIn(t, vfs.Default, dir, SyncBatch)
+	if _, err := first.Append(tableA, []byte("before")); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(Options{FS: errorfs.Wrap(vfs.Default, inj), Dir: dir, SegmentSize: 64 << 10, SyncMode: SyncBatch})
+	if err != nil {
+		t.Fatalf("Open on a full disk: %v", err)
+	}
+	defer l.Close()
+	if got, _ := replayAll(t, l); len(got) != 1 || string(got[0]) != "before" {
+		t.Fatalf("replayed %q", got)
+	}
+	if err := l.DiscardReplayed(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(tableA, []byte("refused")); !errors.Is(err, ErrSegmentAllocation) {
+		t.Fatalf("Append without a segment: %v", err)
+	}
+	full.Store(false)
+	l.mu.Lock()
+	l.mu.allocFailedAt = time.Time{} // as if a second had passed
+	l.mu.Unlock()
+	if _, err := l.Append(tableA, []byte("after")); err != nil {
+		t.Fatalf("Append once there is space: %v", err)
 	}
 }
