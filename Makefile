@@ -12,7 +12,7 @@ RACE_PKGS := ./commitlog/... ./memtable/... ./storage/... ./cql/native/... ./tes
 # Storage packages run once more without the invariants tag, so both code paths are tested.
 STORAGE_PKGS := ./commitlog/... ./memtable/... ./sstable/... ./storage/...
 
-.PHONY: all build test test-long lint bench bench-b3 bench-b3-cluster bench-b4 run compat clean
+.PHONY: all build test test-long test-differential-long lint bench bench-b3 bench-b3-cluster bench-b4 run compat clean
 
 all: build
 
@@ -29,6 +29,12 @@ test: build lint
 	$(GO) test -tags invariants -count=1 ./...
 	$(GO) test -count=1 $(STORAGE_PKGS)
 	$(GO) test -race -count=1 $(RACE_PKGS)
+
+# The long differential run from the wire down (see docs/testing.md).
+DIFFERENTIAL_TIME ?= 1h
+DIFFERENTIAL_SEED ?= 1000
+test-differential-long:
+	$(GO) test -count=1 -timeout 0 -run TestDifferential ./test/differential -differential.long $(DIFFERENTIAL_TIME) -differential.seed $(DIFFERENTIAL_SEED)
 
 # The long randomized model run (see docs/testing.md).
 test-long:

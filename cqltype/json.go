@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/big"
 	"net/netip"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -471,20 +470,13 @@ func (t *Type) fromJSONComposite(v any) ([]byte, error) {
 			}
 			elems = append(elems, b)
 		}
-		if t.Kind == Set {
-			// Sets are stored sorted and without duplicates.
-			cmp := t.Params[0].Compare
-			slices.SortStableFunc(elems, cmp)
-			elems = slices.CompactFunc(elems, func(a, b []byte) bool { return cmp(a, b) == 0 })
-		}
-		return EncodeCollection(elems), nil
+		return EncodeCollection(elems), nil // Normalize puts a set in order
 	case Map:
 		m, ok := v.(map[string]any)
 		if !ok {
 			return nil, wrong("a map")
 		}
-		type entry struct{ k, v []byte }
-		var entries []entry
+		var keys, vals [][]byte
 		for _, key := range sortedKeys(m) {
 			if m[key] == nil {
 				return nil, fmt.Errorf("Invalid null value in map")
@@ -497,19 +489,9 @@ func (t *Type) fromJSONComposite(v any) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			entries = append(entries, entry{kb, vb})
+			keys, vals = append(keys, kb), append(vals, vb)
 		}
-		cmp := t.Params[0].Compare
-		sort.SliceStable(entries, func(i, j int) bool { return cmp(entries[i].k, entries[j].k) < 0 })
-		var keys, vals [][]byte
-		for i, e := range entries {
-			if i > 0 && cmp(keys[len(keys)-1], e.k) == 0 {
-				vals[len(vals)-1] = e.v // equal keys: the last one stands
-				continue
-			}
-			keys, vals = append(keys, e.k), append(vals, e.v)
-		}
-		return EncodeMap(keys, vals), nil
+		return EncodeMap(keys, vals), nil // Normalize puts it in order
 	case Tuple:
 		list, ok := v.([]any)
 		if !ok {

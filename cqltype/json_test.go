@@ -148,6 +148,9 @@ func TestFromJSON(t *testing.T) {
 			t.Fatalf("%s: %v", c.in, err)
 		}
 		v, err := c.typ.FromJSON(in)
+		if err == nil {
+			v, err = c.typ.Normalize(v) // what a value sent to a node becomes
+		}
 		got := ""
 		if err != nil {
 			got = err.Error()

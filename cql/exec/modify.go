@@ -415,8 +415,9 @@ func (s *Session) applyBatch(items []batchItem, batchTS *int64, kind cql.BatchKi
 		switch stmt := stmt.(type) {
 		case *cql.Insert:
 			var m *mutation.Mutation
-			m, err = s.insertMutation(stmt, bound, batchTS)
-			more = []*mutation.Mutation{m}
+			if m, err = s.insertMutation(stmt, bound, batchTS); m != nil {
+				more = []*mutation.Mutation{m} // none while an INSERT JSON is prepared
+			}
 		case *cql.Update:
 			more, err = s.updateMutations(stmt, bound, batchTS)
 		case *cql.Delete:

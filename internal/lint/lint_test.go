@@ -53,6 +53,7 @@ var allowedImports = map[string][]string{
 	"internal/workers":    {},
 	"internal/testutil":   {"mutation", "partitioner"},
 	"test/clients":        {"node", "cql/native", "cql/exec", "cqltype", "tools/cqlsh", "tools/nodetool", "tools/stress"},
+	"test/differential":   {"node", "cqltype"},
 	"bench": {"storage", "commitlog", "mutation", "partitioner", "internal/testutil", "node", "cql", "cql/exec",
 		"schema", "cqltype"},
 }
