@@ -61,7 +61,7 @@ bench-b4: build
 run: build
 	$(BIN) server
 
-# Real-client compatibility: the DataStax Python driver (Debian's
+# Real-client compatibility: the DataStax Node.js driver (npm) and the DataStax Python driver (Debian's
 # python3-cassandra, installed by the script if missing) against a started
 # bin/sibyl.
 compat: build

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # make compat: start bin/sibyl on a free loopback port with a fresh data
 # directory, run compat.py against it with Debian's Python driver and its
-# LZ4 module, render a `sibyl stress --plot` page with Debian's headless
-# chromium and check the screenshot is not blank (all installed here if
-# missing), then stop the node with SIGTERM and check that it drained and
-# exited cleanly.
+# LZ4 module and integrity.js with the DataStax Node.js driver, render a
+# `sibyl stress --plot` page with Debian's headless chromium and check the
+# screenshot is not blank (all installed here if missing), then stop the
+# node with SIGTERM, check that it drained and exited cleanly, and start it
+# again for integrity.js to find everything it wrote.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=/usr/bin/python3
@@ -14,6 +15,16 @@ if ! "$PY" -c 'import cassandra, lz4' 2>/dev/null || [ ! -x "$CHROMIUM" ]; then
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-cassandra python3-lz4 chromium-headless-shell >/dev/null
 fi
+# The Node.js driver, from the npm registry, kept between runs.
+NODE_DRIVER=cassandra-driver@4.10.0
+NPM_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/sibyl-compat-npm"
+if [ ! -f "$NPM_DIR/node_modules/cassandra-driver/package.json" ] ||
+	! grep -q '"version": "4.10.0"' "$NPM_DIR/node_modules/cassandra-driver/package.json"; then
+	echo "compat: installing $NODE_DRIVER from the npm registry"
+	mkdir -p "$NPM_DIR"
+	npm install --no-audit --no-fund --loglevel=error --prefix "$NPM_DIR" "$NODE_DRIVER" >/dev/null
+fi
+export NODE_PATH="$NPM_DIR/node_modules"
 free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 port=$(free_port)
 admin_port=$(free_port)
@@ -34,6 +45,7 @@ for _ in $(seq 100); do
 done
 rc=0
 "$PY" -W ignore test/compat/compat.py 127.0.0.1 "$port" || rc=$?
+node test/compat/integrity.js 127.0.0.1 "$port" write || rc=1
 # The stress report opens in a browser with no network: a short run's page,
 # rendered headless, shows its charts.
 if bin/sibyl stress write --port "$port" --keyspace plot --duration 3s --rate 2000 --plot "$data/plot.html" >"$data/stress.log" 2>&1; then
@@ -71,6 +83,17 @@ if ! wait "$pid"; then
 	cat "$log"
 	rc=1
 fi
+# The same node again: everything integrity.js wrote is there as written.
+bin/sibyl server --data-dir "$data/node" --native-transport-port "$port" --admin-port "$admin_port" >>"$log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+	if "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2)" 2>/dev/null; then break; fi
+	if ! kill -0 "$pid" 2>/dev/null; then echo "compat: the server did not start again:"; cat "$log"; exit 1; fi
+	sleep 0.1
+done
+node test/compat/integrity.js 127.0.0.1 "$port" check || rc=1
+kill -TERM "$pid"
+wait "$pid" || rc=1
 if [ "$rc" -ne 0 ]; then
 	echo "compat: server log:"
 	cat "$log"
