@@ -216,3 +216,63 @@ func TestReplayStopsAtARecordThatDoesNotDecode(t *testing.T) {
 	}
 	e.Close()
 }
+
+// TestCompactionStopsAtACorruptSSTable corrupts one of two SSTables: the
+// compaction fails naming the table and the file, reports corruption to
+// the failure policies, and both inputs stay.
+func TestCompactionStopsAtACorruptSSTable(t *testing.T) {
+	mem := vfs.NewMem()
+	var reported []FailureKind
+	e, tbl := testEngine(t, mem, func(o *Options) { o.OnFailure = func(k FailureKind, _ error) { reported = append(reported, k) } })
+	defer e.Close()
+	for _, k := range []string{"a", "b"} {
+		for i := 0; i < 200; i++ {
+			if err := writeKey(e, fmt.Sprintf("%s%03d", k, i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tbl.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := e.tableDir(&tbl.opts)
+	names, _ := mem.List(dir)
+	var data []string
+	for _, n := range names {
+		if strings.HasSuffix(n, "-Data.db") {
+			data = append(data, n)
+		}
+	}
+	if len(data) != 2 {
+		t.Fatalf("data files %v", data)
+	}
+	corrupt := mem.PathJoin(dir, data[0])
+	f, err := mem.OpenReadWrite(corrupt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	if _, err := f.ReadAt(buf, 100); err != nil {
+		t.Fatal(err)
+	}
+	for i := range buf {
+		buf[i] ^= 0xFF
+	}
+	if _, err := f.WriteAt(buf, 100); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	err = tbl.CompactMajor()
+	if !errors.Is(err, invariants.ErrCorruption) || !strings.Contains(err.Error(), "ks.t") || !strings.Contains(err.Error(), data[0]) {
+		t.Fatalf("CompactMajor = %v, want corruption naming ks.t and %s", err, data[0])
+	}
+	if n := tbl.SSTableCount(); n != 2 {
+		t.Fatalf("%d SSTables after the failed compaction, want both inputs", n)
+	}
+	if len(reported) == 0 || reported[len(reported)-1] != CorruptionFailure {
+		t.Fatalf("reported %v, want corruption", reported)
+	}
+	if _, err := mem.Stat(corrupt); err != nil {
+		t.Fatalf("the corrupt input is gone: %v", err)
+	}
+}

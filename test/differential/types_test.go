@@ -359,15 +359,10 @@ func encode(v *lval, canonical bool) []byte {
 // literal is the value as CQL text.
 func literal(v *lval) string {
 	switch v.t.k {
-	case kList, kSet:
-		parts := make([]string, len(v.elems))
-		for i, e := range v.elems {
-			parts[i] = literal(e)
-		}
-		if v.t.k == kList {
-			return "[" + strings.Join(parts, ", ") + "]"
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
+	case kList:
+		return "[" + strings.Join(texts(v.elems, literal), ", ") + "]"
+	case kSet:
+		return "{" + strings.Join(texts(v.elems, literal), ", ") + "}"
 	case kMap:
 		parts := make([]string, len(v.keys))
 		for i := range v.keys {
@@ -375,14 +370,7 @@ func literal(v *lval) string {
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	case kTuple:
-		parts := make([]string, len(v.fields))
-		for i, f := range v.fields {
-			parts[i] = "null"
-			if f != nil {
-				parts[i] = literal(f)
-			}
-		}
-		return "(" + strings.Join(parts, ", ") + ")"
+		return "(" + strings.Join(texts(v.fields, literal), ", ") + ")"
 	case kUDT:
 		var parts []string
 		for i, f := range v.fields {
@@ -397,15 +385,23 @@ func literal(v *lval) string {
 	return v.lit
 }
 
+// texts renders values with each, a nil one as null.
+func texts(vals []*lval, each func(*lval) string) []string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = "null"
+		if v != nil {
+			out[i] = each(v)
+		}
+	}
+	return out
+}
+
 // jsonOf is the value as INSERT JSON takes it.
 func jsonOf(v *lval) string {
 	switch v.t.k {
 	case kList, kSet:
-		parts := make([]string, len(v.elems))
-		for i, e := range v.elems {
-			parts[i] = jsonOf(e)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
+		return "[" + strings.Join(texts(v.elems, jsonOf), ", ") + "]"
 	case kMap:
 		parts := make([]string, len(v.keys))
 		for i := range v.keys {
@@ -417,14 +413,7 @@ func jsonOf(v *lval) string {
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	case kTuple:
-		parts := make([]string, len(v.fields))
-		for i, f := range v.fields {
-			parts[i] = "null"
-			if f != nil {
-				parts[i] = jsonOf(f)
-			}
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
+		return "[" + strings.Join(texts(v.fields, jsonOf), ", ") + "]"
 	case kUDT:
 		var parts []string
 		for i, f := range v.fields {
