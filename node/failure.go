@@ -23,6 +23,7 @@ func (n *Node) onStorageFailure(kind storage.FailureKind, err error) {
 	case "stop_paranoid", "die":
 		stop = true
 	}
+	n.metrics.storageFailures.WithLabelValues(kind.String()).Inc()
 	log := n.cfg.Logger.Error().Err(err).Str("failure", kind.String()).Str(key, policy)
 	if !stop {
 		log.Msg("node: storage failure")

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sibyldb/sibyl/storage"
 )
 
@@ -56,6 +57,12 @@ func TestFailurePolicies(t *testing.T) {
 		}
 		if got := exited.Load(); (got == 1) != c.dies {
 			t.Errorf("%s: exit status %d, want an exit %v", name, got, c.dies)
+		}
+		if got := promtest.ToFloat64(n.metrics.storageFailures.WithLabelValues(c.kind.String())); got != 1 {
+			t.Errorf("%s: sibyl_storage_failures_total %v, want 1", name, got)
+		}
+		if names, err := promtest.GatherAndCount(n.metrics.registry, "sibyl_commitlog_segment_allocation_failures_total"); err != nil || names != 1 {
+			t.Errorf("%s: the allocation failure counter: %d, %v", name, names, err)
 		}
 		if err := n.Close(); err != nil {
 			t.Errorf("%s: close: %v", name, err)

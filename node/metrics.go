@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/messaging"
+	"github.com/sibyldb/sibyl/storage"
 )
 
 // metrics are the node's Prometheus counters, served on the admin API's
@@ -35,6 +36,9 @@ type metrics struct {
 	// hintsStored and hintsDelivered count the writes kept for replicas
 	// that were down, and those handed to them since.
 	hintsStored, hintsDelivered prometheus.Counter
+	// storageFailures counts the failures the failure policies acted on,
+	// by kind.
+	storageFailures *prometheus.CounterVec
 
 	// The children of coordinated and forwarded every request counts,
 	// looked up once rather than by label on each request.
@@ -60,13 +64,22 @@ func newMetrics() *metrics {
 		Help: "Writes kept as hints for replicas that were down or failed them."})
 	m.hintsDelivered = prometheus.NewCounter(prometheus.CounterOpts{Name: "sibyl_hints_delivered_total",
 		Help: "Hints handed to their replicas once they were up."})
+	m.storageFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sibyl_storage_failures_total",
+		Help: "Storage failures the commit and disk failure policies acted on, by kind (commit log failure, disk failure, corruption)."}, []string{"kind"})
 	m.writes, m.reads, m.ranges = m.coordinated.WithLabelValues("write"), m.coordinated.WithLabelValues("read"), m.coordinated.WithLabelValues("range")
 	m.forwardedMutations = m.forwarded.WithLabelValues(messaging.VerbMutation.String())
 	m.forwardedReads = m.forwarded.WithLabelValues(messaging.VerbRead.String())
 	m.forwardedRanges = m.forwarded.WithLabelValues(messaging.VerbRangeRead.String())
-	m.registry.MustRegister(m.coordinated, m.forwarded, m.failed, m.repaired, m.digestMismatches, m.hintsStored, m.hintsDelivered,
+	m.registry.MustRegister(m.coordinated, m.forwarded, m.failed, m.repaired, m.digestMismatches, m.hintsStored, m.hintsDelivered, m.storageFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// watchEngine adds the engine's own counters.
+func (m *metrics) watchEngine(e *storage.Engine) {
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_commitlog_segment_allocation_failures_total",
+		Help: "Times the commit log could not make a new segment (a full disk, most often); writes resume once it can."},
+		func() float64 { return float64(e.CommitLogAllocationFailures()) }))
 }
 
 // handler serves the counters in Prometheus's text format.

@@ -94,6 +94,7 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n = &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{}), pulling: map[string]bool{}, metrics: newMetrics(), views: map[string]peerView{},
 		hints: &hints{dir: filepath.Join(cfg.DataDir, "hints"), delivering: map[ring.Endpoint]bool{}}}
+	n.metrics.watchEngine(engine)
 	if err := n.start(); err != nil {
 		return nil, errors.Join(err, n.leaveCluster(), engine.Close())
 	}

@@ -236,6 +236,15 @@ func (e *Engine) Apply(m *mutation.Mutation) error {
 	return t.apply(log, m)
 }
 
+// CommitLogAllocationFailures is how many times the commit log failed to
+// make a new segment since Recover opened it (a full disk, most often).
+func (e *Engine) CommitLogAllocationFailures() int64 {
+	if log := e.log(); log != nil {
+		return log.AllocationFailures()
+	}
+	return 0
+}
+
 // Flush writes every table's memtable to an SSTable.
 func (e *Engine) Flush() error {
 	var errs []error
