@@ -4,10 +4,12 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"math"
 	"math/big"
 	"net/netip"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -286,19 +288,82 @@ func javaHostAddress(v []byte) string {
 }
 
 // ParseJSON decodes a JSON document into what FromJSON takes: nil, bool,
-// string, json.Number, []any and map[string]any. Trailing content after
-// the document is an error, as it is for Cassandra's Jackson reader.
+// string, json.Number, []any and *JSONObject. Trailing content after the
+// document is an error, as it is for Cassandra's Jackson reader.
 func ParseJSON(s string) (any, error) {
 	d := json.NewDecoder(strings.NewReader(s))
 	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
+	v, err := decodeJSONValue(d, false)
+	if err != nil {
 		return nil, err
 	}
 	if _, err := d.Token(); err == nil {
 		return nil, fmt.Errorf("unexpected content after the JSON value")
 	}
 	return v, nil
+}
+
+// JSONObject is a decoded JSON object with its members in document order,
+// as Jackson's LinkedHashMap holds them: a key given twice keeps its first
+// place and its last value. The order decides which of two map keys that
+// read as the same value stands (the later one).
+type JSONObject struct {
+	Keys   []string
+	Values map[string]any
+}
+
+// decodeJSONValue reads one value; inside a document (nested), its end is
+// an unexpected one, as encoding/json reports it.
+func decodeJSONValue(d *json.Decoder, nested bool) (any, error) {
+	tok, err := jsonToken(d, nested)
+	if err != nil {
+		return nil, err
+	}
+	switch tok {
+	case json.Delim('['):
+		list := []any{}
+		for d.More() {
+			e, err := decodeJSONValue(d, true)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, e)
+		}
+		if _, err := jsonToken(d, true); err != nil {
+			return nil, err
+		}
+		return list, nil
+	case json.Delim('{'):
+		obj := &JSONObject{Values: map[string]any{}}
+		for d.More() {
+			k, err := jsonToken(d, true)
+			if err != nil {
+				return nil, err
+			}
+			key := k.(string) // the decoder gives nothing else in a key's place
+			v, err := decodeJSONValue(d, true)
+			if err != nil {
+				return nil, err
+			}
+			if _, seen := obj.Values[key]; !seen {
+				obj.Keys = append(obj.Keys, key)
+			}
+			obj.Values[key] = v
+		}
+		if _, err := jsonToken(d, true); err != nil {
+			return nil, err
+		}
+		return obj, nil
+	}
+	return tok, nil
+}
+
+func jsonToken(d *json.Decoder, nested bool) (json.Token, error) {
+	tok, err := d.Token()
+	if err == io.EOF && nested {
+		err = io.ErrUnexpectedEOF
+	}
+	return tok, err
 }
 
 // FromJSON converts a decoded JSON value (see ParseJSON) to the serialized
@@ -472,20 +537,20 @@ func (t *Type) fromJSONComposite(v any) ([]byte, error) {
 		}
 		return EncodeCollection(elems), nil // Normalize puts a set in order
 	case Map:
-		m, ok := v.(map[string]any)
+		m, ok := v.(*JSONObject)
 		if !ok {
 			return nil, wrong("a map")
 		}
 		var keys, vals [][]byte
-		for _, key := range sortedKeys(m) {
-			if m[key] == nil {
+		for _, key := range m.Keys {
+			if m.Values[key] == nil {
 				return nil, fmt.Errorf("Invalid null value in map")
 			}
 			kb, err := t.Params[0].FromJSON(key)
 			if err != nil {
 				return nil, err
 			}
-			vb, err := t.Params[1].FromJSON(m[key])
+			vb, err := t.Params[1].FromJSON(m.Values[key])
 			if err != nil {
 				return nil, err
 			}
@@ -513,13 +578,13 @@ func (t *Type) fromJSONComposite(v any) ([]byte, error) {
 		}
 		return EncodeTuple(fields), nil
 	default: // UDT
-		m, ok := v.(map[string]any)
+		m, ok := v.(*JSONObject)
 		if !ok {
 			return nil, wrong("a map")
 		}
-		byName := make(map[string]any, len(m))
-		for _, k := range sortedKeys(m) {
-			byName[JSONKey(k)] = m[k]
+		byName := make(map[string]any, len(m.Keys))
+		for _, k := range m.Keys {
+			byName[JSONKey(k)] = m.Values[k]
 		}
 		fields := make([][]byte, len(t.Params))
 		for i, name := range t.FieldNames {
@@ -535,20 +600,12 @@ func (t *Type) fromJSONComposite(v any) ([]byte, error) {
 			fields[i] = b
 		}
 		if len(byName) > 0 {
-			return nil, fmt.Errorf("Unknown field '%s' in value of user defined type %s", sortedKeys(byName)[0], t.Name)
+			return nil, fmt.Errorf("Unknown field '%s' in value of user defined type %s", slices.Min(slices.Collect(maps.Keys(byName))), t.Name)
 		}
 		return EncodeTuple(fields), nil
 	}
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 // isJSONInteger reports whether a JSON number has no fraction or exponent,
 // which makes Jackson read it as an integer class.
@@ -579,7 +636,7 @@ func javaClass(v any) string {
 		return "Boolean"
 	case []any:
 		return "ArrayList"
-	case map[string]any:
+	case *JSONObject:
 		return "LinkedHashMap"
 	case json.Number:
 		if !isJSONInteger(v) {
@@ -631,10 +688,10 @@ func javaString(v any) string {
 			parts[i] = javaString(e)
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any:
+	case *JSONObject:
 		var parts []string
-		for _, k := range sortedKeys(v) {
-			parts = append(parts, k+"="+javaString(v[k]))
+		for _, k := range v.Keys {
+			parts = append(parts, k+"="+javaString(v.Values[k]))
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	}

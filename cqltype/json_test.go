@@ -216,3 +216,31 @@ func FuzzFromJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestJSONMapKeysInDocumentOrder reads a JSON map whose keys differ as
+// text and are one value: the one later in the document stands, as
+// Jackson's ordered map gives it to Cassandra.
+func TestJSONMapKeysInDocumentOrder(t *testing.T) {
+	typ := MapOf(SetOf(IntType, true), IntType, true)
+	for doc, want := range map[string]string{
+		`{"[2, 1]": 1, "[1, 2]": 2}`: `{"[1, 2]": 2}`,
+		`{"[1, 2]": 2, "[2, 1]": 1}`: `{"[1, 2]": 1}`,
+		`{"[1]": 5, "[1]": 6}`:       `{"[1]": 6}`,
+	} {
+		in, err := ParseJSON(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := typ.FromJSON(in)
+		if err == nil {
+			v, err = typ.Normalize(v)
+		}
+		if err != nil || typ.ToJSON(v) != want {
+			t.Errorf("%s: %s, %v, want %s", doc, typ.ToJSON(v), err, want)
+		}
+	}
+	in, _ := ParseJSON(`{"b": 1, "a": [true, {"y": 2, "x": 3}]}`)
+	if got := javaString(in); got != "{b=1, a=[true, {y=2, x=3}]}" {
+		t.Errorf("javaString: %s", got)
+	}
+}

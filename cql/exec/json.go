@@ -84,13 +84,13 @@ func (s *Session) insertJSON(t *schema.Table, st *cql.Insert, bound *binding, ba
 	if doc == nil {
 		return nil, invalidf("Got null for INSERT JSON values")
 	}
-	obj, ok := doc.(map[string]any)
+	obj, ok := doc.(*cqltype.JSONObject)
 	if !ok {
 		return nil, invalidf("Could not decode JSON string as a map: expected a JSON object. (String was: %s)", raw)
 	}
-	byName := make(map[string]any, len(obj))
-	for k, v := range obj {
-		byName[cqltype.JSONKey(k)] = v
+	byName := make(map[string]any, len(obj.Keys))
+	for _, k := range obj.Keys { // two keys naming one column: the later stands
+		byName[cqltype.JSONKey(k)] = obj.Values[k]
 	}
 	values := map[string][]byte{}
 	for _, c := range t.Columns {
