@@ -606,7 +606,6 @@ func (t *Type) fromJSONComposite(v any) ([]byte, error) {
 	}
 }
 
-
 // isJSONInteger reports whether a JSON number has no fraction or exponent,
 // which makes Jackson read it as an integer class.
 func isJSONInteger(n json.Number) bool { return !strings.ContainsAny(string(n), ".eE") }
