@@ -97,7 +97,7 @@ func (n *Node) openStoredTables(s *schema.Schema) error {
 // ApplySchema makes a schema change: here first, then on every live
 // node of the cluster (see pushSchema).
 func (n *Node) ApplySchema(ms []*mutation.Mutation) error {
-	if err := n.applySchemaLocal(ms); err != nil {
+	if err := n.applySchemaLocal(ms, true); err != nil {
 		return err
 	}
 	n.pushSchema(ms)
@@ -106,8 +106,11 @@ func (n *Node) ApplySchema(ms []*mutation.Mutation) error {
 
 // applySchemaLocal writes schema mutations, flushes system_schema so that
 // the next start-up finds them before replay, and opens the tables they
-// add. Changes apply one at a time.
-func (n *Node) applySchemaLocal(ms []*mutation.Mutation) error {
+// add. Changes apply one at a time. A client's change (own) whose tables
+// cannot be opened here is undone; one another node made, and applied
+// there, is not: undoing it here would drop the table everywhere the
+// deletion spreads.
+func (n *Node) applySchemaLocal(ms []*mutation.Mutation, own bool) error {
 	n.schemaMu.Lock()
 	defer n.schemaMu.Unlock()
 	for _, m := range ms {
@@ -124,7 +127,10 @@ func (n *Node) applySchemaLocal(ms []*mutation.Mutation) error {
 	}
 	old := n.Schema()
 	if err := n.openTables(s); err != nil {
-		return errors.Join(err, n.undoNewTables(old, s, ms))
+		if own {
+			err = errors.Join(err, n.undoNewTables(old, s, ms))
+		}
+		return err
 	}
 	n.schema.Store(s)
 	n.dropTables(old, s)

@@ -32,7 +32,7 @@ func (n *Node) startMessaging() error {
 		if err != nil {
 			return nil, err
 		}
-		return nil, n.applySchemaLocal(ms)
+		return nil, n.applySchemaLocal(ms, false)
 	})
 	m.Handle(messaging.VerbSchemaPull, func(string, []byte) ([]byte, error) {
 		ms, err := n.schemaMutations()
@@ -191,7 +191,7 @@ func (n *Node) pullSchema(peer string) error {
 	if err != nil {
 		return err
 	}
-	return n.applySchemaLocal(ms)
+	return n.applySchemaLocal(ms, false)
 }
 
 // schemaMutations are this node's system_schema contents as mutations:
