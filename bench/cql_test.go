@@ -9,6 +9,7 @@ import (
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/node"
 )
 
@@ -82,7 +83,7 @@ func runCQL(b *testing.B, ops int, value []byte, viaCQL bool) (writes, reads flo
 		row.Liveness = mutation.LivenessInfo{Timestamp: ts, ExpiresAt: mutation.NoDeletionTime}
 		row.Cells = []mutation.Cell{mutation.LiveCell("v", nil, ts, value)}
 		m.Rows = []mutation.RowUpdate{{Row: row}}
-		return n.Apply([]*mutation.Mutation{m}, exec.ConsistencyOne)
+		return n.Apply([]*mutation.Mutation{m}, request.One)
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -96,7 +97,7 @@ func runCQL(b *testing.B, ops int, value []byte, viaCQL bool) (writes, reads flo
 			}
 			return err
 		}
-		p, err := n.ReadPartition(t, key, exec.PartitionQuery{Now: time.Now().Unix()})
+		p, err := n.ReadPartition(t, request.PartitionRead{Key: key, Slice: request.Slice{Now: time.Now().Unix()}})
 		if err == nil && (p == nil || len(p.Rows) != 1) {
 			err = fmt.Errorf("key %d not found", i)
 		}

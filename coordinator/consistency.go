@@ -1,66 +1,40 @@
 package coordinator
 
 import (
-	"fmt"
-
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/ring"
 )
 
-// Level is a consistency level, by its native protocol code.
-type Level uint16
-
-// The levels.
-const (
-	Any         Level = 0
-	One         Level = 1
-	Two         Level = 2
-	Three       Level = 3
-	Quorum      Level = 4
-	All         Level = 5
-	LocalQuorum Level = 6
-	EachQuorum  Level = 7
-	Serial      Level = 8
-	LocalSerial Level = 9
-	LocalOne    Level = 10
-)
-
-var levelNames = [...]string{"ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM",
-	"SERIAL", "LOCAL_SERIAL", "LOCAL_ONE"}
-
-func (l Level) String() string {
-	if int(l) < len(levelNames) {
-		return levelNames[l]
-	}
-	return fmt.Sprintf("LEVEL_%d", uint16(l))
-}
-
-// isLocal reports whether a level counts only the coordinator's data
-// centre.
-func (l Level) isLocal() bool { return l == LocalQuorum || l == LocalOne || l == LocalSerial }
-
 func quorum(n int) int { return n/2 + 1 }
+
+// placesByDC reports whether a strategy knows data centres; one that does
+// not counts its whole factor as the local data centre's.
+func placesByDC(s ring.Strategy) bool {
+	_, ok := s.(ring.NetworkTopologyStrategy)
+	return ok
+}
 
 // BlockFor is how many replicas must answer a request at level l for a
 // keyspace replicated by s (Cassandra's counts; a strategy that does not
 // place by data centre counts its whole factor as local). ANY is one: for
-// a write, any replica's acknowledgement (there are no hints yet to count
-// instead); reads never take it.
-func BlockFor(l Level, s ring.Strategy, localDC string) int {
+// a write, any replica's acknowledgement (a hint stands in for it when
+// none is alive); reads never take it.
+func BlockFor(l request.Consistency, s ring.Strategy, localDC string) int {
 	rf := s.ReplicationFactor()
 	switch l {
-	case Any, One, LocalOne:
+	case request.Any, request.One, request.LocalOne:
 		return 1
-	case Two:
+	case request.Two:
 		return 2
-	case Three:
+	case request.Three:
 		return 3
-	case Quorum, Serial:
+	case request.Quorum, request.Serial:
 		return quorum(rf)
-	case All:
+	case request.All:
 		return rf
-	case LocalQuorum, LocalSerial:
+	case request.LocalQuorum, request.LocalSerial:
 		return quorum(s.DataCenterFactor(localDC))
-	case EachQuorum:
+	case request.EachQuorum:
 		nts, ok := s.(ring.NetworkTopologyStrategy)
 		if !ok {
 			return quorum(rf)
@@ -74,102 +48,118 @@ func BlockFor(l Level, s ring.Strategy, localDC string) int {
 	return rf
 }
 
-// Unavailable is a request refused before anything was sent: fewer
-// replicas alive than its level needs.
-type Unavailable struct {
-	Level    Level
-	Required int // replicas the level needs (in DataCenter for EACH_QUORUM)
-	Alive    int // of those, alive
-	// DataCenter names the data centre short of replicas, for EACH_QUORUM.
-	DataCenter string
+// counts reports whether replica r's answer counts towards level l: for
+// the LOCAL_ levels only the local data centre's do (all of them when the
+// strategy does not place by data centre).
+func counts(l request.Consistency, s ring.Strategy, localDC string, r ring.Endpoint, locate func(ring.Endpoint) ring.Location) bool {
+	return !l.IsLocal() || !placesByDC(s) || locate(r).DataCenter == localDC
 }
 
-func (e *Unavailable) Error() string {
-	if e.DataCenter != "" {
-		return fmt.Sprintf("Cannot achieve consistency level %s in DC %s", e.Level, e.DataCenter)
-	}
-	return fmt.Sprintf("Cannot achieve consistency level %s", e.Level)
+// eachQuorum reports whether a request at level l is counted data centre
+// by data centre: EACH_QUORUM on a strategy that places by data centre.
+func eachQuorum(l request.Consistency, s ring.Strategy) (ring.NetworkTopologyStrategy, bool) {
+	nts, ok := s.(ring.NetworkTopologyStrategy)
+	return nts, ok && l == request.EachQuorum
 }
 
 // CheckAvailable refuses a request at level l when too few of its
 // replicas are alive: the replicas of the local data centre for the
 // LOCAL_ levels, each data centre's for EACH_QUORUM, all of them
 // otherwise. locate places a replica.
-func CheckAvailable(l Level, s ring.Strategy, localDC string, replicas []ring.Endpoint, alive func(ring.Endpoint) bool, locate func(ring.Endpoint) ring.Location) error {
-	if l == EachQuorum {
-		if nts, ok := s.(ring.NetworkTopologyStrategy); ok {
-			for dc, f := range nts.Factors {
-				live := 0
-				for _, r := range replicas {
-					if locate(r).DataCenter == dc && alive(r) {
-						live++
-					}
-				}
-				if need := quorum(f); f > 0 && live < need {
-					return &Unavailable{Level: l, Required: need, Alive: live, DataCenter: dc}
+func CheckAvailable(l request.Consistency, s ring.Strategy, localDC string, replicas []ring.Endpoint, alive func(ring.Endpoint) bool, locate func(ring.Endpoint) ring.Location) error {
+	if nts, ok := eachQuorum(l, s); ok {
+		for _, dc := range sortedDCs(nts) {
+			f := nts.Factors[dc]
+			live := 0
+			for _, r := range replicas {
+				if locate(r).DataCenter == dc && alive(r) {
+					live++
 				}
 			}
-			return nil
+			if need := quorum(f); f > 0 && live < need {
+				return &request.Unavailable{Consistency: l, Required: need, Alive: live, DataCenter: dc}
+			}
 		}
+		return nil
 	}
 	need := BlockFor(l, s, localDC)
 	live := 0
 	for _, r := range replicas {
-		if alive(r) && (!l.isLocal() || locate(r).DataCenter == localDC || !placesByDC(s)) {
+		if alive(r) && counts(l, s, localDC, r, locate) {
 			live++
 		}
 	}
 	if live < need {
-		return &Unavailable{Level: l, Required: need, Alive: live}
+		return &request.Unavailable{Consistency: l, Required: need, Alive: live}
 	}
 	return nil
 }
 
-// placesByDC reports whether a strategy knows data centres.
-func placesByDC(s ring.Strategy) bool {
-	_, ok := s.(ring.NetworkTopologyStrategy)
-	return ok
-}
-
-// WriteTimeout is a write that had fewer acknowledgements than its level
-// needs when its time ran out.
-type WriteTimeout struct {
-	Level    Level
-	Received int // acknowledgements, at most BlockFor-1 as Cassandra reports them
-	BlockFor int
-	// WriteType is the protocol's: SIMPLE, BATCH, UNLOGGED_BATCH, ...
-	WriteType string
-}
-
-func (e *WriteTimeout) Error() string {
-	return fmt.Sprintf("Operation timed out - received only %d responses.", e.Received)
-}
-
-// ReadTimeout is a read that had fewer answers than its level needs when
-// its time ran out.
-type ReadTimeout struct {
-	Level       Level
-	Received    int
-	BlockFor    int
-	DataPresent bool // the replica asked for the data answered
-}
-
-func (e *ReadTimeout) Error() string {
-	return fmt.Sprintf("Operation timed out - received only %d responses.", e.Received)
-}
-
-// Acks counts a write's acknowledgements towards its level.
+// Acks counts a request's answers towards its level: all of them, only
+// the local data centre's for the LOCAL_ levels, or a quorum in every
+// data centre for EACH_QUORUM. A write counts acknowledgements; a read
+// counts replies.
 type Acks struct {
-	blockFor, acked, failed, sent int
+	level    request.Consistency
+	blockFor int
+	// need is, by data centre, the answers still needed there (EACH_QUORUM);
+	// pending, the replicas there not yet answered.
+	need, pending map[string]int
+	dcOf          map[ring.Endpoint]string
+	// countable replicas are those whose answers count.
+	countable      map[ring.Endpoint]bool
+	acked, failed  int
+	countablesLeft int
 }
 
-// NewAcks counts towards blockFor acknowledgements of a write sent to sent
-// replicas.
-func NewAcks(blockFor, sent int) *Acks { return &Acks{blockFor: blockFor, sent: sent} }
+// NewAcks counts the answers of the replicas a request was sent to
+// (targets) towards level l for a keyspace replicated by s.
+func NewAcks(l request.Consistency, s ring.Strategy, localDC string, targets []ring.Endpoint, locate func(ring.Endpoint) ring.Location) *Acks {
+	a := &Acks{level: l, blockFor: BlockFor(l, s, localDC), countable: map[ring.Endpoint]bool{}}
+	if nts, ok := eachQuorum(l, s); ok {
+		a.need, a.pending, a.dcOf = map[string]int{}, map[string]int{}, map[ring.Endpoint]string{}
+		for dc, f := range nts.Factors {
+			if f > 0 {
+				a.need[dc] = quorum(f)
+			}
+		}
+		for _, r := range targets {
+			dc := locate(r).DataCenter
+			a.dcOf[r] = dc
+			a.pending[dc]++
+		}
+	}
+	for _, r := range targets {
+		if counts(l, s, localDC, r, locate) {
+			a.countable[r] = true
+			a.countablesLeft++
+		}
+	}
+	return a
+}
 
-// Ack records one replica's answer and reports whether the write is now
-// complete.
-func (a *Acks) Ack(ok bool) (done bool) {
+// BlockFor is how many answers the level needs in all.
+func (a *Acks) BlockFor() int { return a.blockFor }
+
+// Received is how many answers counted so far.
+func (a *Acks) Received() int { return a.acked }
+
+// Ack records replica r's answer (ok false: it failed) and reports
+// whether the request is now complete. An answer from a replica that was
+// not sent the request, or a second one, is ignored.
+func (a *Acks) Ack(r ring.Endpoint, ok bool) (done bool) {
+	if !a.countable[r] {
+		return a.Done()
+	}
+	delete(a.countable, r)
+	a.countablesLeft--
+	if a.need != nil {
+		dc := a.dcOf[r]
+		a.pending[dc]--
+		if ok && a.need[dc] > 0 {
+			a.need[dc]--
+		}
+	}
 	if ok {
 		a.acked++
 	} else {
@@ -178,15 +168,35 @@ func (a *Acks) Ack(ok bool) (done bool) {
 	return a.Done()
 }
 
-// Done reports whether enough replicas acknowledged.
-func (a *Acks) Done() bool { return a.acked >= a.blockFor }
+// Done reports whether enough replicas answered.
+func (a *Acks) Done() bool {
+	if a.need != nil {
+		for _, n := range a.need {
+			if n > 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return a.acked >= a.blockFor
+}
 
 // Hopeless reports whether so many replicas failed that the level can no
-// longer be met.
-func (a *Acks) Hopeless() bool { return a.sent-a.failed < a.blockFor }
+// longer be met by those still to answer.
+func (a *Acks) Hopeless() bool {
+	if a.need != nil {
+		for dc, n := range a.need {
+			if n > a.pending[dc] {
+				return true
+			}
+		}
+		return false
+	}
+	return a.acked+a.countablesLeft < a.blockFor
+}
 
 // Timeout is the WriteTimeout to report now, with the count clamped as
 // Cassandra clamps it.
-func (a *Acks) Timeout(l Level, writeType string) *WriteTimeout {
-	return &WriteTimeout{Level: l, Received: min(a.acked, a.blockFor-1), BlockFor: a.blockFor, WriteType: writeType}
+func (a *Acks) Timeout(writeType string) *request.WriteTimeout {
+	return &request.WriteTimeout{Consistency: a.level, Received: min(a.acked, a.blockFor-1), BlockFor: a.blockFor, WriteType: writeType}
 }

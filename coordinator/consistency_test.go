@@ -2,8 +2,10 @@ package coordinator
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/ring"
 )
 
@@ -13,14 +15,14 @@ func TestBlockFor(t *testing.T) {
 	simple3 := ring.SimpleStrategy{Factor: 3}
 	nts := ring.NetworkTopologyStrategy{Factors: map[string]int{"dc1": 3, "dc2": 3}}
 	for _, c := range []struct {
-		l    Level
+		l    request.Consistency
 		s    ring.Strategy
 		want int
 	}{
-		{Any, simple3, 1}, {One, simple3, 1}, {Two, simple3, 2}, {Three, simple3, 3},
-		{Quorum, simple3, 2}, {All, simple3, 3}, {LocalQuorum, simple3, 2}, {EachQuorum, simple3, 2}, {LocalOne, simple3, 1},
-		{Quorum, ring.SimpleStrategy{Factor: 1}, 1}, {Quorum, ring.SimpleStrategy{Factor: 4}, 3}, {Quorum, ring.SimpleStrategy{Factor: 5}, 3},
-		{Quorum, nts, 4}, {LocalQuorum, nts, 2}, {EachQuorum, nts, 4}, {All, nts, 6},
+		{request.Any, simple3, 1}, {request.One, simple3, 1}, {request.Two, simple3, 2}, {request.Three, simple3, 3},
+		{request.Quorum, simple3, 2}, {request.All, simple3, 3}, {request.LocalQuorum, simple3, 2}, {request.EachQuorum, simple3, 2}, {request.LocalOne, simple3, 1},
+		{request.Quorum, ring.SimpleStrategy{Factor: 1}, 1}, {request.Quorum, ring.SimpleStrategy{Factor: 4}, 3}, {request.Quorum, ring.SimpleStrategy{Factor: 5}, 3},
+		{request.Quorum, nts, 4}, {request.LocalQuorum, nts, 2}, {request.EachQuorum, nts, 4}, {request.All, nts, 6},
 	} {
 		if got := BlockFor(c.l, c.s, "dc1"); got != c.want {
 			t.Errorf("%s over %#v: %d, want %d", c.l, c.s, got, c.want)
@@ -32,41 +34,31 @@ func TestCheckAvailable(t *testing.T) {
 	locations := map[ring.Endpoint]ring.Location{"a": {DataCenter: "dc1", Rack: "r1"}, "b": {DataCenter: "dc1", Rack: "r1"}, "c": {DataCenter: "dc1", Rack: "r1"},
 		"x": {DataCenter: "dc2", Rack: "r1"}, "y": {DataCenter: "dc2", Rack: "r1"}, "z": {DataCenter: "dc2", Rack: "r1"}}
 	locate := func(e ring.Endpoint) ring.Location { return locations[e] }
-	downs := func(down ...ring.Endpoint) func(ring.Endpoint) bool {
-		return func(e ring.Endpoint) bool {
-			for _, d := range down {
-				if d == e {
-					return false
-				}
-			}
-			return true
-		}
-	}
 	simple3 := ring.SimpleStrategy{Factor: 3}
 	nts := ring.NetworkTopologyStrategy{Factors: map[string]int{"dc1": 3, "dc2": 3}}
 	abc, all := []ring.Endpoint{"a", "b", "c"}, []ring.Endpoint{"a", "b", "c", "x", "y", "z"}
 	for _, c := range []struct {
-		l        Level
+		l        request.Consistency
 		s        ring.Strategy
 		replicas []ring.Endpoint
 		down     []ring.Endpoint
 		want     string
 	}{
-		{Quorum, simple3, abc, []ring.Endpoint{"c"}, "<nil>"},
-		{All, simple3, abc, []ring.Endpoint{"c"}, "Cannot achieve consistency level ALL (required 3, alive 2)"},
-		{Quorum, simple3, abc, []ring.Endpoint{"b", "c"}, "Cannot achieve consistency level QUORUM (required 2, alive 1)"},
-		{One, simple3, abc, []ring.Endpoint{"b", "c"}, "<nil>"},
-		{Three, simple3, abc[:1], nil, "Cannot achieve consistency level THREE (required 3, alive 1)"}, // one node, RF 3
-		{LocalQuorum, nts, all, []ring.Endpoint{"a", "b"}, "Cannot achieve consistency level LOCAL_QUORUM (required 2, alive 1)"},
-		{LocalQuorum, nts, all, []ring.Endpoint{"x", "y", "z"}, "<nil>"},
-		{EachQuorum, nts, all, []ring.Endpoint{"x", "y"}, "Cannot achieve consistency level EACH_QUORUM in DC dc2 (required 2, alive 1)"},
-		{Quorum, nts, all, []ring.Endpoint{"x", "y", "z"}, "Cannot achieve consistency level QUORUM (required 4, alive 3)"},
-		{Quorum, nts, all, []ring.Endpoint{"x", "y"}, "<nil>"},
-		{Quorum, nts, all, []ring.Endpoint{"x", "y", "z", "a"}, "Cannot achieve consistency level QUORUM (required 4, alive 2)"},
+		{request.Quorum, simple3, abc, []ring.Endpoint{"c"}, "<nil>"},
+		{request.All, simple3, abc, []ring.Endpoint{"c"}, "Cannot achieve consistency level ALL (required 3, alive 2)"},
+		{request.Quorum, simple3, abc, []ring.Endpoint{"b", "c"}, "Cannot achieve consistency level QUORUM (required 2, alive 1)"},
+		{request.One, simple3, abc, []ring.Endpoint{"b", "c"}, "<nil>"},
+		{request.Three, simple3, abc[:1], nil, "Cannot achieve consistency level THREE (required 3, alive 1)"}, // one node, RF 3
+		{request.LocalQuorum, nts, all, []ring.Endpoint{"a", "b"}, "Cannot achieve consistency level LOCAL_QUORUM (required 2, alive 1)"},
+		{request.LocalQuorum, nts, all, []ring.Endpoint{"x", "y", "z"}, "<nil>"},
+		{request.EachQuorum, nts, all, []ring.Endpoint{"x", "y"}, "Cannot achieve consistency level EACH_QUORUM in DC dc2 (required 2, alive 1)"},
+		{request.Quorum, nts, all, []ring.Endpoint{"x", "y", "z"}, "Cannot achieve consistency level QUORUM (required 4, alive 3)"},
+		{request.Quorum, nts, all, []ring.Endpoint{"x", "y"}, "<nil>"},
+		{request.Quorum, nts, all, []ring.Endpoint{"x", "y", "z", "a"}, "Cannot achieve consistency level QUORUM (required 4, alive 2)"},
 	} {
-		err := CheckAvailable(c.l, c.s, "dc1", c.replicas, downs(c.down...), locate)
+		err := CheckAvailable(c.l, c.s, "dc1", c.replicas, aliveExcept(c.down...), locate)
 		got := fmt.Sprint(err)
-		if u, ok := err.(*Unavailable); ok {
+		if u, ok := err.(*request.Unavailable); ok {
 			got = fmt.Sprintf("%v (required %d, alive %d)", u, u.Required, u.Alive)
 		}
 		if got != c.want {
@@ -75,29 +67,117 @@ func TestCheckAvailable(t *testing.T) {
 	}
 }
 
+var (
+	twoDCs = map[ring.Endpoint]ring.Location{"a": {DataCenter: "dc1"}, "b": {DataCenter: "dc1"}, "c": {DataCenter: "dc1"},
+		"x": {DataCenter: "dc2"}, "y": {DataCenter: "dc2"}, "z": {DataCenter: "dc2"}}
+	locateTwoDCs = func(e ring.Endpoint) ring.Location { return twoDCs[e] }
+	nts33        = ring.NetworkTopologyStrategy{Factors: map[string]int{"dc1": 3, "dc2": 3}}
+	sixReplicas  = []ring.Endpoint{"a", "x", "b", "y", "c", "z"}
+)
+
 func TestAcks(t *testing.T) {
-	a := NewAcks(2, 3)
-	if a.Ack(true) || a.Hopeless() {
+	simple3 := ring.SimpleStrategy{Factor: 3}
+	abc := []ring.Endpoint{"a", "b", "c"}
+	a := NewAcks(request.Quorum, simple3, "dc1", abc, locateTwoDCs)
+	if a.Ack("a", true) || a.Hopeless() {
 		t.Fatal("one of two acknowledgements completed the write, or gave up")
 	}
-	if to := a.Timeout(Quorum, "SIMPLE"); to.Received != 1 || to.BlockFor != 2 || to.Error() != "Operation timed out - received only 1 responses." {
+	if a.Ack("a", true) {
+		t.Fatal("a second answer from one replica counted")
+	}
+	if to := a.Timeout(request.WriteSimple); to.Received != 1 || to.BlockFor != 2 || to.Error() != "Operation timed out - received only 1 responses." {
 		t.Errorf("timeout %+v: %v", to, to)
 	}
-	if a.Ack(false); a.Hopeless() {
+	if a.Ack("b", false); a.Hopeless() {
 		t.Error("one failure of three, two needed, is not hopeless")
 	}
-	if !a.Ack(true) {
+	if !a.Ack("c", true) {
 		t.Error("two acknowledgements did not complete the write")
 	}
-	b := NewAcks(2, 3)
-	b.Ack(false)
-	if b.Ack(false); !b.Hopeless() {
+	b := NewAcks(request.Quorum, simple3, "dc1", abc, locateTwoDCs)
+	b.Ack("a", false)
+	if b.Ack("b", false); !b.Hopeless() {
 		t.Error("two failures of three, two needed, is hopeless")
 	}
 	// Received is clamped below block-for (CASSANDRA-6491).
-	c := NewAcks(1, 2)
-	c.Ack(true)
-	if to := c.Timeout(One, "SIMPLE"); to.Received != 0 {
+	c := NewAcks(request.One, simple3, "dc1", abc[:2], locateTwoDCs)
+	if to := c.Timeout(request.WriteSimple); to.Received != 0 {
 		t.Errorf("clamped received %d", to.Received)
 	}
+}
+
+// Acknowledgements from the other data centre never meet LOCAL_QUORUM or
+// LOCAL_ONE, and EACH_QUORUM needs a quorum in each data centre, not their
+// sum.
+func TestAcksByDataCentre(t *testing.T) {
+	for _, c := range []struct {
+		l     request.Consistency
+		acks  []ring.Endpoint
+		fails []ring.Endpoint
+		done  bool
+		// hopeless: the level can no longer be met.
+		hopeless bool
+	}{
+		{l: request.LocalQuorum, acks: []ring.Endpoint{"x", "y", "z"}},
+		{l: request.LocalQuorum, acks: []ring.Endpoint{"x", "y", "a"}},
+		{l: request.LocalQuorum, acks: []ring.Endpoint{"x", "a", "c"}, done: true},
+		{l: request.LocalQuorum, acks: []ring.Endpoint{"x", "y", "z"}, fails: []ring.Endpoint{"a", "b"}, hopeless: true},
+		{l: request.LocalOne, acks: []ring.Endpoint{"x", "y", "z"}},
+		{l: request.LocalOne, acks: []ring.Endpoint{"b"}, done: true},
+		{l: request.EachQuorum, acks: []ring.Endpoint{"a", "b", "c", "x"}},
+		{l: request.EachQuorum, acks: []ring.Endpoint{"a", "b", "x", "y"}, done: true},
+		{l: request.EachQuorum, acks: []ring.Endpoint{"a", "b", "c"}, fails: []ring.Endpoint{"x", "y"}, hopeless: true},
+		{l: request.Quorum, acks: []ring.Endpoint{"x", "y", "z"}},
+		{l: request.Quorum, acks: []ring.Endpoint{"x", "y", "z", "a"}, done: true},
+	} {
+		a := NewAcks(c.l, nts33, "dc1", sixReplicas, locateTwoDCs)
+		for _, r := range c.fails {
+			a.Ack(r, false)
+		}
+		for _, r := range c.acks {
+			a.Ack(r, true)
+		}
+		if a.Done() != c.done || a.Hopeless() != c.hopeless {
+			t.Errorf("%s, acknowledged by %v, failed by %v: done %v, hopeless %v; want %v, %v", c.l, c.acks, c.fails, a.Done(), a.Hopeless(), c.done, c.hopeless)
+		}
+	}
+}
+
+// A read asks only replicas whose answers count, this node first, then
+// its data centre's, and keeps the rest as spares.
+func TestReadContacts(t *testing.T) {
+	for _, c := range []struct {
+		l        request.Consistency
+		self     ring.Endpoint
+		down     []ring.Endpoint
+		contacts string
+		spares   string
+	}{
+		{request.LocalQuorum, "x", nil, "[a b]", "[c]"},
+		{request.LocalQuorum, "b", nil, "[b a]", "[c]"},
+		{request.LocalQuorum, "b", []ring.Endpoint{"a"}, "[b c]", "[]"},
+		{request.LocalOne, "x", nil, "[a]", "[b c]"},
+		{request.One, "x", nil, "[x]", "[a b c y z]"},
+		{request.One, "q", nil, "[a]", "[b c x y z]"},
+		{request.Quorum, "a", nil, "[a b c x]", "[y z]"},
+		{request.EachQuorum, "a", nil, "[a b x y]", "[c z]"},
+		{request.EachQuorum, "a", []ring.Endpoint{"x"}, "[a b y z]", "[c]"},
+	} {
+		contacts, spares := ReadContacts(c.l, nts33, "dc1", c.self, sixReplicas, aliveExcept(c.down...), locateTwoDCs)
+		if got, gotSpares := fmt.Sprint(contacts), fmt.Sprint(spares); got != c.contacts || gotSpares != c.spares {
+			t.Errorf("%s from %s with %v down: contacts %s, spares %s; want %s, %s", c.l, c.self, c.down, got, gotSpares, c.contacts, c.spares)
+		}
+	}
+	// A spare for EACH_QUORUM comes from the failed replica's data centre.
+	if r, rest, ok := spareFor(request.EachQuorum, nts33, "x", []ring.Endpoint{"c", "z"}, locateTwoDCs); !ok || r != "z" || fmt.Sprint(rest) != "[c]" {
+		t.Errorf("spare for x: %s, %v, %v", r, rest, ok)
+	}
+	if _, _, ok := spareFor(request.EachQuorum, nts33, "x", []ring.Endpoint{"c"}, locateTwoDCs); ok {
+		t.Error("a dc1 spare replaced a dc2 replica at EACH_QUORUM")
+	}
+}
+
+// aliveExcept is a failure detector that sees every node up but down.
+func aliveExcept(down ...ring.Endpoint) func(ring.Endpoint) bool {
+	return func(e ring.Endpoint) bool { return !slices.Contains(down, e) }
 }

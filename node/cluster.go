@@ -205,7 +205,9 @@ func (n *Node) gossipChanged(endpoint string) {
 	}
 	n.maybePullSchema(endpoint, s)
 	n.announce(endpoint, s)
-	n.deliverHints(ring.Endpoint(endpoint), s)
+	if s.Alive {
+		n.coord.ReplicaUp(ring.Endpoint(endpoint))
+	}
 }
 
 // inRing reports whether a node's gossiped status puts its tokens in the

@@ -5,16 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gocql/gocql"
-	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/messaging"
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
 )
@@ -77,7 +79,7 @@ func pagedCount(t *testing.T, n *Node, query string) int {
 	seen := map[string]bool{}
 	var state []byte
 	for {
-		page, err := exec.NewSession(n).QueryText(query, exec.QueryParams{PageSize: 7, PagingState: state, Consistency: exec.ConsistencyQuorum})
+		page, err := exec.NewSession(n).QueryText(query, exec.QueryParams{PageSize: 7, PagingState: state, Consistency: request.Quorum})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +96,7 @@ func pagedCount(t *testing.T, n *Node, query string) int {
 }
 
 // runAt runs one statement through n at a consistency level.
-func runAt(t *testing.T, n *Node, cl exec.Consistency, text string) (*exec.Result, error) {
+func runAt(t *testing.T, n *Node, cl request.Consistency, text string) (*exec.Result, error) {
 	t.Helper()
 	return exec.NewSession(n).QueryText(text, exec.QueryParams{Consistency: cl})
 }
@@ -224,16 +226,16 @@ func TestThreeNodeRing(t *testing.T) {
 	// Writes through one node at QUORUM are read through every node, by
 	// key and by a scan.
 	for k := 0; k < 50; k++ {
-		if _, err := runAt(t, nodes[0], exec.ConsistencyQuorum, fmt.Sprintf("INSERT INTO shop.kv (k, v) VALUES (%d, 'v%d')", k, k)); err != nil {
+		if _, err := runAt(t, nodes[0], request.Quorum, fmt.Sprintf("INSERT INTO shop.kv (k, v) VALUES (%d, 'v%d')", k, k)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, n := range nodes {
-		res, err := runAt(t, n, exec.ConsistencyQuorum, "SELECT v FROM shop.kv WHERE k = 7")
+		res, err := runAt(t, n, request.Quorum, "SELECT v FROM shop.kv WHERE k = 7")
 		if err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != "v7" {
 			t.Errorf("reading k = 7 through %s: %v, %v", n.cfg.ListenAddress, res, err)
 		}
-		res, err = runAt(t, n, exec.ConsistencyOne, "SELECT k FROM shop.kv")
+		res, err = runAt(t, n, request.One, "SELECT k FROM shop.kv")
 		if err != nil || len(res.Rows) != 50 {
 			t.Errorf("scanning through %s: %d rows, %v", n.cfg.ListenAddress, len(res.Rows), err)
 		}
@@ -249,13 +251,13 @@ func TestThreeNodeRing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k := 0; k < 60; k++ {
-		if _, err := runAt(t, nodes[k%3], exec.ConsistencyOne, fmt.Sprintf("INSERT INTO single.kv (k, v) VALUES (%d, 'v%d')", k, k)); err != nil {
+		if _, err := runAt(t, nodes[k%3], request.One, fmt.Sprintf("INSERT INTO single.kv (k, v) VALUES (%d, 'v%d')", k, k)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	held := 0
 	for _, n := range nodes {
-		parts, err := n.scanLocal(mustTable(t, n, "single", "kv"), exec.ScanQuery{})
+		parts, err := localEngine{n.engine}.Scan(mustTable(t, n, "single", "kv").ID, request.RangeRead{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,19 +266,19 @@ func TestThreeNodeRing(t *testing.T) {
 		}
 		held += len(parts)
 		for k := 0; k < 60; k += 13 {
-			res, err := runAt(t, n, exec.ConsistencyOne, fmt.Sprintf("SELECT v FROM single.kv WHERE k = %d", k))
+			res, err := runAt(t, n, request.One, fmt.Sprintf("SELECT v FROM single.kv WHERE k = %d", k))
 			if err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != fmt.Sprintf("v%d", k) {
 				t.Errorf("reading k = %d through %s: %v, %v", k, n.cfg.ListenAddress, res, err)
 			}
 		}
-		res, err := runAt(t, n, exec.ConsistencyOne, "SELECT k FROM single.kv")
+		res, err := runAt(t, n, request.One, "SELECT k FROM single.kv")
 		if err != nil || len(res.Rows) != 60 {
 			t.Errorf("scanning an RF 1 table through %s: %d rows, %v", n.cfg.ListenAddress, len(res.Rows), err)
 		}
 		if seen := pagedCount(t, n, "SELECT k FROM single.kv"); seen != 60 {
 			t.Errorf("paging an RF 1 table through %s: %d rows", n.cfg.ListenAddress, seen)
 		}
-		res, err = runAt(t, n, exec.ConsistencyOne, "SELECT k FROM single.kv LIMIT 25")
+		res, err = runAt(t, n, request.One, "SELECT k FROM single.kv LIMIT 25")
 		if err != nil || len(res.Rows) != 25 {
 			t.Errorf("LIMIT 25 through %s: %d rows, %v", n.cfg.ListenAddress, len(res.Rows), err)
 		}
@@ -285,11 +287,11 @@ func TestThreeNodeRing(t *testing.T) {
 		t.Errorf("the nodes hold %d rows of an RF 1 table, want 60", held)
 	}
 	// TRUNCATE through one node empties every node's share.
-	if _, err := runAt(t, nodes[1], exec.ConsistencyOne, "TRUNCATE single.kv"); err != nil {
+	if _, err := runAt(t, nodes[1], request.One, "TRUNCATE single.kv"); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range nodes {
-		if parts, err := n.scanLocal(mustTable(t, n, "single", "kv"), exec.ScanQuery{}); err != nil || len(parts) != 0 {
+		if parts, err := (localEngine{n.engine}).Scan(mustTable(t, n, "single", "kv").ID, request.RangeRead{}); err != nil || len(parts) != 0 {
 			t.Errorf("%s after TRUNCATE holds %d partitions, %v", n.cfg.ListenAddress, len(parts), err)
 		}
 	}
@@ -308,14 +310,14 @@ func TestThreeNodeRing(t *testing.T) {
 		t.Errorf("with 127.0.0.3 down the ring has %d tokens", got)
 	}
 	// RF 3 with one node down: QUORUM works, ALL is unavailable.
-	if _, err := runAt(t, nodes[0], exec.ConsistencyQuorum, "INSERT INTO shop.kv (k, v) VALUES (100, 'q')"); err != nil {
+	if _, err := runAt(t, nodes[0], request.Quorum, "INSERT INTO shop.kv (k, v) VALUES (100, 'q')"); err != nil {
 		t.Errorf("a QUORUM write with one node down: %v", err)
 	}
-	if res, err := runAt(t, nodes[1], exec.ConsistencyQuorum, "SELECT v FROM shop.kv WHERE k = 100"); err != nil || len(res.Rows) != 1 {
+	if res, err := runAt(t, nodes[1], request.Quorum, "SELECT v FROM shop.kv WHERE k = 100"); err != nil || len(res.Rows) != 1 {
 		t.Errorf("a QUORUM read with one node down: %v, %v", res, err)
 	}
 	for _, stmt := range []string{"INSERT INTO shop.kv (k, v) VALUES (101, 'a')", "SELECT v FROM shop.kv WHERE k = 100"} {
-		_, err := runAt(t, nodes[0], exec.ConsistencyAll, stmt)
+		_, err := runAt(t, nodes[0], request.All, stmt)
 		var e *exec.Error
 		if !errors.As(err, &e) || e.Code != exec.Unavailable || e.Replica.BlockFor != 3 || e.Replica.Received != 2 ||
 			e.Message != "Cannot achieve consistency level ALL" {
@@ -339,7 +341,7 @@ func TestThreeNodeRing(t *testing.T) {
 		return len(ss) == 3 && ss[2].Status == "Up", describe(ss)
 	})
 	// Its data came back with it: the rows it holds as a replica.
-	if p, err := nodes[2].readLocal(mustTable(t, nodes[2], "shop", "kv"), cqltypeInt(7), exec.PartitionQuery{Now: time.Now().Unix()}); err != nil || p == nil || len(p.Rows) != 1 {
+	if p, err := readLocal(nodes[2], mustTable(t, nodes[2], "shop", "kv"), cqltypeInt(7)); err != nil || p == nil || len(p.Rows) != 1 {
 		t.Errorf("the restarted node's own copy of k = 7: %v, %v", p, err)
 	}
 	waitUntil(t, "the schema on the restarted node", func() (bool, string) {
@@ -390,9 +392,7 @@ func TestTokenAwareRouting(t *testing.T) {
 	forwarded := func() float64 {
 		total := 0.0
 		for _, n := range nodes {
-			for _, verb := range []string{"MUTATION", "READ"} {
-				total += promtest.ToFloat64(n.metrics.forwarded.WithLabelValues(verb))
-			}
+			total += float64(n.coord.Stats.ForwardedMutations.Load() + n.coord.Stats.ForwardedReads.Load())
 		}
 		return total
 	}
@@ -422,7 +422,7 @@ func TestTokenAwareRouting(t *testing.T) {
 		t.Errorf("token-aware routing: coordinators forwarded %v requests", f)
 	}
 	for _, n := range nodes {
-		if c := promtest.ToFloat64(n.metrics.coordinated.WithLabelValues("write")); c < 20 {
+		if c := n.coord.Stats.Writes.Load(); c < 20 {
 			t.Errorf("%s coordinated %v of 200 writes", n.cfg.ListenAddress, c)
 		}
 	}
@@ -454,7 +454,7 @@ func TestReadRepairAndTimeouts(t *testing.T) {
 		"CREATE TABLE r.kv (k int PRIMARY KEY, v text)"); err != nil {
 		t.Fatal(err)
 	}
-	write := func(n *Node, cl exec.Consistency, stmt string) {
+	write := func(n *Node, cl request.Consistency, stmt string) {
 		t.Helper()
 		if _, err := runAt(t, n, cl, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
@@ -462,7 +462,7 @@ func TestReadRepairAndTimeouts(t *testing.T) {
 	}
 	localValue := func(n *Node, k int) string {
 		t.Helper()
-		p, err := n.readLocal(mustTable(t, n, "r", "kv"), cqltypeInt(k), exec.PartitionQuery{Now: time.Now().Unix()})
+		p, err := readLocal(n, mustTable(t, n, "r", "kv"), cqltypeInt(k))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -476,12 +476,12 @@ func TestReadRepairAndTimeouts(t *testing.T) {
 		}
 		return "<no v>"
 	}
-	write(nodes[0], exec.ConsistencyAll, "INSERT INTO r.kv (k, v) VALUES (1, 'old')")
-	write(nodes[0], exec.ConsistencyAll, "INSERT INTO r.kv (k, v) VALUES (2, 'doomed')")
+	write(nodes[0], request.All, "INSERT INTO r.kv (k, v) VALUES (1, 'old')")
+	write(nodes[0], request.All, "INSERT INTO r.kv (k, v) VALUES (2, 'doomed')")
 	stale := nodes[2]
 	faults.Drop("127.0.0.1", "127.0.0.3")
-	write(nodes[0], exec.ConsistencyQuorum, "UPDATE r.kv SET v = 'new' WHERE k = 1")
-	write(nodes[0], exec.ConsistencyQuorum, "DELETE FROM r.kv WHERE k = 2")
+	write(nodes[0], request.Quorum, "UPDATE r.kv SET v = 'new' WHERE k = 1")
+	write(nodes[0], request.Quorum, "DELETE FROM r.kv WHERE k = 2")
 	faults.HealAll()
 	if v := localValue(stale, 1); v != "old" {
 		t.Fatalf("the stale replica has %q for k = 1, want old", v)
@@ -489,11 +489,11 @@ func TestReadRepairAndTimeouts(t *testing.T) {
 	if v := localValue(stale, 2); v != "doomed" {
 		t.Fatalf("the stale replica has %q for k = 2, want doomed", v)
 	}
-	res, err := runAt(t, stale, exec.ConsistencyQuorum, "SELECT v FROM r.kv WHERE k = 1")
+	res, err := runAt(t, stale, request.Quorum, "SELECT v FROM r.kv WHERE k = 1")
 	if err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != "new" {
 		t.Fatalf("a QUORUM read through the stale replica: %v, %v", res, err)
 	}
-	if res, err := runAt(t, stale, exec.ConsistencyQuorum, "SELECT v FROM r.kv WHERE k = 2"); err != nil || len(res.Rows) != 0 {
+	if res, err := runAt(t, stale, request.Quorum, "SELECT v FROM r.kv WHERE k = 2"); err != nil || len(res.Rows) != 0 {
 		t.Fatalf("a QUORUM read of a deleted row through the stale replica: %v, %v", res, err)
 	}
 	if v1, v2 := localValue(stale, 1), localValue(stale, 2); v1 != "new" || v2 != "<none>" {
@@ -502,27 +502,27 @@ func TestReadRepairAndTimeouts(t *testing.T) {
 	// A scan through the stale replica merges the replicas' entries too:
 	// the deletion it missed still hides the row. (k = 2's own read above
 	// repaired the stale replica, so the deletion is made afresh.)
-	write(nodes[0], exec.ConsistencyAll, "INSERT INTO r.kv (k, v) VALUES (5, 'doomed')")
+	write(nodes[0], request.All, "INSERT INTO r.kv (k, v) VALUES (5, 'doomed')")
 	faults.Drop("127.0.0.1", "127.0.0.3")
-	write(nodes[0], exec.ConsistencyQuorum, "DELETE FROM r.kv WHERE k = 5")
+	write(nodes[0], request.Quorum, "DELETE FROM r.kv WHERE k = 5")
 	faults.HealAll()
 	if v := localValue(stale, 5); v != "doomed" {
 		t.Fatalf("the stale replica has %q for k = 5, want doomed", v)
 	}
-	if res, err := runAt(t, stale, exec.ConsistencyAll, "SELECT k, v FROM r.kv"); err != nil || len(res.Rows) != 1 || string(res.Rows[0][1]) != "new" {
+	if res, err := runAt(t, stale, request.All, "SELECT k, v FROM r.kv"); err != nil || len(res.Rows) != 1 || string(res.Rows[0][1]) != "new" {
 		t.Errorf("a scan through the stale replica: %v, %v", res, err)
 	}
-	if r := promtest.ToFloat64(stale.metrics.repaired); r != 2 {
+	if r := stale.coord.Stats.ReadRepairs.Load(); r != 2 {
 		t.Errorf("%v read repairs, want 2", r)
 	}
 	// Two reads found the digests different; once repaired, they agree.
-	if m := promtest.ToFloat64(stale.metrics.digestMismatches); m != 2 {
+	if m := stale.coord.Stats.DigestMismatches.Load(); m != 2 {
 		t.Errorf("%v digest mismatches, want 2", m)
 	}
-	if _, err := runAt(t, stale, exec.ConsistencyAll, "SELECT v FROM r.kv WHERE k = 1"); err != nil {
+	if _, err := runAt(t, stale, request.All, "SELECT v FROM r.kv WHERE k = 1"); err != nil {
 		t.Fatal(err)
 	}
-	if m := promtest.ToFloat64(stale.metrics.digestMismatches); m != 2 {
+	if m := stale.coord.Stats.DigestMismatches.Load(); m != 2 {
 		t.Errorf("after the repair a read at ALL found the digests different (%v mismatches)", m)
 	}
 
@@ -530,7 +530,7 @@ func TestReadRepairAndTimeouts(t *testing.T) {
 	// one acknowledgement it had (this node's own).
 	faults.Drop("127.0.0.2", "127.0.0.1")
 	faults.Drop("127.0.0.3", "127.0.0.1")
-	_, err = runAt(t, nodes[0], exec.ConsistencyAll, "INSERT INTO r.kv (k, v) VALUES (3, 'x')")
+	_, err = runAt(t, nodes[0], request.All, "INSERT INTO r.kv (k, v) VALUES (3, 'x')")
 	var e *exec.Error
 	if !errors.As(err, &e) || e.Code != exec.WriteTimeout || e.Replica.Received != 1 || e.Replica.BlockFor != 3 ||
 		e.Replica.WriteType != "SIMPLE" || e.Message != "Operation timed out - received only 1 responses." {
@@ -549,16 +549,16 @@ func TestReadRepairAndTimeouts(t *testing.T) {
 		return ss[1].Status == "Down" && ss[2].Status == "Down", describe(ss)
 	})
 	for _, stmt := range []string{"INSERT INTO r.kv (k, v) VALUES (4, 'x')", "SELECT v FROM r.kv WHERE k = 1"} {
-		_, err := runAt(t, nodes[0], exec.ConsistencyQuorum, stmt)
+		_, err := runAt(t, nodes[0], request.Quorum, stmt)
 		if !errors.As(err, &e) || e.Code != exec.Unavailable || e.Replica.BlockFor != 2 || e.Replica.Received != 1 {
 			t.Errorf("%s at QUORUM with two nodes down: %v", stmt, err)
 		}
 	}
-	if res, err := runAt(t, nodes[0], exec.ConsistencyOne, "SELECT v FROM r.kv WHERE k = 1"); err != nil || len(res.Rows) != 1 {
+	if res, err := runAt(t, nodes[0], request.One, "SELECT v FROM r.kv WHERE k = 1"); err != nil || len(res.Rows) != 1 {
 		t.Errorf("a ONE read with two nodes down: %v, %v", res, err)
 	}
 	// TRUNCATE needs every node.
-	_, err = runAt(t, nodes[0], exec.ConsistencyOne, "TRUNCATE r.kv")
+	_, err = runAt(t, nodes[0], request.One, "TRUNCATE r.kv")
 	if !errors.As(err, &e) || e.Code != exec.Unavailable || e.Replica.BlockFor != 3 || e.Replica.Received != 1 || e.Message != "Cannot achieve consistency level ALL" {
 		t.Errorf("TRUNCATE with two nodes down: %v", err)
 	}
@@ -587,31 +587,30 @@ func TestHintedHandoff(t *testing.T) {
 		return ss[2].Status == "Down", describe(ss)
 	})
 	for k := 0; k < 20; k++ {
-		if _, err := runAt(t, nodes[0], exec.ConsistencyQuorum, fmt.Sprintf("INSERT INTO h.kv (k, v) VALUES (%d, 'h%d')", k, k)); err != nil {
+		if _, err := runAt(t, nodes[0], request.Quorum, fmt.Sprintf("INSERT INTO h.kv (k, v) VALUES (%d, 'h%d')", k, k)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got := promtest.ToFloat64(nodes[0].metrics.hintsStored); got != 20 {
+	if got := nodes[0].coord.Stats.HintsStored.Load(); got != 20 {
 		t.Errorf("%v hints kept for the node that was down, want 20", got)
 	}
 	// A key whose only replica (RF 1) is the node that is down.
-	h1 := mustTable(t, nodes[0], "h1", "kv")
 	key := -1
 	for k := 0; k < 1000 && key < 0; k++ {
-		p, err := nodes[0].place(h1, nodes[0].engine.Partitioner().Token(cqltypeInt(k)), nodes[0].ring.Load())
+		s, err := nodes[0].strategy(nodes[0].Schema().Keyspace("h1"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.replicas[0] == "127.0.0.3" {
+		if s.Replicas(nodes[0].ring.Load(), nodes[0].engine.Partitioner().Token(cqltypeInt(k)))[0] == "127.0.0.3" {
 			key = k
 		}
 	}
 	insert := fmt.Sprintf("INSERT INTO h1.kv (k, v) VALUES (%d, 'any')", key)
 	var e *exec.Error
-	if _, err := runAt(t, nodes[0], exec.ConsistencyOne, insert); !errors.As(err, &e) || e.Code != exec.Unavailable {
+	if _, err := runAt(t, nodes[0], request.One, insert); !errors.As(err, &e) || e.Code != exec.Unavailable {
 		t.Errorf("ONE with the only replica down: %v", err)
 	}
-	if _, err := runAt(t, nodes[0], exec.ConsistencyAny, insert); err != nil {
+	if _, err := runAt(t, nodes[0], request.Any, insert); err != nil {
 		t.Errorf("ANY with the only replica down: %v", err)
 	}
 
@@ -621,17 +620,22 @@ func TestHintedHandoff(t *testing.T) {
 	waitUntil(t, "the hints on the node that was down", func() (bool, string) {
 		held := 0
 		for k := 0; k < 20; k++ {
-			if p, _ := nodes[2].readLocal(h, cqltypeInt(k), exec.PartitionQuery{Now: time.Now().Unix()}); p != nil && len(p.Rows) == 1 {
+			if p, _ := readLocal(nodes[2], h, cqltypeInt(k)); p != nil && len(p.Rows) == 1 {
 				held++
 			}
 		}
-		p, _ := nodes[2].readLocal(mustTable(t, nodes[2], "h1", "kv"), cqltypeInt(key), exec.PartitionQuery{Now: time.Now().Unix()})
+		p, _ := readLocal(nodes[2], mustTable(t, nodes[2], "h1", "kv"), cqltypeInt(key))
 		return held == 20 && p != nil, fmt.Sprintf("%d of 20 rows, the ANY row %v", held, p != nil)
 	})
-	if got := promtest.ToFloat64(nodes[0].metrics.hintsDelivered); got != 21 {
+	if got := nodes[0].coord.Stats.HintsDelivered.Load(); got != 21 {
 		t.Errorf("%v hints delivered, want 21", got)
 	}
-	if nodes[0].hints.pending("127.0.0.3") {
+	if _, err := os.Stat(filepath.Join(nodes[0].cfg.hintsDirectory(), "127.0.0.3.hints")); !errors.Is(err, os.ErrNotExist) {
 		t.Error("the delivered hints are still kept")
 	}
+}
+
+// readLocal reads a partition from node n's own engine alone.
+func readLocal(n *Node, t *schema.Table, key []byte) (*request.Partition, error) {
+	return localEngine{n.engine}.Read(t.ID, key, request.Slice{Now: time.Now().Unix()})
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/storage"
@@ -62,6 +63,15 @@ type Config struct {
 	// CommitLogSyncPeriod is commitlog_sync_period ("10000ms", "10s"): the
 	// fsync interval of periodic mode; default 10s.
 	CommitLogSyncPeriod Duration `yaml:"commitlog_sync_period"`
+	// WriteRequestTimeout, ReadRequestTimeout, RangeRequestTimeout and
+	// TruncateRequestTimeout are cassandra.yaml's write_request_timeout,
+	// read_request_timeout, range_request_timeout and
+	// truncate_request_timeout: how long a coordinator waits for replicas
+	// before a request times out; defaults 2s, 5s, 10s and 60s, Cassandra's.
+	WriteRequestTimeout    Duration `yaml:"write_request_timeout"`
+	ReadRequestTimeout     Duration `yaml:"read_request_timeout"`
+	RangeRequestTimeout    Duration `yaml:"range_request_timeout"`
+	TruncateRequestTimeout Duration `yaml:"truncate_request_timeout"`
 	// ClusterName is cluster_name; default "Test Cluster", as Cassandra's.
 	ClusterName string `yaml:"cluster_name"`
 	// ListenAddress is listen_address, the node's address; default
@@ -174,6 +184,15 @@ func (c *Config) EnsureDefaults() {
 	if c.CommitLogSyncPeriod == 0 {
 		c.CommitLogSyncPeriod = Duration(10 * time.Second)
 	}
+	for _, t := range []struct {
+		d   *Duration
+		def time.Duration
+	}{{&c.WriteRequestTimeout, coordinator.DefaultTimeouts.Write}, {&c.ReadRequestTimeout, coordinator.DefaultTimeouts.Read},
+		{&c.RangeRequestTimeout, coordinator.DefaultTimeouts.Range}, {&c.TruncateRequestTimeout, coordinator.DefaultTimeouts.Truncate}} {
+		if *t.d == 0 {
+			*t.d = Duration(t.def)
+		}
+	}
 	if c.ClusterName == "" {
 		c.ClusterName = "Test Cluster"
 	}
@@ -257,8 +276,15 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("disk_failure_policy: %q is not one of stop, stop_paranoid, die, ignore", c.DiskFailurePolicy))
 	}
-	if c.CommitLogSyncPeriod < 0 {
-		errs = append(errs, fmt.Errorf("commitlog_sync_period: %s is negative", time.Duration(c.CommitLogSyncPeriod)))
+	for _, d := range []struct {
+		key   string
+		value Duration
+	}{{"commitlog_sync_period", c.CommitLogSyncPeriod}, {"write_request_timeout", c.WriteRequestTimeout},
+		{"read_request_timeout", c.ReadRequestTimeout}, {"range_request_timeout", c.RangeRequestTimeout},
+		{"truncate_request_timeout", c.TruncateRequestTimeout}} {
+		if d.value < 0 {
+			errs = append(errs, fmt.Errorf("%s: %s is negative", d.key, time.Duration(d.value)))
+		}
 	}
 	for _, a := range []struct{ key, value string }{{"listen_address", c.ListenAddress}, {"rpc_address", c.RPCAddress}} {
 		if a.value != "" && net.ParseIP(a.value) == nil {
@@ -316,6 +342,10 @@ func (c *Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// hintsDirectory is where hints are kept: hints/ under the data
+// directory.
+func (c *Config) hintsDirectory() string { return filepath.Join(c.DataDir, "hints") }
 
 // Duration is a cassandra.yaml duration: a number with a unit (ms, s, m,
 // h, d; Cassandra 4.1's "10000ms"), or a bare number of milliseconds.

@@ -2,29 +2,185 @@ package node
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"time"
 
+	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
 )
 
-// The node coordinates the statements run through it: it finds each
-// partition's replicas, checks the consistency level can be met, and
-// writes to or reads from the replicas (replicas.go). A node alone is the
-// only replica of everything.
+// The node runs the statements of its clients through its coordinator
+// (coordinator.Coordinator), which it wires to this node's engine, its
+// messaging and its gossip; its own schema changes it applies itself. A
+// node alone is the only replica of everything.
 var _ exec.Coordinator = (*Node)(nil)
 
+// newCoordinator wires the node's coordinator: this node's engine, the
+// other nodes through messaging (for a node with seeds), liveness from
+// gossip, the ring and the schema as they are at each request.
+func (n *Node) newCoordinator() *coordinator.Coordinator {
+	cfg := coordinator.Config{
+		Self: n.endpoint(), DataCenter: n.cfg.DataCenter, Engine: localEngine{n.engine},
+		Alive: func(e ring.Endpoint) bool {
+			g := n.gossip
+			return g != nil && g.Alive(string(e))
+		},
+		Ring:   n.ring.Load,
+		Schema: n.Schema,
+		Timeouts: coordinator.Timeouts{Write: time.Duration(n.cfg.WriteRequestTimeout), Read: time.Duration(n.cfg.ReadRequestTimeout),
+			Range: time.Duration(n.cfg.RangeRequestTimeout), Truncate: time.Duration(n.cfg.TruncateRequestTimeout)},
+		HintsDir:    n.cfg.hintsDirectory(),
+		StoragePort: n.cfg.StoragePort,
+		Logger:      *n.cfg.Logger,
+	}
+	if len(n.cfg.Seeds) > 0 {
+		cfg.Network = nodeNetwork{n}
+	}
+	return coordinator.New(cfg)
+}
+
+// nodeNetwork is the node's messaging, started with gossip before the
+// node takes any request.
+type nodeNetwork struct{ n *Node }
+
+func (nn nodeNetwork) Request(ctx context.Context, to string, verb messaging.Verb, payload []byte) ([]byte, error) {
+	m := nn.n.messaging
+	if m == nil {
+		return nil, messaging.ErrClosed
+	}
+	return m.Request(ctx, to, verb, payload)
+}
+
+// Apply writes mutations at a consistency level (coordinator.Apply).
+func (n *Node) Apply(ms []*mutation.Mutation, cl request.Consistency) error {
+	return n.coord.Apply(ms, cl)
+}
+
+// ReadPartition reads a slice of one partition at a consistency level
+// (coordinator.ReadPartition).
+func (n *Node) ReadPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error) {
+	return n.coord.ReadPartition(t, r)
+}
+
+// Scan reads a table's partitions in token order at a consistency level
+// (coordinator.Scan).
+func (n *Node) Scan(t *schema.Table, r request.RangeRead) ([]*request.Partition, error) {
+	return n.coord.Scan(t, r)
+}
+
+// Truncate removes every row of a table, on every node of the ring.
+func (n *Node) Truncate(t *schema.Table) error { return n.coord.Truncate(t) }
+
 // applyLocal writes mutations through this node's engine.
-func (n *Node) applyLocal(ms []*mutation.Mutation) error {
+func (n *Node) applyLocal(ms []*mutation.Mutation) error { return localEngine{n.engine}.Apply(ms) }
+
+// Partitioner is the partitioner of the node's engine: token() and the
+// order of partitions follow it.
+func (n *Node) Partitioner() partitioner.Partitioner { return n.engine.Partitioner() }
+
+// strategy is how keyspace ks places its replicas.
+func (n *Node) strategy(ks *schema.Keyspace) (ring.Strategy, error) {
+	return coordinator.Strategy(ks, n.endpoint())
+}
+
+// localEngine is the storage engine as the coordinator uses it.
+type localEngine struct{ e *storage.Engine }
+
+var _ coordinator.Engine = localEngine{}
+
+func (l localEngine) Partitioner() partitioner.Partitioner { return l.e.Partitioner() }
+
+func (l localEngine) Apply(ms []*mutation.Mutation) error {
 	for _, m := range ms {
-		if err := n.engine.Apply(m); err != nil {
+		if err := l.e.Apply(m); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (l localEngine) table(id mutation.TableID) (*storage.Table, error) {
+	st, err := l.e.Table(id)
+	if err != nil {
+		return nil, fmt.Errorf("node: table %x: %w", id, err)
+	}
+	return st, nil
+}
+
+func (l localEngine) Read(id mutation.TableID, key []byte, s request.Slice) (*request.Partition, error) {
+	st, err := l.table(id)
+	if err != nil {
+		return nil, err
+	}
+	p, err := st.ReadPartition(key, s)
+	if err != nil || p.IsEmpty() {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (l localEngine) ReadEntries(id mutation.TableID, key []byte, s request.Slice) ([]mutation.Entry, error) {
+	st, err := l.table(id)
+	if err != nil {
+		return nil, err
+	}
+	return st.ReadPartitionEntries(key, s)
+}
+
+func (l localEngine) Scan(id mutation.TableID, r request.RangeRead) ([]*request.Partition, error) {
+	st, err := l.table(id)
+	if err != nil {
+		return nil, err
+	}
+	return st.Scan(l.storageScan(r))
+}
+
+func (l localEngine) ScanEntries(id mutation.TableID, r request.RangeRead) ([]request.RawPartition, error) {
+	st, err := l.table(id)
+	if err != nil {
+		return nil, err
+	}
+	return st.ScanEntries(l.storageScan(r))
+}
+
+func (l localEngine) Resolve(key []byte, entries []mutation.Entry, s request.Slice) (*request.Partition, error) {
+	part := l.e.Partitioner()
+	return storage.ResolvePartition(part, part.TokenBytesLen(), key, entries, s)
+}
+
+func (l localEngine) Truncate(id mutation.TableID) error {
+	st, err := l.table(id)
+	if err != nil {
+		return err
+	}
+	return st.Truncate()
+}
+
+// storageScan is a range read as the engine takes it: token bounds are
+// key bounds, since engine keys start with the token's bytes.
+func (l localEngine) storageScan(r request.RangeRead) storage.ScanQuery {
+	sq := storage.ScanQuery{Limit: r.Limit, PerPartitionLimit: r.PerPartitionLimit, Now: r.Now}
+	if r.From != nil {
+		sq.From = r.From.AppendBytes(nil)
+	}
+	if r.After != nil {
+		prefix := mutation.AppendPartitionPrefix(nil, l.e.Partitioner().Token(r.After), r.After)
+		if after := mutation.PartitionUpperBound(prefix); sq.From == nil || bytes.Compare(after, sq.From) > 0 {
+			sq.From = after
+		}
+	}
+	if r.To != nil {
+		sq.To = r.To.AppendBytes(nil)
+	}
+	return sq
 }
 
 func (n *Node) storageTable(t *schema.Table) (*storage.Table, error) {
@@ -33,98 +189,4 @@ func (n *Node) storageTable(t *schema.Table) (*storage.Table, error) {
 		return nil, fmt.Errorf("node: %s: %w", t, err)
 	}
 	return st, nil
-}
-
-// readLocal reads a slice of one partition from this node's engine.
-func (n *Node) readLocal(t *schema.Table, key []byte, q exec.PartitionQuery) (*exec.Partition, error) {
-	st, err := n.storageTable(t)
-	if err != nil {
-		return nil, err
-	}
-	p, err := st.ReadPartition(key, storageRead(q))
-	if err != nil || p.IsEmpty() {
-		return nil, err
-	}
-	return execPartition(p), nil
-}
-
-// scanLocal reads a table's partitions in token order from this node's
-// engine.
-func (n *Node) scanLocal(t *schema.Table, q exec.ScanQuery) ([]*exec.Partition, error) {
-	st, err := n.storageTable(t)
-	if err != nil {
-		return nil, err
-	}
-	parts, err := st.Scan(n.storageScan(q))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*exec.Partition, len(parts))
-	for i, p := range parts {
-		out[i] = execPartition(p)
-	}
-	return out, nil
-}
-
-// scanEntriesLocal is scanLocal's raw form (storage.ScanEntries), what a
-// replica answers a coordinator's range read.
-func (n *Node) scanEntriesLocal(t *schema.Table, q exec.ScanQuery) ([]storage.RawPartition, error) {
-	st, err := n.storageTable(t)
-	if err != nil {
-		return nil, err
-	}
-	return st.ScanEntries(n.storageScan(q))
-}
-
-// storageScan is a scan query as the engine takes it.
-func (n *Node) storageScan(q exec.ScanQuery) storage.ScanQuery {
-	sq := storage.ScanQuery{Limit: q.Limit, PerPartitionLimit: q.PerPartitionLimit, Now: q.Now}
-	// Engine keys start with the token's bytes: a token bound is a key
-	// bound.
-	if q.From != nil {
-		sq.From = q.From.AppendBytes(nil)
-	}
-	if q.After != nil {
-		prefix := mutation.AppendPartitionPrefix(nil, n.engine.Partitioner().Token(q.After), q.After)
-		if after := mutation.PartitionUpperBound(prefix); sq.From == nil || bytes.Compare(after, sq.From) > 0 {
-			sq.From = after
-		}
-	}
-	if q.To != nil {
-		sq.To = q.To.AppendBytes(nil)
-	}
-	return sq
-}
-
-// storageRead is a partition query as the engine takes it.
-func storageRead(q exec.PartitionQuery) storage.ReadQuery {
-	return storage.ReadQuery{Start: q.Start, End: q.End, Reverse: q.Reverse, Limit: q.Limit, Now: q.Now}
-}
-
-func execPartition(p *storage.Partition) *exec.Partition {
-	out := &exec.Partition{Key: p.Key, Static: p.Static, Rows: make([]exec.Row, len(p.Rows))}
-	for i, r := range p.Rows {
-		out.Rows[i] = exec.Row{Clustering: r.Clustering, Row: r.Row}
-	}
-	return out
-}
-
-// Partitioner is the partitioner of the node's engine: token() and the
-// order of partitions follow it.
-func (n *Node) Partitioner() partitioner.Partitioner { return n.engine.Partitioner() }
-
-// Truncate removes every row of a table.
-func (n *Node) Truncate(t *schema.Table) error {
-	if n.messaging != nil && !schema.IsSystemKeyspace(t.Keyspace) {
-		return n.truncateEverywhere(t)
-	}
-	return n.truncateLocal(t)
-}
-
-func (n *Node) truncateLocal(t *schema.Table) error {
-	st, err := n.storageTable(t)
-	if err != nil {
-		return err
-	}
-	return st.Truncate()
 }

@@ -1,20 +1,20 @@
 // Package node wires one Sibyl node together: its configuration, the
-// start-up order of its parts, and their shutdown; and, as the
-// coordinator of the statements run through it, the requests it sends
-// the replicas.
+// start-up order of its parts, and their shutdown. It hands the data
+// requests of its clients to its coordinator, wired to the node's
+// storage engine, messaging and gossip.
 //
 // Owns: Config (the node's settings, with Cassandra's names where it has
 // them), start-up order (storage engine, then the tables the schema knows,
 // then commit log replay, then joining the cluster and choosing tokens,
 // then the services that take requests), orderly shutdown, the system
 // tables it writes (system.local, system.peers), the admin API and its
-// metrics, the payloads of its internode verbs (messages.go), coordinating
-// reads, writes and scans over the replicas (replicas.go), schema
-// agreement (schemasync.go) and hinted handoff (hints.go).
-// Does not own: what any part does (storage, schema, cql, coordinator's
-// counts, gossip, messaging, ring own that).
+// metrics, the coordinator's wiring (coordinator.go: the engine, network
+// and liveness it is given), schema agreement (schemasync.go), the
+// storage failure policies (failure.go).
+// Does not own: what any part does (storage, schema, cql, coordinator,
+// gossip, messaging, ring own that).
 // May import: cql/native, cql/exec, coordinator, gossip, messaging, ring,
-// schema, storage, mutation, partitioner.
+// schema, storage, mutation, mutation/request, partitioner.
 // Must not import: tools, cmd.
 //
 // Concurrency: Open and Close are called once each, from one goroutine.

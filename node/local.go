@@ -163,16 +163,3 @@ func (n *Node) dataCenters() []string {
 
 // endpoint is this node's name on the ring.
 func (n *Node) endpoint() ring.Endpoint { return ring.Endpoint(n.cfg.ListenAddress) }
-
-// strategy is how keyspace ks places its replicas.
-func (n *Node) strategy(ks *schema.Keyspace) (ring.Strategy, error) {
-	switch r := ks.Replication; r.Class {
-	case schema.SimpleStrategy:
-		return ring.SimpleStrategy{Factor: r.Factor}, nil
-	case schema.NetworkTopologyStrategy:
-		return ring.NetworkTopologyStrategy{Factors: r.DataCenters}, nil
-	case schema.LocalStrategy:
-		return ring.LocalStrategy{Local: n.endpoint()}, nil
-	}
-	return nil, fmt.Errorf("node: keyspace %s: no replication strategy %q", ks.Name, ks.Replication.Class)
-}

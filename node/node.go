@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/cql/native"
 	"github.com/sibyldb/sibyl/gossip"
 	"github.com/sibyldb/sibyl/messaging"
@@ -47,16 +47,14 @@ type Node struct {
 	pullMu    sync.Mutex
 	pulling   map[string]bool // peers whose schema is being pulled
 	ready     atomic.Bool     // start-up is done: schema pulls may run
-	// lookupCache holds the tables by id and the strategies of the
-	// current schema (replicas.go).
-	lookupCache atomic.Pointer[lookups]
-	metrics     *metrics
+	// coord coordinates the requests of the node's clients.
+	coord   *coordinator.Coordinator
+	metrics *metrics
 	// events is the native server clients register with for cluster
 	// events (set once it serves; gossip's changes read it).
 	events  atomic.Pointer[native.Server]
 	viewMu  sync.Mutex
 	views   map[string]peerView // what clients were last told of each peer
-	hints   *hints              // writes kept for replicas that were down
 	stopped chan struct{}       // closed by Close, for the node's own goroutines
 	admin   *http.Server
 	drained atomic.Bool
@@ -92,9 +90,10 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n = &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{}), pulling: map[string]bool{}, metrics: newMetrics(), views: map[string]peerView{},
-		hints: &hints{dir: filepath.Join(cfg.DataDir, "hints"), delivering: map[ring.Endpoint]bool{}}}
+	n = &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{}), pulling: map[string]bool{}, metrics: newMetrics(), views: map[string]peerView{}}
+	n.coord = n.newCoordinator()
 	n.metrics.watchEngine(engine)
+	n.metrics.watchCoordinator(&n.coord.Stats)
 	if err := n.start(); err != nil {
 		return nil, errors.Join(err, n.leaveCluster(), engine.Close())
 	}

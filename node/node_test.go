@@ -344,6 +344,8 @@ memtable_heap_space: 2GiB
 num_tokens: 4
 partitioner: RandomPartitioner
 data_file_directories: [/srv/sibyl/data]
+write_request_timeout: 500ms
+read_request_timeout: 3s
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +354,9 @@ data_file_directories: [/srv/sibyl/data]
 	if cfg.ClusterName != "Prod" || cfg.RPCAddress != "127.0.0.2" || cfg.NativePort != 19999 ||
 		time.Duration(cfg.CommitLogSyncPeriod) != 2500*time.Millisecond || cfg.NativeMaxFrameSize != 32<<20 ||
 		cfg.FileCacheSize != 128<<20 || cfg.MemtableHeapSpace != 2<<30 ||
-		cfg.NumTokens != 4 || cfg.DataFileDirectories[0] != "/srv/sibyl/data" || cfg.CommitLogDirectory != "data/commitlog" {
+		cfg.NumTokens != 4 || cfg.DataFileDirectories[0] != "/srv/sibyl/data" || cfg.CommitLogDirectory != "data/commitlog" ||
+		time.Duration(cfg.WriteRequestTimeout) != 500*time.Millisecond || time.Duration(cfg.ReadRequestTimeout) != 3*time.Second ||
+		time.Duration(cfg.RangeRequestTimeout) != 10*time.Second || time.Duration(cfg.TruncateRequestTimeout) != time.Minute {
 		t.Errorf("loaded %+v", cfg)
 	}
 	if err := cfg.Validate(); err != nil {
@@ -373,9 +377,11 @@ data_file_directories: [/srv/sibyl/data]
 			t.Errorf("%q: %v, want an error containing %q", text, err, want)
 		}
 	}
-	bad := Config{Partitioner: "ByteOrderedPartitioner", NumTokens: -1, RPCAddress: "here", DataFileDirectories: []string{"a", "b"}}
+	bad := Config{Partitioner: "ByteOrderedPartitioner", NumTokens: -1, RPCAddress: "here", DataFileDirectories: []string{"a", "b"},
+		ReadRequestTimeout: Duration(-time.Second)}
 	err = bad.Validate()
-	for _, want := range []string{"partitioner:", "num_tokens: -1", `rpc_address: "here"`, "data_file_directories: 2 directories"} {
+	for _, want := range []string{"partitioner:", "num_tokens: -1", `rpc_address: "here"`, "data_file_directories: 2 directories",
+		"read_request_timeout: -1s is negative"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate: %v, want %q named", err, want)
 		}

@@ -2,12 +2,12 @@ package node
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/gossip"
 	"github.com/sibyldb/sibyl/messaging"
@@ -28,7 +28,7 @@ func (n *Node) startMessaging() error {
 		return fmt.Errorf("storage_port: %w", err)
 	}
 	m.Handle(messaging.VerbSchemaPush, func(from string, payload []byte) ([]byte, error) {
-		ms, err := decodeMutations(payload)
+		ms, err := coordinator.DecodeMutations(payload)
 		if err != nil {
 			return nil, err
 		}
@@ -39,63 +39,11 @@ func (n *Node) startMessaging() error {
 		if err != nil {
 			return nil, err
 		}
-		return encodeMutations(ms), nil
+		return coordinator.EncodeMutations(ms), nil
 	})
-	applyMessage := func(from string, payload []byte) ([]byte, error) {
-		ms, err := decodeMutations(payload)
-		if err != nil {
-			return nil, err
-		}
-		return nil, n.applyLocal(ms)
+	for verb, h := range n.coord.Handlers() {
+		m.Handle(verb, h)
 	}
-	m.Handle(messaging.VerbMutation, applyMessage)
-	m.Handle(messaging.VerbHint, applyMessage)
-	m.Handle(messaging.VerbRead, func(from string, payload []byte) ([]byte, error) {
-		id, key, q, digest, err := decodeRead(payload)
-		if err != nil {
-			return nil, err
-		}
-		t := n.tableByID(id)
-		if t == nil {
-			return nil, fmt.Errorf("no table %x here", id)
-		}
-		st, err := n.storageTable(t)
-		if err != nil {
-			return nil, err
-		}
-		es, err := st.ReadPartitionEntries(key, storageRead(q))
-		if err != nil {
-			return nil, err
-		}
-		if digest {
-			return entriesDigest(es), nil
-		}
-		return encodeEntries(es), nil
-	})
-	m.Handle(messaging.VerbRangeRead, func(from string, payload []byte) ([]byte, error) {
-		id, q, err := decodeScan(payload, n.engine.Partitioner())
-		if err != nil {
-			return nil, err
-		}
-		t := n.tableByID(id)
-		if t == nil {
-			return nil, fmt.Errorf("no table %x here", id)
-		}
-		parts, err := n.scanEntriesLocal(t, q)
-		if err != nil {
-			return nil, err
-		}
-		return encodeRawPartitions(parts), nil
-	})
-	m.Handle(messaging.VerbTruncate, func(from string, payload []byte) ([]byte, error) {
-		var id mutation.TableID
-		copy(id[:], payload)
-		t := n.tableByID(id)
-		if t == nil {
-			return nil, fmt.Errorf("no table %x here", id)
-		}
-		return nil, n.truncateLocal(t)
-	})
 	n.messaging = m
 	return nil
 }
@@ -123,7 +71,7 @@ func (n *Node) pushSchema(ms []*mutation.Mutation) {
 	if len(peers) == 0 {
 		return
 	}
-	payload := encodeMutations(ms)
+	payload := coordinator.EncodeMutations(ms)
 	ctx, cancel := context.WithTimeout(context.Background(), schemaPushTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -187,7 +135,7 @@ func (n *Node) pullSchema(peer string) error {
 	if err != nil {
 		return err
 	}
-	ms, err := decodeMutations(payload)
+	ms, err := coordinator.DecodeMutations(payload)
 	if err != nil {
 		return err
 	}
@@ -217,36 +165,6 @@ func (n *Node) schemaMutations() ([]*mutation.Mutation, error) {
 			}
 			out = append(out, m)
 		}
-	}
-	return out, nil
-}
-
-// encodeMutations frames mutations for a message: each one's length, then
-// its encoding (mutation.AppendMutation, the commit log's).
-func encodeMutations(ms []*mutation.Mutation) []byte {
-	var b []byte
-	for _, m := range ms {
-		at := len(b)
-		b = binary.BigEndian.AppendUint32(b, 0)
-		b = mutation.AppendMutation(b, m)
-		binary.BigEndian.PutUint32(b[at:], uint32(len(b)-at-4))
-	}
-	return b
-}
-
-func decodeMutations(b []byte) ([]*mutation.Mutation, error) {
-	var out []*mutation.Mutation
-	for len(b) > 0 {
-		if len(b) < 4 || int(binary.BigEndian.Uint32(b)) > len(b)-4 {
-			return nil, errors.New("node: a truncated mutation in a message")
-		}
-		n := int(binary.BigEndian.Uint32(b))
-		m, err := mutation.DecodeMutation(b[4 : 4+n])
-		if err != nil {
-			return nil, fmt.Errorf("node: a mutation in a message: %w", err)
-		}
-		out = append(out, m)
-		b = b[4+n:]
 	}
 	return out, nil
 }

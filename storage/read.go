@@ -6,39 +6,24 @@ import (
 	"slices"
 
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/sstable"
 )
 
-// ReadQuery shapes a partition read.
-type ReadQuery struct {
-	// Start and End bound the clustering rows, as mutation.StartBound and
-	// mutation.EndBound encode them; nil means unbounded.
-	Start, End []byte
-	// Reverse returns rows in descending clustering order.
-	Reverse bool
-	// Limit is the most live rows returned; 0 means no limit.
-	Limit int
-	// Now is the read's time in seconds: TTLs expire against it.
-	Now int64
-}
-
-// Row is a clustering row as a read returns it: only live data.
-type Row struct {
-	Clustering []byte
-	Row        *mutation.Row
-}
-
-// Partition is what a read returns of one partition.
-type Partition struct {
-	Key []byte
-	// Static is the live static row, or nil.
-	Static *mutation.Row
-	Rows   []Row
-}
-
-// IsEmpty reports whether nothing live was found.
-func (p *Partition) IsEmpty() bool { return p.Static == nil && len(p.Rows) == 0 }
+// A partition read and its answer are the request package's, the forms
+// every layer above shares: the engine is one node's answer to them.
+type (
+	// ReadQuery shapes a partition read.
+	ReadQuery = request.Slice
+	// Row is a clustering row as a read returns it: only live data.
+	Row = request.Row
+	// Partition is what a read returns of one partition.
+	Partition = request.Partition
+	// RawPartition is one partition of ScanEntries: its key and the
+	// entries the scan visited, in key order.
+	RawPartition = request.RawPartition
+)
 
 // partitionState is what a read learns before the rows: deletions.
 type partitionState struct {
@@ -279,13 +264,6 @@ type ScanQuery struct {
 func (t *Table) Scan(opts ScanQuery) ([]*Partition, error) {
 	out, _, err := t.scan(opts, false)
 	return out, t.e.reportFailure(err)
-}
-
-// RawPartition is one partition of ScanEntries: its key and the entries
-// the scan visited, in key order.
-type RawPartition struct {
-	Key     []byte
-	Entries []mutation.Entry
 }
 
 // ScanEntries is Scan's raw form, for a coordinator that reconciles

@@ -3,7 +3,9 @@ package exec
 import (
 	"errors"
 	"fmt"
+	"net"
 
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/schema"
 )
 
@@ -135,13 +137,53 @@ func asConfig(err error) error {
 	return &Error{Code: ConfigError, Message: err.Error()}
 }
 
-// coordinatorError is a coordinator's failure as the client sees it: an
-// *Error it made (Unavailable, a timeout) as it is, anything else a server
-// error.
+// coordinatorError is a coordinator's failure as the client sees it: the
+// request package's failures of replicas with their protocol fields, an
+// *Error as it is, anything else a server error.
 func coordinatorError(err error) error {
-	var e *Error
-	if errors.As(err, &e) {
+	var (
+		e  *Error
+		u  *request.Unavailable
+		wt *request.WriteTimeout
+		rt *request.ReadTimeout
+		f  *request.Failure
+		tf *request.TruncateFailure
+	)
+	switch {
+	case errors.As(err, &e):
 		return e
+	case errors.As(err, &u):
+		return &Error{Code: Unavailable, Message: u.Error(),
+			Replica: &ReplicaFailure{Consistency: uint16(u.Consistency), BlockFor: int32(u.Required), Received: int32(u.Alive)}}
+	case errors.As(err, &wt):
+		return &Error{Code: WriteTimeout, Message: wt.Error(),
+			Replica: &ReplicaFailure{Consistency: uint16(wt.Consistency), BlockFor: int32(wt.BlockFor), Received: int32(wt.Received), WriteType: wt.WriteType}}
+	case errors.As(err, &rt):
+		return &Error{Code: ReadTimeout, Message: rt.Error(),
+			Replica: &ReplicaFailure{Consistency: uint16(rt.Consistency), BlockFor: int32(rt.BlockFor), Received: int32(rt.Received), DataPresent: rt.DataPresent}}
+	case errors.As(err, &f):
+		code := ReadFailure
+		if f.Write {
+			code = WriteFailure
+		}
+		rf := &ReplicaFailure{Consistency: uint16(f.Consistency), BlockFor: int32(f.BlockFor), Received: int32(f.Received),
+			DataPresent: f.DataPresent, WriteType: f.WriteType, NumFailures: int32(len(f.Failures))}
+		for _, r := range f.Failures {
+			rf.Failures = append(rf.Failures, ReplicaReason{Address: inetAddress(r.Replica), Reason: uint16(r.Reason)})
+		}
+		return &Error{Code: code, Message: f.Error(), Replica: rf}
+	case errors.As(err, &tf):
+		return &Error{Code: TruncateError, Message: tf.Error()}
 	}
 	return &Error{Code: ServerError, Message: err.Error()}
+}
+
+// inetAddress is an address as the protocol's inetaddr carries it: 4
+// bytes for IPv4, 16 for IPv6.
+func inetAddress(addr string) []byte {
+	ip := net.ParseIP(addr)
+	if v4 := ip.To4(); v4 != nil {
+		return v4
+	}
+	return ip.To16()
 }

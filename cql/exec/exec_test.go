@@ -15,6 +15,7 @@ import (
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/schema"
 )
 
@@ -57,36 +58,36 @@ func (c *memCoordinator) ApplySchema(ms []*mutation.Mutation) error {
 	return nil
 }
 
-func (c *memCoordinator) Apply(ms []*mutation.Mutation, _ Consistency) error {
+func (c *memCoordinator) Apply(ms []*mutation.Mutation, _ request.Consistency) error {
 	c.store.Apply(ms...)
 	return nil
 }
 
-func (c *memCoordinator) partitions(t *schema.Table, now int64) ([]*Partition, error) {
+func (c *memCoordinator) partitions(t *schema.Table, now int64) ([]*request.Partition, error) {
 	parts, err := c.store.Partitions(t.ID, now)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Partition, len(parts))
+	out := make([]*request.Partition, len(parts))
 	for i, p := range parts {
-		out[i] = &Partition{Key: p.Key, Static: p.Static}
+		out[i] = &request.Partition{Key: p.Key, Static: p.Static}
 		for _, r := range p.Rows {
-			out[i].Rows = append(out[i].Rows, Row{Clustering: r.Clustering, Row: r.Row})
+			out[i].Rows = append(out[i].Rows, request.Row{Clustering: r.Clustering, Row: r.Row})
 		}
 	}
 	return out, nil
 }
 
-func (c *memCoordinator) ReadPartition(t *schema.Table, key []byte, q PartitionQuery) (*Partition, error) {
+func (c *memCoordinator) ReadPartition(t *schema.Table, q request.PartitionRead) (*request.Partition, error) {
 	parts, err := c.partitions(t, q.Now)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range parts {
-		if !bytes.Equal(p.Key, key) {
+		if !bytes.Equal(p.Key, q.Key) {
 			continue
 		}
-		var rows []Row
+		var rows []request.Row
 		for _, r := range p.Rows {
 			if (q.Start == nil || bytes.Compare(r.Clustering, q.Start) >= 0) && (q.End == nil || bytes.Compare(r.Clustering, q.End) < 0) {
 				rows = append(rows, r)
@@ -109,12 +110,12 @@ func (c *memCoordinator) Truncate(t *schema.Table) error {
 	return nil
 }
 
-func (c *memCoordinator) Scan(t *schema.Table, q ScanQuery) ([]*Partition, error) {
+func (c *memCoordinator) Scan(t *schema.Table, q request.RangeRead) ([]*request.Partition, error) {
 	parts, err := c.partitions(t, q.Now)
 	if err != nil {
 		return nil, err
 	}
-	var out []*Partition
+	var out []*request.Partition
 	rows := 0
 	for _, p := range parts {
 		tok := c.store.Partitioner.Token(p.Key)

@@ -9,6 +9,7 @@ import (
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/schema"
 )
 
@@ -25,11 +26,11 @@ type currentList func(c *schema.Column) ([]mutation.Cell, error)
 // static row) in the partition key, at now.
 func (s *Session) listReader(t *schema.Table, key, clustering []byte, now int64) currentList {
 	return func(c *schema.Column) ([]mutation.Cell, error) {
-		q := PartitionQuery{Now: now, Consistency: s.consistency}
+		q := request.PartitionRead{Key: key, Slice: request.Slice{Now: now}, Consistency: s.consistency}
 		if c.Kind != schema.Static && len(t.Clustering) > 0 {
 			q.Start, q.End = mutation.StartBound(clustering, true), mutation.EndBound(clustering, true)
 		}
-		p, err := s.c.ReadPartition(t, key, q)
+		p, err := s.c.ReadPartition(t, q)
 		if err != nil {
 			return nil, coordinatorError(err)
 		}

@@ -3,6 +3,8 @@ package exec
 import (
 	"bytes"
 	"encoding/binary"
+
+	"github.com/sibyldb/sibyl/mutation/request"
 )
 
 // QueryParams are what a client sends with a statement besides its text
@@ -24,7 +26,7 @@ type QueryParams struct {
 	// Consistency is the statement's consistency level (the zero value,
 	// ANY, reads as ONE: callers that do not name one, tests and the
 	// node's own statements, get the weakest read).
-	Consistency Consistency
+	Consistency request.Consistency
 }
 
 // pagingState is where a page ended: the partition key and clustering of

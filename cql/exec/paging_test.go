@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sibyldb/sibyl/cql"
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/schema"
 )
 
@@ -173,15 +174,15 @@ type countingCoordinator struct {
 	rows int
 }
 
-func (c *countingCoordinator) ReadPartition(t *schema.Table, key []byte, q PartitionQuery) (*Partition, error) {
-	p, err := c.memCoordinator.ReadPartition(t, key, q)
+func (c *countingCoordinator) ReadPartition(t *schema.Table, q request.PartitionRead) (*request.Partition, error) {
+	p, err := c.memCoordinator.ReadPartition(t, q)
 	if p != nil {
 		c.rows += len(p.Rows)
 	}
 	return p, err
 }
 
-func (c *countingCoordinator) Scan(t *schema.Table, q ScanQuery) ([]*Partition, error) {
+func (c *countingCoordinator) Scan(t *schema.Table, q request.RangeRead) ([]*request.Partition, error) {
 	parts, err := c.memCoordinator.Scan(t, q)
 	for _, p := range parts {
 		c.rows += len(p.Rows)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/schema"
 )
@@ -177,13 +178,15 @@ func (d dryCoordinator) Schema() *schema.Schema { return d.real.Schema() }
 
 func (d dryCoordinator) ApplySchema([]*mutation.Mutation) error { return nil }
 
-func (d dryCoordinator) Apply([]*mutation.Mutation, Consistency) error { return nil }
+func (d dryCoordinator) Apply([]*mutation.Mutation, request.Consistency) error { return nil }
 
-func (d dryCoordinator) ReadPartition(*schema.Table, []byte, PartitionQuery) (*Partition, error) {
+func (d dryCoordinator) ReadPartition(*schema.Table, request.PartitionRead) (*request.Partition, error) {
 	return nil, nil
 }
 
-func (d dryCoordinator) Scan(*schema.Table, ScanQuery) ([]*Partition, error) { return nil, nil }
+func (d dryCoordinator) Scan(*schema.Table, request.RangeRead) ([]*request.Partition, error) {
+	return nil, nil
+}
 
 func (d dryCoordinator) Truncate(*schema.Table) error { return nil }
 

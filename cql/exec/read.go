@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/schema"
 )
@@ -43,7 +44,7 @@ type partitionReader struct {
 	restKey, restClustering []byte
 	restRead                int
 	after                   []byte
-	pending                 []*Partition
+	pending                 []*request.Partition
 	scanned                 bool // pending came from a scan: whole partitions
 	exhausted               bool
 }
@@ -61,14 +62,14 @@ func (r *partitionReader) resumeAt(resume *pagingState) {
 // next returns the next piece of a partition, and whether it is the whole
 // partition (so a partition with no rows reads as its static row); nil
 // when no more remain.
-func (r *partitionReader) next() (*Partition, bool, error) {
+func (r *partitionReader) next() (*request.Partition, bool, error) {
 	if r.kr.keyed {
 		return r.nextByKey()
 	}
 	return r.nextScanned()
 }
 
-func (r *partitionReader) nextByKey() (*Partition, bool, error) {
+func (r *partitionReader) nextByKey() (*request.Partition, bool, error) {
 	for r.keyIdx < len(r.kr.keys) {
 		key := r.kr.keys[r.keyIdx]
 		if !r.entered {
@@ -82,9 +83,9 @@ func (r *partitionReader) nextByKey() (*Partition, bool, error) {
 		}
 		sl := r.slices[r.sliceIdx]
 		r.sliceIdx++
-		q := PartitionQuery{Reverse: r.reverse, Limit: limit, Now: r.now, Consistency: r.s.consistency}
+		q := request.PartitionRead{Key: key, Slice: request.Slice{Reverse: r.reverse, Limit: limit, Now: r.now}, Consistency: r.s.consistency}
 		q.Start, q.End = sl.bounds()
-		p, err := r.s.c.ReadPartition(r.t, key, q)
+		p, err := r.s.c.ReadPartition(r.t, q)
 		if err != nil {
 			return nil, false, coordinatorError(err)
 		}
@@ -147,7 +148,7 @@ func (r *partitionReader) pieceLimit(taken int) int {
 	return n
 }
 
-func (r *partitionReader) nextScanned() (*Partition, bool, error) {
+func (r *partitionReader) nextScanned() (*request.Partition, bool, error) {
 	for len(r.pending) == 0 {
 		if r.exhausted || r.kr.empty {
 			return nil, false, nil
@@ -158,7 +159,7 @@ func (r *partitionReader) nextScanned() (*Partition, bool, error) {
 			}
 			continue
 		}
-		parts, err := r.s.c.Scan(r.t, ScanQuery{Limit: r.limit, PerPartitionLimit: r.perPartition, Now: r.now,
+		parts, err := r.s.c.Scan(r.t, request.RangeRead{Limit: r.limit, PerPartitionLimit: r.perPartition, Now: r.now,
 			From: r.kr.from, To: r.kr.to, After: r.after, Consistency: r.s.consistency})
 		if err != nil {
 			return nil, false, coordinatorError(err)
@@ -192,8 +193,8 @@ func (r *partitionReader) readRest() error {
 	if len(clustering) == 0 || (r.perPartition > 0 && limit <= 0) {
 		return nil // the partition is done
 	}
-	p, err := r.s.c.ReadPartition(r.t, key, PartitionQuery{Start: mutation.StartBound(clustering, false), Limit: limit, Now: r.now,
-		Consistency: r.s.consistency})
+	p, err := r.s.c.ReadPartition(r.t, request.PartitionRead{Key: key,
+		Slice: request.Slice{Start: mutation.StartBound(clustering, false), Limit: limit, Now: r.now}, Consistency: r.s.consistency})
 	if err != nil {
 		return coordinatorError(err)
 	}
@@ -204,7 +205,7 @@ func (r *partitionReader) readRest() error {
 		// The read stopped at the chunk size: more of it may remain.
 		r.restKey, r.restClustering, r.restRead = key, p.Rows[len(p.Rows)-1].Clustering, r.restRead+len(p.Rows)
 	}
-	r.pending, r.scanned = []*Partition{p}, false
+	r.pending, r.scanned = []*request.Partition{p}, false
 	return nil
 }
 
@@ -220,8 +221,8 @@ func comparePartitions(p partitioner.Partitioner, a, b []byte) int {
 	return bytes.Compare(a, b)
 }
 
-// bounds are the slice's bounds as a PartitionQuery takes them: nil for
-// an open side.
+// bounds are the slice's bounds as a read takes them: nil for an open
+// side.
 func (sl clusteringSlice) bounds() (start, end []byte) {
 	if len(sl.start) > 0 {
 		start = sl.start

@@ -6,6 +6,7 @@ import (
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/schema"
 )
 
@@ -150,7 +151,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 		if staticOnly {
 			// A partition with only static data reads as one row whose
 			// clustering columns are null.
-			rows = []Row{{Row: mutation.NewRow()}}
+			rows = []request.Row{{Row: mutation.NewRow()}}
 		}
 		for _, r := range rows {
 			if !staticOnly && !t.RowVisible(r.Row, now) {

@@ -8,11 +8,14 @@ import (
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
-	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/schema"
 )
 
-// Coordinator is what statements run against.
+// Coordinator is what statements run against: one node's engine, or the
+// cluster's coordinator. It speaks the request package's types, which
+// every layer below shares, and reports the failures of replicas as
+// request's failure types (errors.As finds them).
 type Coordinator interface {
 	// Schema is the current schema.
 	Schema() *schema.Schema
@@ -21,56 +24,14 @@ type Coordinator interface {
 	ApplySchema(ms []*mutation.Mutation) error
 	// Apply makes mutations of tables durable and visible, on as many
 	// replicas as the consistency level asks.
-	Apply(ms []*mutation.Mutation, cl Consistency) error
-	// ReadPartition reads a slice of one partition (key: the partition key
-	// bytes).
-	ReadPartition(t *schema.Table, key []byte, q PartitionQuery) (*Partition, error)
+	Apply(ms []*mutation.Mutation, cl request.Consistency) error
+	// ReadPartition reads a slice of one partition; nil when nothing live
+	// was found.
+	ReadPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error)
 	// Scan reads a table's partitions in token order.
-	Scan(t *schema.Table, q ScanQuery) ([]*Partition, error)
+	Scan(t *schema.Table, r request.RangeRead) ([]*request.Partition, error)
 	// Truncate removes every row of a table.
 	Truncate(t *schema.Table) error
-}
-
-// PartitionQuery shapes a partition read.
-type PartitionQuery struct {
-	// Start and End bound the clustering (mutation.StartBound/EndBound
-	// encodings); nil is open.
-	Start, End []byte
-	Reverse    bool
-	Limit      int   // live rows at most; 0: no limit
-	Now        int64 // seconds: TTLs expire against it
-	// Consistency is how many replicas must answer.
-	Consistency Consistency
-}
-
-// ScanQuery shapes a scan.
-type ScanQuery struct {
-	Limit int // live rows at most over all partitions; 0: no limit
-	// PerPartitionLimit is the most live rows of each partition; 0: no
-	// limit.
-	PerPartitionLimit int
-	Now               int64
-	// After, when set, is a partition key: the scan starts with the
-	// partition after it.
-	After []byte
-	// From and To bound the partitions by token: From inclusive, To
-	// exclusive; nil is open.
-	From, To *partitioner.Token
-	// Consistency is how many replicas must answer.
-	Consistency Consistency
-}
-
-// Partition is what a read found of a partition: live data only.
-type Partition struct {
-	Key    []byte
-	Static *mutation.Row
-	Rows   []Row
-}
-
-// Row is a live clustering row.
-type Row struct {
-	Clustering []byte
-	Row        *mutation.Row
 }
 
 // ResultKind says what a statement returned.
@@ -119,7 +80,7 @@ type Session struct {
 	c     Coordinator
 	plans map[cql.Statement]*plan
 	// consistency is the running statement's consistency level.
-	consistency Consistency
+	consistency request.Consistency
 	scratch     schema.RowValues
 	point       pointScratch
 	keyspace    string

@@ -21,6 +21,7 @@ import (
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/internal/workers"
+	"github.com/sibyldb/sibyl/mutation/request"
 )
 
 // Options configure a Server.
@@ -952,10 +953,10 @@ func (c *conn) after(res *exec.Result) {
 // checkConsistency refuses a level a statement cannot run at, as
 // Cassandra does: ANY is for writes, SERIAL and LOCAL_SERIAL for
 // conditional ones.
-func checkConsistency(st cql.Statement, cl exec.Consistency) error {
+func checkConsistency(st cql.Statement, cl request.Consistency) error {
 	switch st.(type) {
 	case *cql.Select:
-		if cl == exec.ConsistencyAny {
+		if cl == request.Any {
 			return &exec.Error{Code: exec.Invalid, Message: "ANY ConsistencyLevel is only supported for writes"}
 		}
 	case *cql.Insert, *cql.Update, *cql.Delete, *cql.Batch:
@@ -971,7 +972,7 @@ func checkConsistency(st cql.Statement, cl exec.Consistency) error {
 // statement (markers) or of the prepared one (specs).
 func execParams(p queryParams, markers []*cql.BindMarker, specs []exec.ColumnSpec) (exec.QueryParams, error) {
 	opts := exec.QueryParams{Values: p.values, Unset: p.unset, PageSize: int(p.pageSize), PagingState: p.pagingState,
-		Consistency: exec.Consistency(p.consistency)}
+		Consistency: request.Consistency(p.consistency)}
 	if !opts.Consistency.Valid() {
 		return opts, protocolErrorf(false, "Unknown code %d for a consistency level", p.consistency)
 	}

@@ -25,23 +25,24 @@ const module = "github.com/sibyldb/sibyl"
 // internal/invariants may be imported by every package, and cqltype by every
 // package above partitioner; the table leaves them out.
 var allowedImports = map[string][]string{
-	"partitioner": {},
-	"cqltype":     {},
-	"mutation":    {"partitioner"},
-	"memtable":    {"mutation", "partitioner"},
-	"sstable":     {"mutation", "partitioner"},
-	"commitlog":   {"mutation", "partitioner"},
-	"storage":     {"memtable", "sstable", "commitlog", "mutation", "partitioner"},
-	"schema":      {"mutation", "partitioner"},
-	"cql":         {},
-	"cql/exec":    {"cql", "schema", "mutation", "partitioner"},
-	"cql/native":  {"cql/exec", "cql", "internal/workers"},
-	"ring":        {"partitioner"},
-	"gossip":      {},
-	"messaging":   {"internal/workers"},
-	"coordinator": {"ring", "messaging", "gossip", "storage", "mutation", "partitioner", "schema"},
+	"partitioner":      {},
+	"cqltype":          {},
+	"mutation":         {"partitioner"},
+	"mutation/request": {"mutation", "partitioner"},
+	"memtable":         {"mutation", "partitioner"},
+	"sstable":          {"mutation", "partitioner"},
+	"commitlog":        {"mutation", "partitioner"},
+	"storage":          {"memtable", "sstable", "commitlog", "mutation", "mutation/request", "partitioner"},
+	"schema":           {"mutation", "partitioner"},
+	"cql":              {},
+	"cql/exec":         {"cql", "schema", "mutation", "mutation/request", "partitioner"},
+	"cql/native":       {"cql/exec", "cql", "mutation/request", "internal/workers"},
+	"ring":             {"partitioner"},
+	"gossip":           {},
+	"messaging":        {"internal/workers"},
+	"coordinator":      {"ring", "messaging", "mutation", "mutation/request", "partitioner", "schema"},
 	"node": {"cql/native", "cql/exec", "coordinator", "gossip", "messaging", "ring", "schema",
-		"storage", "mutation", "partitioner"},
+		"storage", "mutation", "mutation/request", "partitioner"},
 	"tools":               {},
 	"tools/cqlsh":         {},
 	"tools/nodetool":      {},
@@ -54,7 +55,7 @@ var allowedImports = map[string][]string{
 	"internal/testutil":   {"mutation", "partitioner"},
 	"test/clients":        {"node", "cql/native", "cql/exec", "cqltype", "tools/cqlsh", "tools/nodetool", "tools/stress"},
 	"test/differential":   {"node", "cqltype"},
-	"bench": {"storage", "commitlog", "mutation", "partitioner", "internal/testutil", "node", "cql", "cql/exec",
+	"bench": {"storage", "commitlog", "mutation", "mutation/request", "partitioner", "internal/testutil", "node", "cql", "cql/exec",
 		"schema", "cqltype"},
 }
 
@@ -380,7 +381,7 @@ func TestDeterministicCores(t *testing.T) {
 	bannedTime := map[string]bool{"Now": true, "Sleep": true, "After": true, "NewTimer": true, "NewTicker": true,
 		"AfterFunc": true, "Tick": true, "Since": true, "Until": true}
 	for _, s := range parseSources(t) {
-		core := s.pkg == "partitioner" || s.pkg == "mutation" || s.pkg == "ring" ||
+		core := s.pkg == "partitioner" || s.pkg == "mutation" || s.pkg == "mutation/request" || s.pkg == "ring" ||
 			((s.pkg == "gossip" || s.pkg == "coordinator") && !strings.HasSuffix(s.path, "_driver.go"))
 		if s.test || !core {
 			continue
@@ -388,6 +389,12 @@ func TestDeterministicCores(t *testing.T) {
 		selectors(s.file, "time", func(sel *ast.SelectorExpr) {
 			if bannedTime[sel.Sel.Name] && !s.ignored(sel.Pos(), "DeterministicCores") {
 				t.Errorf("%s: time.%s in a deterministic core (inject a clock)", s.fset.Position(sel.Pos()), sel.Sel.Name)
+			}
+		})
+		// A timeout is the driver's to set, on the injected clock.
+		selectors(s.file, "context", func(sel *ast.SelectorExpr) {
+			if n := sel.Sel.Name; (n == "WithTimeout" || n == "WithDeadline") && !s.ignored(sel.Pos(), "DeterministicCores") {
+				t.Errorf("%s: context.%s in a deterministic core (the driver code sets timeouts)", s.fset.Position(sel.Pos()), n)
 			}
 		})
 		for _, rnd := range []string{"math/rand", "math/rand/v2"} {

@@ -1,4 +1,4 @@
-package node
+package coordinator
 
 import (
 	"bufio"
@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/sibyldb/sibyl/gossip"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/ring"
@@ -24,7 +23,7 @@ import (
 // in the hints directory beside the data, one file per replica: records of
 // a length, a CRC32C and the mutation in the commit log's encoding.
 type hints struct {
-	dir string
+	dir string     // no hints are kept when empty
 	mu  sync.Mutex // appends and deliveries, one at a time
 	// delivering are the replicas whose hints are on their way.
 	delivering map[ring.Endpoint]bool
@@ -92,69 +91,74 @@ func (h *hints) read(e ring.Endpoint) ([]*mutation.Mutation, error) {
 	}
 }
 
+func newHints(dir string) *hints { return &hints{dir: dir, delivering: map[ring.Endpoint]bool{}} }
+
 // hint keeps a write for a replica that could not take it; a failure to
 // keep it is logged (the write's other replicas have it).
-func (n *Node) hint(e ring.Endpoint, mu *mutation.Mutation) {
-	if err := n.hints.store(e, mu); err != nil {
-		n.cfg.Logger.Error().Err(err).Str("replica", string(e)).Msg("node: keeping a hint")
+func (c *Coordinator) hint(e ring.Endpoint, mu *mutation.Mutation) {
+	if c.hints.dir == "" {
 		return
 	}
-	n.metrics.hintsStored.Inc()
+	if err := c.hints.store(e, mu); err != nil {
+		c.cfg.Logger.Error().Err(err).Str("replica", string(e)).Msg("coordinator: keeping a hint")
+		return
+	}
+	c.Stats.HintsStored.Add(1)
 }
 
-// deliverHints sends a replica that is up the hints kept for it, in the
-// background, and removes them once it has taken them all.
-func (n *Node) deliverHints(e ring.Endpoint, s *gossip.EndpointState) {
-	if n.messaging == nil || !s.Alive || !n.hints.pending(e) {
+// ReplicaUp sends a replica the failure detector sees up the hints kept
+// for it, in the background, and removes them once it has taken them all.
+func (c *Coordinator) ReplicaUp(e ring.Endpoint) {
+	if c.cfg.Network == nil || c.hints.dir == "" || !c.hints.pending(e) {
 		return
 	}
-	n.hints.mu.Lock()
-	if n.hints.delivering[e] {
-		n.hints.mu.Unlock()
+	c.hints.mu.Lock()
+	if c.hints.delivering[e] {
+		c.hints.mu.Unlock()
 		return
 	}
-	n.hints.delivering[e] = true
-	n.hints.mu.Unlock()
+	c.hints.delivering[e] = true
+	c.hints.mu.Unlock()
 	go func() {
 		defer func() {
-			n.hints.mu.Lock()
-			delete(n.hints.delivering, e)
-			n.hints.mu.Unlock()
+			c.hints.mu.Lock()
+			delete(c.hints.delivering, e)
+			c.hints.mu.Unlock()
 		}()
-		if err := n.sendHints(e); err != nil && !errors.Is(err, messaging.ErrClosed) {
-			n.cfg.Logger.Warn().Err(err).Str("replica", string(e)).Msg("node: delivering hints; they wait for the next time it is seen up")
+		if err := c.sendHints(e); err != nil && !errors.Is(err, messaging.ErrClosed) {
+			c.cfg.Logger.Warn().Err(err).Str("replica", string(e)).Msg("coordinator: delivering hints; they wait for the next time it is seen up")
 		}
 	}()
 }
 
-func (n *Node) sendHints(e ring.Endpoint) error {
-	n.hints.mu.Lock()
-	ms, err := n.hints.read(e)
-	n.hints.mu.Unlock()
+func (c *Coordinator) sendHints(e ring.Endpoint) error {
+	c.hints.mu.Lock()
+	ms, err := c.hints.read(e)
+	c.hints.mu.Unlock()
 	if err != nil || len(ms) == 0 {
 		return err
 	}
 	for _, m := range ms {
-		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-		_, err := n.messaging.Request(ctx, string(e), messaging.VerbHint, encodeMutations([]*mutation.Mutation{m}))
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Write)
+		_, err := c.cfg.Network.Request(ctx, string(e), messaging.VerbHint, EncodeMutations([]*mutation.Mutation{m}))
 		cancel()
 		if err != nil {
 			return err
 		}
 	}
 	// Every hint read was taken; hints added since are kept for next time.
-	n.hints.mu.Lock()
-	defer n.hints.mu.Unlock()
-	after, err := n.hints.read(e)
+	c.hints.mu.Lock()
+	defer c.hints.mu.Unlock()
+	after, err := c.hints.read(e)
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(n.hints.file(e)); err != nil {
+	if err := os.Remove(c.hints.file(e)); err != nil {
 		return err
 	}
-	n.metrics.hintsDelivered.Add(float64(len(ms)))
+	c.Stats.HintsDelivered.Add(int64(len(ms)))
 	for _, m := range after[len(ms):] {
-		if err := n.hints.storeLocked(e, m); err != nil {
+		if err := c.hints.storeLocked(e, m); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package node
+package coordinator
 
 import (
 	"encoding/binary"
@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/partitioner"
-	"github.com/sibyldb/sibyl/storage"
 )
 
 // A replica's raw entries travel as they are, value for value, in READ and
@@ -33,7 +33,7 @@ func TestEntriesMessages(t *testing.T) {
 			t.Errorf("entry %d: %s, sent %s", i, &got[i], &es[i])
 		}
 	}
-	parts, err := decodeRawPartitions(encodeRawPartitions([]storage.RawPartition{{Key: []byte("k"), Entries: es}}))
+	parts, err := decodeRawPartitions(encodeRawPartitions([]request.RawPartition{{Key: []byte("k"), Entries: es}}))
 	if err != nil || len(parts) != 1 || string(parts[0].Key) != "k" || len(parts[0].Entries) != len(es) {
 		t.Fatalf("raw partitions came back as %+v, %v", parts, err)
 	}

@@ -1,14 +1,14 @@
-package node
+package coordinator
 
 import (
-	"crypto/md5"
 	"encoding/binary"
 	"errors"
 
-	"github.com/sibyldb/sibyl/cql/exec"
+	"fmt"
+
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/partitioner"
-	"github.com/sibyldb/sibyl/storage"
 )
 
 // The payloads of the READ and RANGE_READ verbs and of their answers:
@@ -44,7 +44,7 @@ type msgReader struct {
 	err error
 }
 
-var errShortMessage = errors.New("node: a message ends too soon")
+var errShortMessage = errors.New("coordinator: a message ends too soon")
 
 func (r *msgReader) bytes() []byte {
 	n, k := binary.Uvarint(r.b)
@@ -68,6 +68,16 @@ func (r *msgReader) int() int64 {
 }
 
 func (r *msgReader) bool() bool { return r.int() != 0 }
+
+// tableID reads a table's id, refusing one of the wrong length.
+func (r *msgReader) tableID() (id mutation.TableID) {
+	b := r.bytes()
+	if r.err == nil && len(b) != len(id) {
+		r.err, r.b = fmt.Errorf("coordinator: a table id of %d bytes", len(b)), nil
+	}
+	copy(id[:], b)
+	return id
+}
 
 // count reads the length of a list, refusing one longer than the bytes
 // left could hold (every element takes at least one), so that a corrupt
@@ -93,11 +103,11 @@ func (r *msgReader) optional() []byte {
 
 // encodeRead asks a replica for its entries of a partition, or with digest
 // set for only their digest.
-func encodeRead(table mutation.TableID, key []byte, q exec.PartitionQuery, digest bool) []byte {
+func encodeRead(table mutation.TableID, q request.PartitionRead, digest bool) []byte {
 	var w msgWriter
 	w.bool(digest)
 	w.bytes(table[:])
-	w.bytes(key)
+	w.bytes(q.Key)
 	w.optional(q.Start)
 	w.optional(q.End)
 	w.bool(q.Reverse)
@@ -106,26 +116,19 @@ func encodeRead(table mutation.TableID, key []byte, q exec.PartitionQuery, diges
 	return w.b
 }
 
-func decodeRead(b []byte) (table mutation.TableID, key []byte, q exec.PartitionQuery, digest bool, err error) {
+func decodeRead(b []byte) (table mutation.TableID, q request.PartitionRead, digest bool, err error) {
 	r := msgReader{b: b}
 	digest = r.bool()
-	copy(table[:], r.bytes())
-	key = r.bytes()
+	table = r.tableID()
+	q.Key = r.bytes()
 	q.Start, q.End = r.optional(), r.optional()
 	q.Reverse = r.bool()
 	q.Limit = int(r.int())
 	q.Now = r.int()
-	return table, key, q, digest, r.err
+	return table, q, digest, r.err
 }
 
-// entriesDigest is the digest a replica answers instead of its entries:
-// equal entries give equal digests.
-func entriesDigest(es []mutation.Entry) []byte {
-	sum := md5.Sum(encodeEntries(es))
-	return sum[:]
-}
-
-func encodeScan(table mutation.TableID, q exec.ScanQuery) []byte {
+func encodeScan(table mutation.TableID, q request.RangeRead) []byte {
 	var w msgWriter
 	w.bytes(table[:])
 	w.int(int64(q.Limit))
@@ -142,9 +145,9 @@ func encodeScan(table mutation.TableID, q exec.ScanQuery) []byte {
 	return w.b
 }
 
-func decodeScan(b []byte, p partitioner.Partitioner) (table mutation.TableID, q exec.ScanQuery, err error) {
+func decodeScan(b []byte, p partitioner.Partitioner) (table mutation.TableID, q request.RangeRead, err error) {
 	r := msgReader{b: b}
-	copy(table[:], r.bytes())
+	table = r.tableID()
 	q.Limit = int(r.int())
 	q.PerPartitionLimit = int(r.int())
 	q.Now = r.int()
@@ -194,7 +197,7 @@ func decodeEntries(b []byte) ([]mutation.Entry, error) {
 
 // encodeRawPartitions carries a replica's raw partitions (RANGE_READ's
 // answer): each one's key and its entries.
-func encodeRawPartitions(ps []storage.RawPartition) []byte {
+func encodeRawPartitions(ps []request.RawPartition) []byte {
 	var w msgWriter
 	w.int(int64(len(ps)))
 	for _, p := range ps {
@@ -204,17 +207,48 @@ func encodeRawPartitions(ps []storage.RawPartition) []byte {
 	return w.b
 }
 
-func decodeRawPartitions(b []byte) ([]storage.RawPartition, error) {
+func decodeRawPartitions(b []byte) ([]request.RawPartition, error) {
 	r := msgReader{b: b}
 	n := r.count()
-	out := make([]storage.RawPartition, 0, n)
+	out := make([]request.RawPartition, 0, n)
 	for i := 0; i < n && r.err == nil; i++ {
 		key := r.bytes()
 		es, err := decodeEntries(r.bytes())
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, storage.RawPartition{Key: key, Entries: es})
+		out = append(out, request.RawPartition{Key: key, Entries: es})
 	}
 	return out, r.err
+}
+
+// EncodeMutations frames mutations for a message: each one's length, then
+// its encoding (mutation.AppendMutation, the commit log's).
+func EncodeMutations(ms []*mutation.Mutation) []byte {
+	var b []byte
+	for _, m := range ms {
+		at := len(b)
+		b = binary.BigEndian.AppendUint32(b, 0)
+		b = mutation.AppendMutation(b, m)
+		binary.BigEndian.PutUint32(b[at:], uint32(len(b)-at-4))
+	}
+	return b
+}
+
+// DecodeMutations reads what EncodeMutations wrote.
+func DecodeMutations(b []byte) ([]*mutation.Mutation, error) {
+	var out []*mutation.Mutation
+	for len(b) > 0 {
+		if len(b) < 4 || int(binary.BigEndian.Uint32(b)) > len(b)-4 {
+			return nil, errors.New("coordinator: a truncated mutation in a message")
+		}
+		n := int(binary.BigEndian.Uint32(b))
+		m, err := mutation.DecodeMutation(b[4 : 4+n])
+		if err != nil {
+			return nil, fmt.Errorf("coordinator: a mutation in a message: %w", err)
+		}
+		out = append(out, m)
+		b = b[4+n:]
+	}
+	return out, nil
 }

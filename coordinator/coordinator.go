@@ -1,0 +1,168 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/sibyldb/sibyl/messaging"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/mutation/request"
+	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/ring"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+// Engine is this node's storage, as coordination uses it: the writes and
+// reads this node answers as a replica.
+type Engine interface {
+	Partitioner() partitioner.Partitioner
+	// Apply makes mutations durable and visible here.
+	Apply(ms []*mutation.Mutation) error
+	// Read reads a slice of a partition of a table here: live data.
+	Read(table mutation.TableID, key []byte, s request.Slice) (*request.Partition, error)
+	// ReadEntries is Read's raw form: the entries the read visited,
+	// deletions and all, for reconciling with other replicas' answers.
+	ReadEntries(table mutation.TableID, key []byte, s request.Slice) ([]mutation.Entry, error)
+	// Scan reads a table's partitions here, in token order: live data.
+	Scan(table mutation.TableID, r request.RangeRead) ([]*request.Partition, error)
+	// ScanEntries is Scan's raw form.
+	ScanEntries(table mutation.TableID, r request.RangeRead) ([]request.RawPartition, error)
+	// Resolve turns a partition's reconciled entries into the live data a
+	// read with slice s returns.
+	Resolve(key []byte, entries []mutation.Entry, s request.Slice) (*request.Partition, error)
+	// Truncate removes every row of a table here.
+	Truncate(table mutation.TableID) error
+}
+
+// Network sends requests to other nodes and waits for their answers: an
+// error for a node that cannot be reached or failed the request, and
+// messaging.ErrTimeout for one that did not answer before ctx ended.
+type Network interface {
+	Request(ctx context.Context, to string, verb messaging.Verb, payload []byte) ([]byte, error)
+}
+
+// Timeouts bound how long a request waits for its replicas
+// (cassandra.yaml's write_request_timeout, read_request_timeout,
+// range_request_timeout and truncate_request_timeout).
+type Timeouts struct {
+	Write, Read, Range, Truncate time.Duration
+}
+
+// DefaultTimeouts are Cassandra's defaults.
+var DefaultTimeouts = Timeouts{Write: 2 * time.Second, Read: 5 * time.Second, Range: 10 * time.Second, Truncate: 60 * time.Second}
+
+// Config is what a Coordinator is built from.
+type Config struct {
+	// Self is this node; DataCenter, its data centre.
+	Self       ring.Endpoint
+	DataCenter string
+	Engine     Engine
+	// Network reaches the other nodes; nil for a node alone, which is the
+	// only replica of everything.
+	Network Network
+	// Alive is the failure detector's view of a node; nil: only Self is.
+	Alive func(ring.Endpoint) bool
+	// Ring is the token ring as this node knows it now.
+	Ring func() *ring.Metadata
+	// Schema is the current schema.
+	Schema   func() *schema.Schema
+	Timeouts Timeouts
+	// HintsDir keeps the hints for replicas that were down.
+	HintsDir string
+	// StoragePort is the internode port that failures show replicas'
+	// addresses with.
+	StoragePort int
+	Logger      zerolog.Logger
+}
+
+// Stats count what the coordinator did, for the node's metrics.
+type Stats struct {
+	// Coordinated requests, by kind.
+	Writes, Reads, Ranges atomic.Int64
+	// Requests sent to other replicas, by verb.
+	ForwardedMutations, ForwardedReads, ForwardedRanges atomic.Int64
+	// Requests that failed, by the failure a client got.
+	Unavailables, WriteTimeouts, ReadTimeouts, WriteFailures, ReadFailures atomic.Int64
+	// ReadRepairs counts the repairs sent (one per replica a read found
+	// behind); DigestMismatches, the reads whose digests differed.
+	ReadRepairs, DigestMismatches atomic.Int64
+	// HintsStored and HintsDelivered count the writes kept for replicas
+	// that could not take them, and those handed over since.
+	HintsStored, HintsDelivered atomic.Int64
+}
+
+// Coordinator runs the requests of the statements this node coordinates
+// against the replicas of their data, and answers as a replica the
+// requests other coordinators send it (Handlers).
+type Coordinator struct {
+	cfg     Config
+	lookups atomic.Pointer[lookups]
+	hints   *hints
+	Stats   Stats
+}
+
+// New returns a coordinator.
+func New(cfg Config) *Coordinator {
+	if cfg.Timeouts == (Timeouts{}) {
+		cfg.Timeouts = DefaultTimeouts
+	}
+	return &Coordinator{cfg: cfg, hints: newHints(cfg.HintsDir)}
+}
+
+// current are the lookups of the current schema.
+func (c *Coordinator) current() *lookups {
+	sch := c.cfg.Schema()
+	if l := c.lookups.Load(); l != nil && l.schema == sch {
+		return l
+	}
+	l := newLookups(sch, c.cfg.Self)
+	c.lookups.Store(l)
+	return l
+}
+
+// alive is the failure detector's view, with this node always up.
+func (c *Coordinator) alive() func(ring.Endpoint) bool {
+	self, alive := c.cfg.Self, c.cfg.Alive
+	if alive == nil {
+		return func(e ring.Endpoint) bool { return e == self }
+	}
+	return func(e ring.Endpoint) bool { return e == self || alive(e) }
+}
+
+// count counts a request's failure by the kind a client gets, and passes
+// it on.
+func (c *Coordinator) count(err error) error {
+	if err == nil {
+		return nil
+	}
+	var (
+		u  *request.Unavailable
+		wt *request.WriteTimeout
+		rt *request.ReadTimeout
+		f  *request.Failure
+	)
+	switch {
+	case errors.As(err, &u):
+		c.Stats.Unavailables.Add(1)
+	case errors.As(err, &wt):
+		c.Stats.WriteTimeouts.Add(1)
+	case errors.As(err, &rt):
+		c.Stats.ReadTimeouts.Add(1)
+	case errors.As(err, &f) && f.Write:
+		c.Stats.WriteFailures.Add(1)
+	case errors.As(err, &f):
+		c.Stats.ReadFailures.Add(1)
+	}
+	return err
+}
+
+// reason is the failure reason of a replica's error.
+func reason(err error) request.FailureReason {
+	if errors.Is(err, messaging.ErrTimeout) {
+		return request.ReasonTimeout
+	}
+	return request.ReasonUnknown
+}

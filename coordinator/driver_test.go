@@ -1,0 +1,302 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/messaging"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/mutation/request"
+	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/ring"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+// The drivers run here against replicas in one process: each a
+// Coordinator over a counting engine, reached through a network that
+// answers, refuses, or stays silent until the request's time is up, per
+// replica.
+
+// countingEngine is a replica's engine that keeps no data: it counts the
+// writes it took, and every read finds nothing.
+type countingEngine struct {
+	mu      sync.Mutex
+	applied int
+}
+
+func (e *countingEngine) Partitioner() partitioner.Partitioner { return partitioner.Murmur3() }
+func (e *countingEngine) Apply(ms []*mutation.Mutation) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.applied += len(ms)
+	return nil
+}
+func (e *countingEngine) writes() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.applied
+}
+func (e *countingEngine) Read(mutation.TableID, []byte, request.Slice) (*request.Partition, error) {
+	return nil, nil
+}
+func (e *countingEngine) ReadEntries(mutation.TableID, []byte, request.Slice) ([]mutation.Entry, error) {
+	return nil, nil
+}
+func (e *countingEngine) Scan(mutation.TableID, request.RangeRead) ([]*request.Partition, error) {
+	return nil, nil
+}
+func (e *countingEngine) ScanEntries(mutation.TableID, request.RangeRead) ([]request.RawPartition, error) {
+	return nil, nil
+}
+func (e *countingEngine) Resolve(key []byte, _ []mutation.Entry, _ request.Slice) (*request.Partition, error) {
+	return &request.Partition{Key: key}, nil
+}
+func (e *countingEngine) Truncate(mutation.TableID) error { return nil }
+
+// behaviour is how a replica meets the requests sent to it.
+type behaviour int
+
+const (
+	answers behaviour = iota
+	refuses           // as a node whose port is closed
+	silent            // as a node that stopped, until the request's time is up
+)
+
+// testCluster is replicas at one token range each, all of whom hold every
+// partition (each keyspace's factor is its node count).
+type testCluster struct {
+	t        *testing.T
+	ring     *ring.Metadata
+	schema   *schema.Schema
+	table    *schema.Table
+	engines  map[ring.Endpoint]*countingEngine
+	replicas map[ring.Endpoint]*Coordinator
+
+	mu    sync.Mutex
+	how   map[ring.Endpoint]behaviour
+	reads map[ring.Endpoint]int // READ requests sent to each replica
+}
+
+func newTestCluster(t *testing.T, replication schema.Replication, locations map[ring.Endpoint]ring.Location) *testCluster {
+	t.Helper()
+	var nodes []ring.Node
+	i := int64(0)
+	for e, loc := range locations {
+		nodes = append(nodes, ring.Node{Endpoint: e, Location: loc, Tokens: []partitioner.Token{partitioner.Murmur3Token(math.MinInt64/2 + i*1e15)}})
+		i++
+	}
+	m, err := ring.NewMetadata(partitioner.Murmur3(), nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := schema.NewKeyspace("ks", replication, true)
+	tbl, err := schema.NewTable("ks", "t", mutation.TableID{7}, []*schema.Column{
+		{Name: "k", Type: cqltype.IntType, Kind: schema.PartitionKey, Position: 0},
+		{Name: "v", Type: cqltype.IntType, Kind: schema.Regular, Position: -1},
+	}, schema.DefaultTableParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks.Tables["t"] = tbl
+	c := &testCluster{t: t, ring: m, schema: schema.New(map[string]*schema.Keyspace{"ks": ks}), table: tbl,
+		engines: map[ring.Endpoint]*countingEngine{}, replicas: map[ring.Endpoint]*Coordinator{},
+		how: map[ring.Endpoint]behaviour{}, reads: map[ring.Endpoint]int{}}
+	for e, loc := range locations {
+		c.engines[e] = &countingEngine{}
+		c.replicas[e] = c.coordinator(e, loc.DataCenter, time.Second)
+	}
+	return c
+}
+
+// coordinator is the coordinator of node self, whose requests wait at
+// most timeout.
+func (c *testCluster) coordinator(self ring.Endpoint, dc string, timeout time.Duration) *Coordinator {
+	return New(Config{Self: self, DataCenter: dc, Engine: c.engines[self], Network: c,
+		Alive: func(ring.Endpoint) bool { return true }, Ring: func() *ring.Metadata { return c.ring },
+		Schema: func() *schema.Schema { return c.schema }, HintsDir: c.t.TempDir(), StoragePort: 7000, Logger: zerolog.Nop(),
+		Timeouts: Timeouts{Write: timeout, Read: timeout, Range: timeout, Truncate: timeout}})
+}
+
+func (c *testCluster) set(how behaviour, replicas ...ring.Endpoint) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range replicas {
+		c.how[r] = how
+	}
+}
+
+// readsSent is how many reads replica r was sent.
+func (c *testCluster) readsSent(r ring.Endpoint) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads[r]
+}
+
+// readContacts are the replicas a read of the test's key at level l from
+// node self asks first, and its spares.
+func (c *testCluster) readContacts(self ring.Endpoint, l request.Consistency) (contacts, spares []ring.Endpoint) {
+	s, err := Strategy(c.schema.Keyspace("ks"), self)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	replicas := s.Replicas(c.ring, partitioner.Murmur3().Token(cqltype.EncodeInt(1)))
+	return ReadContacts(l, s, c.ring.Location(self).DataCenter, self, replicas, func(ring.Endpoint) bool { return true }, c.ring.Location)
+}
+
+func (c *testCluster) Request(ctx context.Context, to string, verb messaging.Verb, payload []byte) ([]byte, error) {
+	c.mu.Lock()
+	how := c.how[ring.Endpoint(to)]
+	if verb == messaging.VerbRead {
+		c.reads[ring.Endpoint(to)]++
+	}
+	c.mu.Unlock()
+	switch how {
+	case refuses:
+		return nil, fmt.Errorf("messaging: %s unreachable: connection refused", to)
+	case silent:
+		<-ctx.Done()
+		return nil, messaging.ErrTimeout
+	}
+	return c.replicas[ring.Endpoint(to)].Handlers()[verb]("test", payload)
+}
+
+func (c *testCluster) write(from *Coordinator, l request.Consistency) error {
+	m := mutation.NewMutation(c.table.ID, cqltype.EncodeInt(1))
+	row := mutation.NewRow()
+	row.Cells = []mutation.Cell{mutation.LiveCell("v", nil, 1, cqltype.EncodeInt(1))}
+	m.Rows = []mutation.RowUpdate{{Row: row}}
+	return from.Apply([]*mutation.Mutation{m}, l)
+}
+
+func (c *testCluster) read(from *Coordinator, l request.Consistency) error {
+	_, err := from.ReadPartition(c.table, request.PartitionRead{Key: cqltype.EncodeInt(1), Consistency: l})
+	return err
+}
+
+var threeNodes = map[ring.Endpoint]ring.Location{"a": {DataCenter: "dc1"}, "b": {DataCenter: "dc1"}, "c": {DataCenter: "dc1"}}
+
+// A write every replica acknowledged never reports a timeout, however
+// the answers and the end of the wait interleave.
+func TestAcknowledgedWritesNeverTimeOut(t *testing.T) {
+	c := newTestCluster(t, schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, threeNodes)
+	for _, l := range []request.Consistency{request.All, request.Quorum, request.One} {
+		for i := range 2000 {
+			if err := c.write(c.replicas["a"], l); err != nil {
+				t.Fatalf("write %d at %s with every replica up: %v", i, l, err)
+			}
+		}
+	}
+}
+
+func TestWriteFailuresAndTimeouts(t *testing.T) {
+	c := newTestCluster(t, schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, threeNodes)
+	a := c.coordinator("a", "dc1", 50*time.Millisecond)
+	c.engines["a"] = &countingEngine{}
+
+	c.set(refuses, "b", "c")
+	var f *request.Failure
+	if err := c.write(a, request.Quorum); !errors.As(err, &f) || !f.Write || f.Received != 1 || f.BlockFor != 2 || len(f.Failures) != 2 ||
+		f.Error() != "Operation failed - received 1 responses and 2 failures: UNKNOWN from /b:7000, UNKNOWN from /c:7000" &&
+			f.Error() != "Operation failed - received 1 responses and 2 failures: UNKNOWN from /c:7000, UNKNOWN from /b:7000" {
+		t.Errorf("QUORUM with two replicas refusing: %v", err)
+	}
+	if err := c.write(a, request.One); err != nil {
+		t.Errorf("ONE with two replicas refusing: %v", err)
+	}
+	// ONE returns at a's own acknowledgement; the refusals come after.
+	for deadline := time.Now().Add(10 * time.Second); a.Stats.HintsStored.Load() < 4 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if got := a.Stats.HintsStored.Load(); got != 4 {
+		t.Errorf("%d hints kept for the two refusing replicas over two writes, want 4", got)
+	}
+
+	c.set(answers, "b")
+	c.set(silent, "c")
+	var wt *request.WriteTimeout
+	if err := c.write(a, request.All); !errors.As(err, &wt) || wt.Received != 2 || wt.BlockFor != 3 || wt.WriteType != request.WriteSimple {
+		t.Errorf("ALL with a silent replica: %v (%+v)", err, wt)
+	}
+	if err := c.write(a, request.Quorum); err != nil {
+		t.Errorf("QUORUM with one silent replica: %v", err)
+	}
+}
+
+func TestReadReplacesFailedReplica(t *testing.T) {
+	c := newTestCluster(t, schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, threeNodes)
+	a := c.coordinator("a", "dc1", 50*time.Millisecond)
+	// a asks itself and another; when that one refuses, the spare answers
+	// in its place.
+	contacts, spares := c.readContacts("a", request.Quorum)
+	if len(contacts) != 2 || contacts[0] != "a" || len(spares) != 1 {
+		t.Fatalf("QUORUM of three from a: contacts %v, spares %v", contacts, spares)
+	}
+	c.set(refuses, contacts[1])
+	if err := c.read(a, request.Quorum); err != nil {
+		t.Fatalf("QUORUM with one of three replicas refusing: %v", err)
+	}
+	if c.readsSent(contacts[1]) != 1 || c.readsSent(spares[0]) != 1 {
+		t.Errorf("%s was asked %d times, %s %d; want once each", contacts[1], c.readsSent(contacts[1]), spares[0], c.readsSent(spares[0]))
+	}
+	c.set(refuses, "b", "c")
+	var f *request.Failure
+	if err := c.read(a, request.Quorum); !errors.As(err, &f) || f.Write || f.Received != 1 || f.BlockFor != 2 || len(f.Failures) != 2 || !f.DataPresent {
+		t.Errorf("QUORUM with two of three replicas refusing: %v (%+v)", err, f)
+	}
+	c.set(silent, "b", "c")
+	var rt *request.ReadTimeout
+	if err := c.read(a, request.Quorum); !errors.As(err, &rt) || rt.Received != 1 || rt.BlockFor != 2 || !rt.DataPresent {
+		t.Errorf("QUORUM with two silent replicas: %v (%+v)", err, rt)
+	}
+	if err := c.read(a, request.One); err != nil {
+		t.Errorf("ONE from a replica: %v", err)
+	}
+}
+
+var twoDataCentres = map[ring.Endpoint]ring.Location{"a": {DataCenter: "dc1"}, "b": {DataCenter: "dc1"}, "c": {DataCenter: "dc1"},
+	"x": {DataCenter: "dc2"}, "y": {DataCenter: "dc2"}, "z": {DataCenter: "dc2"}}
+
+// LOCAL_QUORUM is met only by the local data centre, EACH_QUORUM only by a
+// quorum in each; remote acknowledgements do not stand in for them.
+func TestConsistencyByDataCentre(t *testing.T) {
+	c := newTestCluster(t, schema.Replication{Class: schema.NetworkTopologyStrategy, DataCenters: map[string]int{"dc1": 3, "dc2": 3}}, twoDataCentres)
+	a := c.coordinator("a", "dc1", 50*time.Millisecond)
+	c.set(silent, "b", "c")
+	var wt *request.WriteTimeout
+	if err := c.write(a, request.LocalQuorum); !errors.As(err, &wt) || wt.Received != 1 || wt.BlockFor != 2 {
+		t.Errorf("LOCAL_QUORUM with dc1 down to its coordinator and dc2 all up: %v", err)
+	}
+	if err := c.write(a, request.Quorum); err != nil {
+		t.Errorf("QUORUM (4 of 6) with four up: %v", err)
+	}
+	c.set(answers, "b", "c")
+	c.set(silent, "y", "z")
+	if err := c.write(a, request.EachQuorum); !errors.As(err, &wt) || wt.BlockFor != 4 {
+		t.Errorf("EACH_QUORUM with dc2 down to one: %v", err)
+	}
+	if err := c.write(a, request.LocalQuorum); err != nil {
+		t.Errorf("LOCAL_QUORUM with dc1 up: %v", err)
+	}
+	before := c.readsSent("x") + c.readsSent("y") + c.readsSent("z")
+	for _, l := range []request.Consistency{request.LocalQuorum, request.LocalOne} {
+		if err := c.read(a, l); err != nil {
+			t.Errorf("%s read with dc1 up: %v", l, err)
+		}
+	}
+	if after := c.readsSent("x") + c.readsSent("y") + c.readsSent("z"); after != before {
+		t.Errorf("LOCAL_ reads sent %d requests to dc2", after-before)
+	}
+	c.set(silent, "b", "c")
+	c.set(answers, "y", "z")
+	var rt *request.ReadTimeout
+	if err := c.read(a, request.LocalQuorum); !errors.As(err, &rt) || rt.BlockFor != 2 {
+		t.Errorf("LOCAL_QUORUM read with dc1's others silent: %v", err)
+	}
+}

@@ -1,0 +1,244 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+
+	"github.com/sibyldb/sibyl/messaging"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/mutation/request"
+	"github.com/sibyldb/sibyl/ring"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+// ReadPartition reads a slice of one partition at a consistency level.
+// The replicas alive must meet the level (else Unavailable). As many as
+// it needs are asked, from the data centres it counts, this node first:
+// one for the data, the others for a digest of theirs. Only when the
+// digests differ does everyone's data come, to be merged and the stale
+// replicas repaired before the answer is given. A replica that fails is
+// replaced by a spare live one; with none left the read fails
+// (ReadFailure), and one with too few answers by read_request_timeout
+// times out (ReadTimeout).
+func (c *Coordinator) ReadPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error) {
+	c.Stats.Reads.Add(1)
+	p, err := c.readPartition(t, r)
+	return p, c.count(err)
+}
+
+// readPlan is one partition read's replicas and level.
+type readPlan struct {
+	t        *schema.Table
+	r        request.PartitionRead
+	l        request.Consistency
+	strategy ring.Strategy
+	locate   func(ring.Endpoint) ring.Location
+	blockFor int
+}
+
+func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error) {
+	l := request.ReadLevel(r.Consistency)
+	m := c.cfg.Ring()
+	alive := c.alive()
+	p, err := c.current().place(t, c.cfg.Engine.Partitioner().Token(r.Key), m, c.cfg.Self)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckAvailable(l, p.strategy, c.cfg.DataCenter, p.replicas, alive, m.Location); err != nil {
+		return nil, err
+	}
+	contacts, spares := ReadContacts(l, p.strategy, c.cfg.DataCenter, c.cfg.Self, p.replicas, alive, m.Location)
+	if c.cfg.Network == nil || len(contacts) == 1 && contacts[0] == c.cfg.Self {
+		return c.cfg.Engine.Read(t.ID, r.Key, r.Slice)
+	}
+	plan := readPlan{t: t, r: r, l: l, strategy: p.strategy, locate: m.Location, blockFor: BlockFor(l, p.strategy, c.cfg.DataCenter)}
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Read)
+	defer cancel()
+	wantData := make([]bool, len(contacts))
+	wantData[0] = true
+	answered, answers, err := c.askReplicas(ctx, plan, contacts, wantData, spares)
+	if err != nil {
+		return nil, err
+	}
+	var data []mutation.Entry
+	for _, a := range answers {
+		if a.data {
+			data = a.entries
+		}
+	}
+	lists := [][]mutation.Entry{data}
+	dataFrom := answered
+	if !digestsAgree(answers, data) {
+		c.Stats.DigestMismatches.Add(1)
+		var digested []ring.Endpoint
+		dataFrom = nil
+		for i, a := range answers {
+			if a.data {
+				dataFrom = append(dataFrom, answered[i])
+			} else {
+				digested = append(digested, answered[i])
+			}
+		}
+		more := make([]bool, len(digested))
+		for i := range more {
+			more[i] = true
+		}
+		from, rest, err := c.askReplicas(ctx, plan, digested, more, nil)
+		if err != nil {
+			return nil, err
+		}
+		dataFrom = append(dataFrom, from...)
+		for _, a := range rest {
+			lists = append(lists, a.entries)
+		}
+	}
+	merged := mergeEntries(lists)
+	res, err := c.cfg.Engine.Resolve(r.Key, merged, r.Slice)
+	if err != nil {
+		return nil, err
+	}
+	if len(lists) > 1 { // with one answer, or digests that agree, no replica is stale
+		if err := c.repair(ctx, plan, dataFrom, lists, merged); err != nil {
+			return nil, err
+		}
+	}
+	if res.IsEmpty() {
+		return nil, nil
+	}
+	return res, nil
+}
+
+// askReplicas asks each contact for its entries of the partition, or
+// their digest where wantData says not, and returns who answered with
+// what. A contact that fails is replaced by a spare; when none is left
+// the read fails (ReadFailure), and when the context ends first it times
+// out (ReadTimeout).
+func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts []ring.Endpoint, wantData []bool, spares []ring.Endpoint) ([]ring.Endpoint, []readAnswer, error) {
+	type reply struct {
+		from   ring.Endpoint
+		data   bool // it was asked for the data
+		answer readAnswer
+		err    error
+	}
+	replies := make(chan reply, len(contacts)+len(spares))
+	ask := func(r ring.Endpoint, data bool) {
+		go func() {
+			a, err := c.askReplica(ctx, plan, r, data)
+			replies <- reply{r, data, a, err}
+		}()
+	}
+	for i, r := range contacts {
+		ask(r, wantData[i])
+	}
+	var (
+		answered []ring.Endpoint
+		answers  []readAnswer
+		failed   []request.ReplicaFailed
+		dataIn   bool
+		hopeless bool // a contact failed with no spare to replace it
+	)
+	for outstanding := len(contacts); outstanding > 0; outstanding-- {
+		rep := <-replies
+		switch {
+		case rep.err == nil:
+			answered, answers = append(answered, rep.from), append(answers, rep.answer)
+			dataIn = dataIn || rep.answer.data
+			continue
+		case errors.Is(rep.err, messaging.ErrTimeout):
+			return nil, nil, &request.ReadTimeout{Consistency: plan.l, Received: len(answered), BlockFor: plan.blockFor, DataPresent: dataIn}
+		case hopeless:
+			failed = append(failed, request.ReplicaFailed{Replica: string(rep.from), Reason: reason(rep.err)})
+			continue
+		}
+		failed = append(failed, request.ReplicaFailed{Replica: string(rep.from), Reason: reason(rep.err)})
+		var spare ring.Endpoint
+		var ok bool
+		if spare, spares, ok = spareFor(plan.l, plan.strategy, rep.from, spares, plan.locate); !ok {
+			hopeless = true
+			continue
+		}
+		// The spare takes the failed one's part: the data if it was to
+		// send the data.
+		ask(spare, rep.data)
+		outstanding++
+	}
+	if hopeless {
+		// Reported once every contact has answered or failed, so that the
+		// counts do not depend on the order the answers came in.
+		return nil, nil, &request.Failure{Consistency: plan.l, Received: len(answered), BlockFor: plan.blockFor,
+			Failures: failed, DataPresent: dataIn, Port: c.cfg.StoragePort}
+	}
+	return answered, answers, nil
+}
+
+// askReplica asks replica r for its entries of the partition (data), or
+// for their digest; this node reads its own.
+func (c *Coordinator) askReplica(ctx context.Context, plan readPlan, r ring.Endpoint, data bool) (readAnswer, error) {
+	a := readAnswer{data: data}
+	if r == c.cfg.Self {
+		es, err := c.cfg.Engine.ReadEntries(plan.t.ID, plan.r.Key, plan.r.Slice)
+		if data {
+			a.entries = es
+		} else {
+			a.digest = entriesDigest(es)
+		}
+		return a, err
+	}
+	c.Stats.ForwardedReads.Add(1)
+	out, err := c.cfg.Network.Request(ctx, string(r), messaging.VerbRead, encodeRead(plan.t.ID, plan.r, !data))
+	switch {
+	case err != nil:
+	case data:
+		a.entries, err = decodeEntries(out)
+	default:
+		a.digest = out
+	}
+	return a, err
+}
+
+// repair sends each replica that answered with data what the merged
+// answer has and its own lacked, and waits for them to apply it
+// (blocking read repair, as Cassandra's default): a read at a level then
+// sees what the next read at that level will. A replica that cannot be
+// reached gets the repair as a hint; one that does not answer in time
+// times the read out.
+func (c *Coordinator) repair(ctx context.Context, plan readPlan, replicas []ring.Endpoint, answers [][]mutation.Entry, merged []mutation.Entry) error {
+	tokenLen := c.cfg.Engine.Partitioner().TokenBytesLen()
+	type fix struct {
+		to ring.Endpoint
+		mu *mutation.Mutation
+	}
+	var fixes []fix
+	for i, r := range replicas {
+		missing := missingEntries(answers[i], merged)
+		if len(missing) == 0 {
+			continue
+		}
+		mu, err := mutation.FromEntries(plan.t.ID, plan.r.Key, missing, tokenLen)
+		if err != nil {
+			return err
+		}
+		c.Stats.ReadRepairs.Add(1)
+		fixes = append(fixes, fix{r, mu})
+	}
+	errs := make([]error, len(fixes))
+	concurrently(len(fixes), func(i int) {
+		var payload []byte // this node's own repair needs no encoding
+		if fixes[i].to != c.cfg.Self {
+			payload = EncodeMutations([]*mutation.Mutation{fixes[i].mu})
+		}
+		errs[i] = c.send(ctx, fixes[i].to, fixes[i].mu, payload)
+	})
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, messaging.ErrTimeout):
+			return &request.ReadTimeout{Consistency: plan.l, Received: plan.blockFor - 1, BlockFor: plan.blockFor, DataPresent: true}
+		case fixes[i].to == c.cfg.Self:
+			return err
+		default:
+			c.hint(fixes[i].to, fixes[i].mu)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/sibyldb/sibyl/messaging"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/mutation/request"
+	"github.com/sibyldb/sibyl/ring"
+)
+
+// Apply writes mutations at a consistency level: each goes to every live
+// replica of its partition (a hint is kept for each one down), and counts
+// once as many acknowledged as the level needs, from the data centres the
+// level counts. If any partition's live replicas are too few, nothing is
+// written (Unavailable). A partition whose replicas failed the write so
+// that the level cannot be met fails it (WriteFailure); one short of
+// acknowledgements after write_request_timeout times it out
+// (WriteTimeout). Replicas that took it keep it either way.
+func (c *Coordinator) Apply(ms []*mutation.Mutation, cl request.Consistency) error {
+	c.Stats.Writes.Add(1)
+	return c.count(c.apply(ms, cl))
+}
+
+type write struct {
+	m *mutation.Mutation
+	p placement
+}
+
+func (c *Coordinator) apply(ms []*mutation.Mutation, l request.Consistency) error {
+	m := c.cfg.Ring()
+	alive := c.alive()
+	look := c.current()
+	writes := make([]write, 0, len(ms))
+	for _, mu := range ms {
+		t := look.tables[mu.Table]
+		if t == nil {
+			return fmt.Errorf("coordinator: a write to an unknown table %x", mu.Table)
+		}
+		p, err := look.place(t, c.cfg.Engine.Partitioner().Token(mu.Key), m, c.cfg.Self)
+		if err != nil {
+			return err
+		}
+		// ANY is never unavailable: a hint counts as the write.
+		if l != request.Any {
+			if err := CheckAvailable(l, p.strategy, c.cfg.DataCenter, p.replicas, alive, m.Location); err != nil {
+				return err
+			}
+		}
+		writes = append(writes, write{mu, p})
+	}
+	writeType := request.WriteSimple
+	if len(ms) > 1 {
+		writeType = request.WriteUnloggedBatch
+	}
+	if len(writes) == 1 {
+		return c.writeReplicas(writes[0], l, alive, m.Location, writeType)
+	}
+	errs := make([]error, len(writes))
+	concurrently(len(writes), func(i int) {
+		errs[i] = c.writeReplicas(writes[i], l, alive, m.Location, writeType)
+	})
+	return errors.Join(errs...)
+}
+
+// concurrently runs do(0) ... do(count-1) at once and returns when all
+// have: one runs on the caller's goroutine, since there is nothing to
+// overlap it with.
+func concurrently(count int, do func(i int)) {
+	if count == 1 {
+		do(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range count {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			do(i)
+		}()
+	}
+	wg.Wait()
+}
+
+// send applies mu on replica r: here, or through the network with
+// payload, mu's encoding (which this node's own write does not need).
+func (c *Coordinator) send(ctx context.Context, r ring.Endpoint, mu *mutation.Mutation, payload []byte) error {
+	if r == c.cfg.Self {
+		return c.cfg.Engine.Apply([]*mutation.Mutation{mu})
+	}
+	c.Stats.ForwardedMutations.Add(1)
+	_, err := c.cfg.Network.Request(ctx, string(r), messaging.VerbMutation, payload)
+	return err
+}
+
+// writeReplicas sends one mutation to its live replicas (this node's
+// share applied here) and waits for the level's acknowledgements. Every
+// request ends by the deadline (the network times it out), so the wait
+// is for the answers alone: a write whose acknowledgements are in never
+// reports a timeout.
+func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(ring.Endpoint) bool, locate func(ring.Endpoint) ring.Location, writeType string) error {
+	self, mu := c.cfg.Self, w.m
+	if len(w.p.replicas) == 1 && w.p.replicas[0] == self {
+		return c.cfg.Engine.Apply([]*mutation.Mutation{mu})
+	}
+	var targets []ring.Endpoint
+	for _, r := range w.p.replicas {
+		if alive(r) {
+			targets = append(targets, r)
+		} else if c.cfg.Network != nil {
+			c.hint(r, mu) // it gets the write when it is back
+		}
+	}
+	if len(targets) == 0 && l == request.Any {
+		return nil // the hints are the write
+	}
+	acks := NewAcks(l, w.p.strategy, c.cfg.DataCenter, targets, locate)
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Write)
+	payload := EncodeMutations([]*mutation.Mutation{mu})
+	type answer struct {
+		from ring.Endpoint
+		err  error
+	}
+	writeTo := func(r ring.Endpoint) answer {
+		err := c.send(ctx, r, mu, payload)
+		if err != nil && r != self {
+			c.hint(r, mu) // it failed the write, or did not answer in time
+		}
+		return answer{r, err}
+	}
+	results := make(chan answer, len(targets))
+	var sent sync.WaitGroup
+	for _, r := range targets[1:] {
+		sent.Add(1)
+		go func() {
+			defer sent.Done()
+			results <- writeTo(r)
+		}()
+	}
+	// The replicas still on their way get the write after this returns;
+	// the context ends when they have answered or timed out.
+	sent.Add(1) // the first, written on this goroutine
+	go func() { sent.Wait(); cancel() }()
+	results <- writeTo(targets[0])
+	sent.Done()
+	var failed []request.ReplicaFailed
+	timedOut := false
+	for range targets {
+		a := <-results
+		if acks.Ack(a.from, a.err == nil) {
+			return nil
+		}
+		if a.err != nil {
+			if errors.Is(a.err, messaging.ErrTimeout) {
+				timedOut = true
+			} else {
+				failed = append(failed, request.ReplicaFailed{Replica: string(a.from), Reason: reason(a.err)})
+			}
+		}
+		if acks.Hopeless() && !timedOut {
+			return c.writeFailure(acks, l, failed, writeType)
+		}
+	}
+	if len(failed) > 0 && !timedOut {
+		return c.writeFailure(acks, l, failed, writeType)
+	}
+	return acks.Timeout(writeType)
+}
+
+func (c *Coordinator) writeFailure(acks *Acks, l request.Consistency, failed []request.ReplicaFailed, writeType string) error {
+	return &request.Failure{Write: true, Consistency: l, Received: acks.Received(), BlockFor: acks.BlockFor(),
+		Failures: failed, WriteType: writeType, Port: c.cfg.StoragePort}
+}

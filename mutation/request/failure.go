@@ -1,0 +1,113 @@
+package request
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Unavailable is a request refused before anything was sent: fewer
+// replicas alive than its level needs.
+type Unavailable struct {
+	Consistency Consistency
+	Required    int // replicas the level needs (in DataCenter for EACH_QUORUM)
+	Alive       int // of those, alive
+	// DataCenter names the data centre short of replicas, for EACH_QUORUM.
+	DataCenter string
+}
+
+func (e *Unavailable) Error() string {
+	if e.DataCenter != "" {
+		return fmt.Sprintf("Cannot achieve consistency level %s in DC %s", e.Consistency, e.DataCenter)
+	}
+	return fmt.Sprintf("Cannot achieve consistency level %s", e.Consistency)
+}
+
+// The write types of WriteTimeout and WriteFailure, as the protocol names
+// them.
+const (
+	WriteSimple        = "SIMPLE"
+	WriteBatch         = "BATCH"
+	WriteUnloggedBatch = "UNLOGGED_BATCH"
+	WriteBatchLog      = "BATCH_LOG"
+)
+
+// WriteTimeout is a write that had fewer acknowledgements than its level
+// needs when its time ran out.
+type WriteTimeout struct {
+	Consistency Consistency
+	Received    int // acknowledgements, at most BlockFor-1 as Cassandra reports them
+	BlockFor    int
+	WriteType   string
+}
+
+func (e *WriteTimeout) Error() string {
+	return fmt.Sprintf("Operation timed out - received only %d responses.", e.Received)
+}
+
+// ReadTimeout is a read that had fewer answers than its level needs when
+// its time ran out.
+type ReadTimeout struct {
+	Consistency Consistency
+	Received    int
+	BlockFor    int
+	DataPresent bool // the replica asked for the data answered
+}
+
+func (e *ReadTimeout) Error() string {
+	return fmt.Sprintf("Operation timed out - received only %d responses.", e.Received)
+}
+
+// FailureReason is why a replica failed a request, by the protocol's
+// reason code.
+type FailureReason uint16
+
+// The reasons Sibyl reports (Cassandra's RequestFailureReason codes).
+const (
+	ReasonUnknown            FailureReason = 0 // also an unreachable replica's
+	ReasonTooManyTombstones  FailureReason = 1
+	ReasonTimeout            FailureReason = 2
+	ReasonIncompatibleSchema FailureReason = 3
+)
+
+var reasonNames = [...]string{"UNKNOWN", "READ_TOO_MANY_TOMBSTONES", "TIMEOUT", "INCOMPATIBLE_SCHEMA"}
+
+func (r FailureReason) String() string {
+	if int(r) < len(reasonNames) {
+		return reasonNames[r]
+	}
+	return fmt.Sprintf("REASON_%d", uint16(r))
+}
+
+// ReplicaFailed is one replica's failure of a request.
+type ReplicaFailed struct {
+	Replica string // its address
+	Reason  FailureReason
+}
+
+// Failure is a read or write that enough replicas failed (rather than
+// did not answer in time) that its level can no longer be met.
+type Failure struct {
+	Write       bool // a WriteFailure; else a ReadFailure
+	Consistency Consistency
+	Received    int
+	BlockFor    int
+	Failures    []ReplicaFailed
+	DataPresent bool   // a read's: the replica asked for the data answered
+	WriteType   string // a write's
+	// Port is the internode port the replicas' addresses are shown with.
+	Port int
+}
+
+func (e *Failure) Error() string {
+	reasons := make([]string, len(e.Failures))
+	for i, f := range e.Failures {
+		reasons[i] = fmt.Sprintf("%s from /%s:%d", f.Reason, f.Replica, e.Port)
+	}
+	return fmt.Sprintf("Operation failed - received %d responses and %d failures: %s", e.Received, len(e.Failures), strings.Join(reasons, ", "))
+}
+
+// TruncateFailure is a truncate a node failed.
+type TruncateFailure struct{ Err error }
+
+func (e *TruncateFailure) Error() string { return "Error during truncate: " + e.Err.Error() }
+func (e *TruncateFailure) Unwrap() error { return e.Err }

@@ -1,0 +1,78 @@
+package request
+
+import (
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/partitioner"
+)
+
+// Slice shapes what a read takes of one partition.
+type Slice struct {
+	// Start and End bound the clustering rows, as mutation.StartBound and
+	// mutation.EndBound encode them; nil is open.
+	Start, End []byte
+	// Reverse returns rows in descending clustering order.
+	Reverse bool
+	// Limit is the most live rows returned; 0 is no limit.
+	Limit int
+	// Now is the read's time in seconds: TTLs expire against it.
+	Now int64
+}
+
+// PartitionRead reads a slice of one partition.
+type PartitionRead struct {
+	Key []byte // the partition key bytes
+	Slice
+	// Consistency is how many replicas must answer; ANY (the zero value,
+	// which no client may send for a read) reads at ONE.
+	Consistency Consistency
+}
+
+// RangeRead reads a table's partitions in token order.
+type RangeRead struct {
+	Limit int // live rows at most over all partitions; 0: no limit
+	// PerPartitionLimit is the most live rows of each partition; 0: no
+	// limit.
+	PerPartitionLimit int
+	Now               int64
+	// After, when set, is a partition key: the read starts with the
+	// partition after it.
+	After []byte
+	// From and To bound the partitions by token: From inclusive, To
+	// exclusive; nil is open.
+	From, To *partitioner.Token
+	// Consistency is how many replicas must answer.
+	Consistency Consistency
+}
+
+// ReadLevel is the level a read runs at: ANY, the zero value, is ONE.
+func ReadLevel(c Consistency) Consistency {
+	if c == Any {
+		return One
+	}
+	return c
+}
+
+// Partition is what a read found of a partition: live data only.
+type Partition struct {
+	Key []byte
+	// Static is the live static row, or nil.
+	Static *mutation.Row
+	Rows   []Row
+}
+
+// IsEmpty reports whether nothing live was found.
+func (p *Partition) IsEmpty() bool { return p.Static == nil && len(p.Rows) == 0 }
+
+// Row is a live clustering row.
+type Row struct {
+	Clustering []byte // the clustering, as mutation encodes it
+	Row        *mutation.Row
+}
+
+// RawPartition is a replica's answer to a range read before
+// reconciliation: a partition's entries as the replica holds them,
+// deletions and all, in key order.
+type RawPartition struct {
+	Key     []byte
+	Entries []mutation.Entry
+}
