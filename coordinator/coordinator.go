@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -101,7 +102,11 @@ type Coordinator struct {
 	cfg     Config
 	lookups atomic.Pointer[lookups]
 	hints   *hints
-	Stats   Stats
+	// background are the sends still running after their request
+	// returned (the replicas a write did not wait for, hint deliveries);
+	// Close waits for them.
+	background sync.WaitGroup
+	Stats      Stats
 }
 
 // New returns a coordinator.
@@ -111,6 +116,11 @@ func New(cfg Config) *Coordinator {
 	}
 	return &Coordinator{cfg: cfg, hints: newHints(cfg.HintsDir)}
 }
+
+// Close waits for the sends still on their way: a write's replicas it
+// did not wait for (and the hints of those that fail), hint deliveries.
+// Call it once no request runs, before the engine closes.
+func (c *Coordinator) Close() { c.background.Wait() }
 
 // current are the lookups of the current schema.
 func (c *Coordinator) current() *lookups {

@@ -118,10 +118,12 @@ func newTestCluster(t *testing.T, replication schema.Replication, locations map[
 // coordinator is the coordinator of node self, whose requests wait at
 // most timeout.
 func (c *testCluster) coordinator(self ring.Endpoint, dc string, timeout time.Duration) *Coordinator {
-	return New(Config{Self: self, DataCenter: dc, Engine: c.engines[self], Network: c,
+	co := New(Config{Self: self, DataCenter: dc, Engine: c.engines[self], Network: c,
 		Alive: func(ring.Endpoint) bool { return true }, Ring: func() *ring.Metadata { return c.ring },
 		Schema: func() *schema.Schema { return c.schema }, HintsDir: c.t.TempDir(), StoragePort: 7000, Logger: zerolog.Nop(),
 		Timeouts: Timeouts{Write: timeout, Read: timeout, Range: timeout, Truncate: timeout}})
+	c.t.Cleanup(co.Close) // before the hints directory goes
+	return co
 }
 
 func (c *testCluster) set(how behaviour, replicas ...ring.Endpoint) {

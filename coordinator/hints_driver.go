@@ -119,7 +119,9 @@ func (c *Coordinator) ReplicaUp(e ring.Endpoint) {
 	}
 	c.hints.delivering[e] = true
 	c.hints.mu.Unlock()
+	c.background.Add(1)
 	go func() {
+		defer c.background.Done()
 		defer func() {
 			c.hints.mu.Lock()
 			delete(c.hints.delivering, e)

@@ -135,7 +135,9 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 	var sent sync.WaitGroup
 	for _, r := range targets[1:] {
 		sent.Add(1)
+		c.background.Add(1)
 		go func() {
+			defer c.background.Done()
 			defer sent.Done()
 			results <- writeTo(r)
 		}()

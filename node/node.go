@@ -153,6 +153,7 @@ func (n *Node) describeSystemKeyspaces() error {
 func (n *Node) Close() error {
 	err := n.leaveCluster()
 	err = errors.Join(err, n.stopAdmin(), n.stopNative())
+	n.coord.Close() // messaging is closed: what is still on its way ends at once
 	if ferr := n.engine.Flush(); ferr != nil {
 		err = errors.Join(err, fmt.Errorf("node: flushing at shutdown: %w", ferr))
 	}
