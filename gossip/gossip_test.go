@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"testing"
 	"time"
@@ -165,5 +166,29 @@ func TestMerge(t *testing.T) {
 	if !s.merge(&EndpointState{Generation: 6, States: map[ApplicationState]VersionedValue{HostID: {"h", 1}}}) ||
 		s.Get(Load) != "" || s.Get(HostID) != "h" || !s.Alive || s.Generation != 6 {
 		t.Errorf("a newer generation: %+v", s)
+	}
+}
+
+// TestStreamsFromOwnAddress: gossip's TCP streams come from the node's
+// own address, so that a rule on that address cuts them.
+func TestStreamsFromOwnAddress(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.9:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	tr := boundTransport{local: net.ParseIP("127.0.0.7")}
+	c, err := tr.DialTimeout(l.Addr().String(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	in, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if got := in.RemoteAddr().(*net.TCPAddr).IP.String(); got != "127.0.0.7" {
+		t.Errorf("the stream came from %s, want 127.0.0.7", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"maps"
 	"net"
 	"slices"
@@ -122,6 +123,15 @@ func Start(opts Options) (*Gossiper, error) {
 	cfg.LogOutput = logWriter{opts.Logger}
 	if opts.Transport != nil {
 		cfg.Transport = opts.Transport
+	} else {
+		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{opts.Name}, BindPort: opts.Port,
+			Logger: log.New(logWriter{opts.Logger}, "", 0)})
+		if err != nil {
+			return nil, fmt.Errorf("gossip: cannot listen on %s: %w", net.JoinHostPort(opts.Name, strconv.Itoa(opts.Port)), err)
+		}
+		port := nt.GetAutoBindPort()
+		cfg.BindPort, cfg.AdvertisePort = port, port
+		cfg.Transport = boundTransport{nt, net.ParseIP(opts.Name)}
 	}
 	ml, err := memberlist.Create(cfg)
 	if err != nil {
@@ -449,3 +459,25 @@ func (w logWriter) Write(p []byte) (int, error) {
 }
 
 var _ io.Writer = logWriter{}
+
+// boundTransport is memberlist's transport with its streams dialled from
+// the node's own address (memberlist's own dials from whichever address
+// the system picks, so a peer, or a firewall rule on the node's address,
+// would see them come from elsewhere). Packets already leave from the
+// bound UDP socket.
+type boundTransport struct {
+	*memberlist.NetTransport
+	local net.IP
+}
+
+func (t boundTransport) DialTimeout(addr string, timeout time.Duration) (net.Conn, error) {
+	return t.DialAddressTimeout(memberlist.Address{Addr: addr}, timeout)
+}
+
+func (t boundTransport) DialAddressTimeout(a memberlist.Address, timeout time.Duration) (net.Conn, error) {
+	d := net.Dialer{Timeout: timeout}
+	if t.local != nil {
+		d.LocalAddr = &net.TCPAddr{IP: t.local}
+	}
+	return d.Dial("tcp", a.Addr)
+}

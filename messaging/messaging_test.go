@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -258,5 +259,63 @@ func TestManyInFlight(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestSilentPeersHoldUpNoOne: clients that connect to the storage port
+// and say nothing do not keep a real node's connection waiting. The real
+// one is accepted, and its request answered, while their handshakes are
+// still open (they are hung up on only when their handshake time ends).
+func TestSilentPeersHoldUpNoOne(t *testing.T) {
+	a := startService(t, "127.0.0.1", 0, TCP{})
+	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(a.Port()))
+	var silent []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		silent = append(silent, c)
+	}
+	b := startService(t, "127.0.0.2", a.Port(), TCP{})
+	// b's request opens b's connection to a; a answers on it.
+	if got, err := request(b, "127.0.0.1", "hello", time.Minute); err != nil || got != "127.0.0.1 heard 127.0.0.2: hello" {
+		t.Fatalf("request past three silent connections: %q, %v", got, err)
+	}
+	for i, c := range silent {
+		c.SetReadDeadline(time.Now().Add(time.Millisecond))
+		var one [1]byte
+		if _, err := c.Read(one[:]); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("silent connection %d was hung up on (%v) before the real one was served", i, err)
+		}
+	}
+}
+
+// TestDialsFromListenAddress: a node's connections to its peers come
+// from its own address, not from whichever the system would choose.
+func TestDialsFromListenAddress(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.9:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	from := make(chan string, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			from <- err.Error()
+			return
+		}
+		defer c.Close()
+		from <- c.RemoteAddr().(*net.TCPAddr).IP.String()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if c, err := (TCP{}).Dial(ctx, "127.0.0.7", l.Addr().String()); err == nil {
+		c.Close() // the listener does no handshake: the dial is expected to fail
+	}
+	if got := <-from; got != "127.0.0.7" {
+		t.Errorf("the connection came from %s, want 127.0.0.7", got)
 	}
 }

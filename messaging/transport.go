@@ -50,11 +50,20 @@ func (TCP) Listen(local, addr string) (Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tcpListener{l: l}, nil
+	tl := &tcpListener{l: l, ready: make(chan Conn), closed: make(chan struct{})}
+	go tl.acceptLoop()
+	return tl, nil
 }
 
+// Dial connects from this node's own address (local, when it is an IP),
+// so that a peer, and a firewall rule on the node's address, sees the
+// connection come from the node rather than from whichever address the
+// system picks.
 func (TCP) Dial(ctx context.Context, local, addr string) (Conn, error) {
 	var d net.Dialer
+	if ip := net.ParseIP(local); ip != nil {
+		d.LocalAddr = &net.TCPAddr{IP: ip}
+	}
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
@@ -79,22 +88,65 @@ func (TCP) Dial(ctx context.Context, local, addr string) (Conn, error) {
 	return newTCPConn(nc, host), nil
 }
 
-type tcpListener struct{ l net.Listener }
+// tcpListener accepts connections on one goroutine and runs each one's
+// handshake on its own, so that a peer slow to say who it is (or a
+// stranger that says nothing) holds up no other connection.
+type tcpListener struct {
+	l      net.Listener
+	ready  chan Conn // connections whose handshake succeeded
+	closed chan struct{}
+	once   sync.Once
+	err    error // what ended the accept loop
+}
 
-func (l *tcpListener) Port() int    { return l.l.Addr().(*net.TCPAddr).Port }
-func (l *tcpListener) Close() error { return l.l.Close() }
+func (l *tcpListener) Port() int { return l.l.Addr().(*net.TCPAddr).Port }
 
-// Accept returns the next connection whose handshake succeeds; one that
-// fails is closed and skipped.
-func (l *tcpListener) Accept() (Conn, error) {
+func (l *tcpListener) Close() error { return l.closeWith(nil) }
+
+// closeWith closes the listener once; cause, the accept loop's error,
+// is what Accept returns from then on.
+func (l *tcpListener) closeWith(cause error) error {
+	var err error
+	l.once.Do(func() {
+		l.err = cause
+		close(l.closed)
+		err = l.l.Close()
+	})
+	return err
+}
+
+func (l *tcpListener) acceptLoop() {
 	for {
 		nc, err := l.l.Accept()
 		if err != nil {
-			return nil, err
+			l.closeWith(err)
+			return
 		}
-		if c, err := acceptHandshake(nc); err == nil {
-			return c, nil
+		go func() {
+			c, err := acceptHandshake(nc)
+			if err != nil {
+				return // closed by acceptHandshake
+			}
+			select {
+			case l.ready <- c:
+			case <-l.closed:
+				c.Close()
+			}
+		}()
+	}
+}
+
+// Accept returns the next connection whose handshake succeeded; one that
+// fails is closed and skipped.
+func (l *tcpListener) Accept() (Conn, error) {
+	select {
+	case c := <-l.ready:
+		return c, nil
+	case <-l.closed:
+		if l.err != nil {
+			return nil, l.err
 		}
+		return nil, net.ErrClosed
 	}
 }
 

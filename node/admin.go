@@ -73,7 +73,9 @@ type AdminSnapshot struct {
 
 // AdminGossip is one node in nodetool gossipinfo.
 type AdminGossip struct {
-	Endpoint   string             `json:"endpoint"`
+	Endpoint string `json:"endpoint"`
+	// Port is the endpoint's storage port (internode messaging).
+	Port       int                `json:"port"`
 	Generation int64              `json:"generation"`
 	Heartbeat  int64              `json:"heartbeat"`
 	States     []AdminGossipState `json:"states"`

@@ -106,7 +106,7 @@ func (n *Node) selfStates(tokens []string) map[gossip.ApplicationState]string {
 		gossip.NetVersion:             "12",
 		gossip.HostID:                 cqltype.UUIDType.Format(n.hostID),
 		gossip.RPCReady:               "true",
-		gossip.InternalAddressAndPort: net.JoinHostPort(n.cfg.ListenAddress, "7000"),
+		gossip.InternalAddressAndPort: net.JoinHostPort(n.cfg.ListenAddress, strconv.Itoa(n.cfg.StoragePort)),
 		gossip.NativeAddressAndPort:   net.JoinHostPort(n.cfg.RPCAddress, strconv.Itoa(n.cfg.NativePort)),
 	}
 	states[gossip.StatusWithPort] = states[gossip.Status]
@@ -130,7 +130,7 @@ func (n *Node) selfStates(tokens []string) map[gossip.ApplicationState]string {
 func (n *Node) gossipInfo() []AdminGossip {
 	var out []AdminGossip
 	if n.gossip == nil {
-		g := AdminGossip{Endpoint: n.cfg.ListenAddress, Generation: n.started.Unix()}
+		g := AdminGossip{Endpoint: n.cfg.ListenAddress, Port: n.cfg.StoragePort, Generation: n.started.Unix()}
 		states := n.selfStates(n.tokens)
 		for i, k := range gossip.Order {
 			if v, ok := states[k]; ok {
@@ -140,7 +140,7 @@ func (n *Node) gossipInfo() []AdminGossip {
 		return append(out, g)
 	}
 	for e, s := range n.gossip.Endpoints() {
-		g := AdminGossip{Endpoint: e, Generation: s.Generation, Heartbeat: s.Heartbeat}
+		g := AdminGossip{Endpoint: e, Port: gossipedStoragePort(s), Generation: s.Generation, Heartbeat: s.Heartbeat}
 		for _, k := range gossip.Order {
 			if v, ok := s.States[k]; ok {
 				g.States = append(g.States, AdminGossipState{Name: string(k), Version: v.Version, Value: v.Value})
@@ -308,8 +308,9 @@ func (n *Node) writePeer(endpoint string, s *gossip.EndpointState) error {
 	}
 	_, port, _ := net.SplitHostPort(s.Get(gossip.NativeAddressAndPort))
 	nativePort, _ := strconv.Atoi(port)
+	peerPort := gossipedStoragePort(s)
 	v2, err := schema.PeersV2Table.InsertMutation(withValues(values, map[string][]byte{
-		"peer_port": cqltype.EncodeInt(7000), "native_address": rpc, "native_port": cqltype.EncodeInt(int32(nativePort)),
+		"peer_port": cqltype.EncodeInt(int32(peerPort)), "native_address": rpc, "native_port": cqltype.EncodeInt(int32(nativePort)),
 	}), w)
 	if err != nil {
 		return err
@@ -370,4 +371,27 @@ func (n *Node) announce(endpoint string, s *gossip.EndpointState) {
 		}
 		srv.NodeEvent("STATUS_CHANGE", change, ip, p)
 	}
+}
+
+// gossipedStoragePort is the storage port a peer gossips in its
+// INTERNAL_ADDRESS_AND_PORT, or Cassandra's default when it gossips none.
+func gossipedStoragePort(s *gossip.EndpointState) int {
+	if _, port, err := net.SplitHostPort(s.Get(gossip.InternalAddressAndPort)); err == nil {
+		if p, err := strconv.Atoi(port); err == nil {
+			return p
+		}
+	}
+	return 7000
+}
+
+// storagePortOf is the storage port of a node of the ring: this node's
+// own, or the one a peer gossips.
+func (n *Node) storagePortOf(e ring.Endpoint) int {
+	if e == n.endpoint() || n.gossip == nil {
+		return n.cfg.StoragePort
+	}
+	if s := n.gossip.Endpoint(string(e)); s != nil {
+		return gossipedStoragePort(s)
+	}
+	return n.cfg.StoragePort
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,11 +57,31 @@ func clusterNodeOn(t *testing.T, k int, dir string, gossipPort, nativePort int) 
 func clusterNodeWith(t *testing.T, k int, cfg Config, gossipPort int) *Node {
 	t.Helper()
 	n, err := Open(Config{DataDir: cfg.DataDir, ListenAddress: fmt.Sprintf("127.0.0.%d", k), NativePort: cfg.NativePort, Transport: cfg.Transport,
-		GossipPort: gossipPort, Seeds: []string{fmt.Sprintf("127.0.0.1:%d", gossipPort)}, Rack: fmt.Sprintf("rack%d", k)})
+		GossipPort: gossipPort, StoragePort: storagePortOf(t, gossipPort), Seeds: []string{fmt.Sprintf("127.0.0.1:%d", gossipPort)},
+		Rack: fmt.Sprintf("rack%d", k)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// storagePorts are the storage ports of the test clusters, by their
+// gossip port: chosen free at run time, so that the tests pass beside a
+// cluster on the default ports.
+var storagePorts = struct {
+	sync.Mutex
+	byGossip map[int]int
+}{byGossip: map[int]int{}}
+
+func storagePortOf(t *testing.T, gossipPort int) int {
+	storagePorts.Lock()
+	defer storagePorts.Unlock()
+	p, ok := storagePorts.byGossip[gossipPort]
+	if !ok {
+		p = freePort(t)
+		storagePorts.byGossip[gossipPort] = p
+	}
+	return p
 }
 
 func mustTable(t *testing.T, n *Node, ks, name string) *schema.Table {
@@ -199,6 +220,36 @@ func TestThreeNodeRing(t *testing.T) {
 	}
 	if !peers["127.0.0.2"] || !peers["127.0.0.3"] || len(peers) != 2 {
 		t.Errorf("system.peers on 127.0.0.1 lists %v", peers)
+	}
+	// The storage port the nodes were given, not Cassandra's default, is
+	// what system.local, peers_v2 and DESCRIBE CLUSTER show.
+	port := nodes[0].cfg.StoragePort
+	asInt := func(b []byte) int {
+		v, err := cqltype.DecodeInt(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int(v)
+	}
+	local, err := exec.NewSession(nodes[0]).QueryText("SELECT listen_port, broadcast_port FROM system.local", exec.QueryParams{})
+	if err != nil || len(local.Rows) != 1 || asInt(local.Rows[0][0]) != port || asInt(local.Rows[0][1]) != port {
+		t.Errorf("system.local's ports: %v, %v; want %d", local, err, port)
+	}
+	v2, err := exec.NewSession(nodes[0]).QueryText("SELECT peer_port FROM system.peers_v2", exec.QueryParams{})
+	if err != nil || len(v2.Rows) != 2 {
+		t.Fatalf("system.peers_v2: %v, %v", v2, err)
+	}
+	for _, row := range v2.Rows {
+		if got := asInt(row[0]); got != port {
+			t.Errorf("system.peers_v2 peer_port %d, want %d", got, port)
+		}
+	}
+	for tok, owners := range nodes[0].ClusterInfo().Ownership("system_auth") {
+		for _, o := range owners {
+			if !strings.HasSuffix(o, fmt.Sprintf(":%d", port)) {
+				t.Errorf("DESCRIBE CLUSTER: token %s owned by %s, want port %d", tok, o, port)
+			}
+		}
 	}
 
 	// DDL on one node is on every node when it returns.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/sibyldb/sibyl/cql/exec"
@@ -53,14 +54,14 @@ func (n *Node) writeLocal() error {
 		"key":                     []byte("local"),
 		"bootstrapped":            []byte("COMPLETED"),
 		"broadcast_address":       inet,
-		"broadcast_port":          cqltype.EncodeInt(7000),
+		"broadcast_port":          cqltype.EncodeInt(int32(n.cfg.StoragePort)),
 		"cluster_name":            []byte(n.cfg.ClusterName),
 		"cql_version":             []byte(CQLVersion),
 		"data_center":             []byte(n.cfg.DataCenter),
 		"gossip_generation":       cqltype.EncodeInt(int32(now.Unix())),
 		"host_id":                 hostID,
 		"listen_address":          inet,
-		"listen_port":             cqltype.EncodeInt(7000),
+		"listen_port":             cqltype.EncodeInt(int32(n.cfg.StoragePort)),
 		"native_protocol_version": []byte(NativeProtocolVersion),
 		"partitioner":             []byte(n.engine.Partitioner().Name()),
 		"rack":                    []byte(n.cfg.Rack),
@@ -95,7 +96,7 @@ func (n *Node) ClusterInfo() exec.ClusterInfo {
 			out := map[string][]string{}
 			for _, t := range m.SortedTokens() {
 				for _, e := range s.Replicas(m, t) {
-					out[t.String()] = append(out[t.String()], "/"+net.JoinHostPort(string(e), "7000"))
+					out[t.String()] = append(out[t.String()], "/"+net.JoinHostPort(string(e), strconv.Itoa(n.storagePortOf(e))))
 				}
 			}
 			return out

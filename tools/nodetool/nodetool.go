@@ -190,6 +190,7 @@ type tokenRange struct {
 
 type gossipEndpoint struct {
 	Endpoint   string `json:"endpoint"`
+	Port       int    `json:"port"`
 	Generation int64  `json:"generation"`
 	Heartbeat  int64  `json:"heartbeat"`
 	States     []struct {
@@ -443,7 +444,10 @@ func (c *client) gossipInfo([]string) error {
 		return err
 	}
 	for _, e := range eps {
-		fmt.Fprintf(c.out, "/%s:7000\n  generation:%d\n  heartbeat:%d\n", e.Endpoint, e.Generation, e.Heartbeat)
+		if e.Port == 0 {
+			e.Port = 7000 // a node that does not say
+		}
+		fmt.Fprintf(c.out, "/%s:%d\n  generation:%d\n  heartbeat:%d\n", e.Endpoint, e.Port, e.Generation, e.Heartbeat)
 		for _, s := range e.States {
 			value := s.Value
 			if s.Name == "TOKENS" {
