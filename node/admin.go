@@ -221,10 +221,12 @@ func (n *Node) stopAdmin() error {
 	return err
 }
 
-// Drain stops the node taking requests and flushes its memtables, as
-// nodetool drain does; the process goes on until stopped.
+// Drain stops the node taking requests, stops its running compactions
+// (they give up; their inputs stay) and flushes its memtables, as nodetool
+// drain does; the process goes on until stopped.
 func (n *Node) Drain() error {
 	n.drained.Store(true)
+	n.engine.StopCompactions()
 	if err := n.stopNative(); err != nil {
 		return err
 	}

@@ -151,6 +151,7 @@ func (n *Node) describeSystemKeyspaces() error {
 // requests; those in flight are answered), memtables are flushed, and the
 // engine closes.
 func (n *Node) Close() error {
+	n.engine.StopCompactions() // a clean stop does not wait for a long compaction
 	err := n.leaveCluster()
 	err = errors.Join(err, n.stopAdmin(), n.stopNative())
 	n.coord.Close() // messaging is closed: what is still on its way ends at once

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -153,7 +154,7 @@ func (t *Table) compact(inputs []*sstableRef, level int, cutSize int64) error {
 		}
 	}
 	outs := &compactionOutputs{t: t, level: level, cutSize: cutSize, bound: bound,
-		limiter: newRateLimiter(int(t.e.throughput.Load()), t.e.opts.Now)}
+		limiter: newRateLimiter(int(t.e.throughput.Load()), t.e.opts.Now, t.e.compactionsStopped)}
 	merged := newMergingIter(its)
 	err := t.writeCompacted(merged, outs, v.memtables, outside, now, gcBefore)
 	if cerr := merged.Close(); err == nil {
@@ -164,6 +165,9 @@ func (t *Table) compact(inputs []*sstableRef, level int, cutSize int64) error {
 	}
 	if err != nil {
 		outs.abort()
+		if errors.Is(err, ErrCompactionStopped) {
+			return fmt.Errorf("storage: compact %s.%s: %w", t.opts.Keyspace, t.opts.Name, err)
+		}
 		return t.e.reportFailure(fmt.Errorf("storage: compact %s.%s: %w", t.opts.Keyspace, t.opts.Name, err))
 	}
 	if err := t.replace(inputs, outs.done); err != nil {
@@ -242,8 +246,7 @@ func (o *compactionOutputs) add(e *mutation.Entry, partitionStart bool) error {
 	if err := o.w.Add(e); err != nil {
 		return err
 	}
-	o.limiter.wait(o.written + o.w.EstimatedSize())
-	return nil
+	return o.limiter.wait(o.written + o.w.EstimatedSize())
 }
 
 func (o *compactionOutputs) publish() error {
@@ -313,6 +316,9 @@ func (t *Table) writeCompacted(it *mergingIter, outs *compactionOutputs, memtabl
 			return err
 		}
 		if curPrefix == nil || !bytes.Equal(e.Key[:n], curPrefix) {
+			if t.e.compactionsStopping() {
+				return ErrCompactionStopped
+			}
 			curPrefix = append(curPrefix[:0], e.Key[:n]...)
 			st = partitionState{deletion: mutation.Live}
 			partitionStart = true
@@ -384,19 +390,28 @@ type rateLimiter struct {
 	bytesPerSec float64
 	now         func() time.Time
 	start       time.Time
+	stop        <-chan struct{} // ends a wait: the engine stops compactions
 }
 
-func newRateLimiter(mibPerSec int, now func() time.Time) *rateLimiter {
-	return &rateLimiter{bytesPerSec: float64(mibPerSec) * (1 << 20), now: now, start: now()}
+func newRateLimiter(mibPerSec int, now func() time.Time, stop <-chan struct{}) *rateLimiter {
+	return &rateLimiter{bytesPerSec: float64(mibPerSec) * (1 << 20), now: now, start: now(), stop: stop}
 }
 
-// wait sleeps until writing total bytes fits the rate.
-func (l *rateLimiter) wait(total uint64) {
+// wait sleeps until writing total bytes fits the rate, or the engine
+// stops its compactions.
+func (l *rateLimiter) wait(total uint64) error {
 	if l.bytesPerSec <= 0 {
-		return
+		return nil
 	}
 	due := l.start.Add(time.Duration(float64(total) / l.bytesPerSec * float64(time.Second)))
 	if d := due.Sub(l.now()); d > time.Millisecond {
-		time.Sleep(d)
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-l.stop:
+			return ErrCompactionStopped
+		}
 	}
+	return nil
 }

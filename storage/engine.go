@@ -48,6 +48,31 @@ type Engine struct {
 	// throughput is the compaction throughput limit in MiB/s (0: none),
 	// changed at run time by nodetool setcompactionthroughput.
 	throughput atomic.Int64
+	// compactionsStopped is closed by StopCompactions: running compactions
+	// give up (their inputs stay), and no new one starts.
+	compactionsStopped chan struct{}
+	stopCompactions    sync.Once
+}
+
+// ErrCompactionStopped is a compaction that gave up because the engine
+// is stopping its compactions (a drain, a shutdown); its inputs stay.
+var ErrCompactionStopped = errors.New("storage: compaction stopped: the node is draining or shutting down")
+
+// StopCompactions makes running compactions give up at once, their
+// partial outputs removed and their inputs kept, and refuses new ones, as
+// a drain or a shutdown wants: neither waits for a long compaction.
+func (e *Engine) StopCompactions() {
+	e.stopCompactions.Do(func() { close(e.compactionsStopped) })
+}
+
+// compactionsStopping reports whether StopCompactions was called.
+func (e *Engine) compactionsStopping() bool {
+	select {
+	case <-e.compactionsStopped:
+		return true
+	default:
+		return false
+	}
 }
 
 // Open prepares an engine; no table is open yet.
@@ -60,7 +85,7 @@ func Open(opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("storage: create %s: %w", opts.DataDir, err)
 	}
 	e := &Engine{opts: opts, cache: sstable.NewCache(opts.BlockCacheSize),
-		flushSlots: make(chan struct{}, 2), compactionSlots: make(chan struct{}, 2)}
+		flushSlots: make(chan struct{}, 2), compactionSlots: make(chan struct{}, 2), compactionsStopped: make(chan struct{})}
 	e.mu.tables = map[mutation.TableID]*Table{}
 	e.throughput.Store(int64(opts.CompactionThroughput))
 	e.space.init()
@@ -298,7 +323,7 @@ func (e *Engine) flushInBackground(t *Table) {
 }
 
 func (e *Engine) compactInBackground(t *Table) {
-	if e.opts.DisableAutoCompaction || t.opts.Compaction.Disabled || !t.compactPending.CompareAndSwap(false, true) {
+	if e.opts.DisableAutoCompaction || t.opts.Compaction.Disabled || e.compactionsStopping() || !t.compactPending.CompareAndSwap(false, true) {
 		return
 	}
 	e.inBackground(t, "compaction", e.compactionSlots, func() error {
@@ -320,13 +345,14 @@ func (e *Engine) inBackground(t *Table, what string, slots chan struct{}, work f
 		defer e.bg.Done()
 		slots <- struct{}{}
 		defer func() { <-slots }()
-		if err := work(); err != nil {
+		if err := work(); err != nil && !errors.Is(err, ErrCompactionStopped) {
 			e.opts.Logger.Error().Err(err).Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Msg(what + " failed")
 		}
 	}()
 }
 
-// Close flushes nothing (the commit log keeps unflushed writes), waits for
+// Close flushes nothing (the commit log keeps unflushed writes), stops
+// running compactions (StopCompactions), waits for the rest of the
 // background work and closes every file.
 func (e *Engine) Close() error {
 	e.mu.Lock()
@@ -336,6 +362,7 @@ func (e *Engine) Close() error {
 	}
 	e.mu.closed = true
 	e.mu.Unlock()
+	e.StopCompactions()
 	e.bg.Wait()
 	var errs []error
 	for _, t := range e.tables() {

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -275,4 +278,88 @@ func TestCompactionStopsAtACorruptSSTable(t *testing.T) {
 	if _, err := mem.Stat(corrupt); err != nil {
 		t.Fatalf("the corrupt input is gone: %v", err)
 	}
+}
+
+// TestStopCompactionsGivesUp: a drain or a shutdown does not wait for a
+// long compaction. StopCompactions makes a running one give up, its
+// partial output removed and its inputs kept whole, and refuses new ones.
+func TestStopCompactionsGivesUp(t *testing.T) {
+	fs := vfs.NewMem()
+	// At 1 MiB/s, merging the 3 MiB below takes about three seconds.
+	e, tbl := testEngine(t, fs, func(o *Options) { o.CompactionThroughput = 1 })
+	r := rand.New(rand.NewPCG(1, 2))
+	value := make([]byte, 4<<10)
+	for flush := range 3 {
+		for i := range 256 {
+			m := mutation.NewMutation(modelTableID, []byte(fmt.Sprintf("k%d-%d", flush, i)))
+			row := mutation.NewRow()
+			for j := range value {
+				value[j] = byte(r.Uint32())
+			}
+			row.Cells = []mutation.Cell{mutation.LiveCell("v", nil, 1, slices.Clone(value))}
+			m.Rows = []mutation.RowUpdate{{Clustering: clusteringOf(1), Row: row}}
+			if err := e.Apply(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tbl.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := filesUnder(t, fs, "data")
+	done := make(chan error, 1)
+	go func() { done <- tbl.CompactMajor() }()
+	// Once the compaction has an output file open, it is under way.
+	for len(filesUnder(t, fs, "data")) <= len(before) {
+		select {
+		case err := <-done:
+			t.Fatalf("the compaction ended before it was stopped: %v", err)
+		default:
+			runtime.Gosched()
+		}
+	}
+	e.StopCompactions()
+	if err := <-done; !errors.Is(err, ErrCompactionStopped) {
+		t.Fatalf("the stopped compaction returned %v", err)
+	}
+	if got := filesUnder(t, fs, "data"); !slices.Equal(got, before) {
+		t.Errorf("after the stopped compaction the files are %v, were %v", got, before)
+	}
+	if n := tbl.SSTableCount(); n != 3 {
+		t.Errorf("%d SSTables after the stopped compaction, want the 3 inputs", n)
+	}
+	parts, err := tbl.Scan(ScanQuery{})
+	if err != nil || len(parts) != 3*256 {
+		t.Errorf("scan after the stopped compaction: %d partitions, %v", len(parts), err)
+	}
+	if err := tbl.CompactMajor(); !errors.Is(err, ErrCompactionStopped) {
+		t.Errorf("a compaction after StopCompactions: %v", err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// filesUnder lists the files below dir, sorted.
+func filesUnder(t *testing.T, fs vfs.FS, dir string) []string {
+	t.Helper()
+	names, err := fs.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, name := range names {
+		p := fs.PathJoin(dir, name)
+		st, err := fs.Stat(p)
+		if err != nil {
+			continue // removed while listed
+		}
+		if st.IsDir() {
+			out = append(out, filesUnder(t, fs, p)...)
+		} else {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
