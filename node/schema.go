@@ -134,7 +134,24 @@ func (n *Node) applySchemaLocal(ms []*mutation.Mutation, own bool) error {
 	}
 	n.schema.Store(s)
 	n.dropTables(old, s)
+	if !own {
+		n.announceSchema(old, s)
+	}
 	return n.writeLocal() // its schema_version follows the schema
+}
+
+// announceSchema tells this node's clients registered for SCHEMA_CHANGE of
+// what a change another node made (pushed, or pulled) changed here, as
+// Cassandra's nodes each announce what they apply: a driver whose control
+// connection is on this node learns of DDL run through any node.
+func (n *Node) announceSchema(old, cur *schema.Schema) {
+	srv := n.events.Load()
+	if srv == nil {
+		return
+	}
+	for _, c := range schema.Changes(old, cur) {
+		srv.SchemaEvent(&c)
+	}
 }
 
 // undoNewTables takes out of the schema, and out of the engine, the tables

@@ -126,24 +126,114 @@ func (s *Schema) digest() [16]byte {
 		if IsSystemKeyspace(ks.Name) {
 			continue
 		}
-		fmt.Fprintf(&b, "keyspace %s durable=%v replication=%s\n", ks.Name, ks.DurableWrites, sortedMap(ks.Replication.Map()))
+		b.WriteString(keyspaceDescription(ks))
 		for _, n := range slices.Sorted(maps.Keys(ks.Types)) {
-			fmt.Fprintf(&b, "type %s %s\n", n, ks.Types[n].SchemaString())
-			for i, f := range ks.Types[n].FieldNames {
-				fmt.Fprintf(&b, " field %s %s\n", f, ks.Types[n].Params[i].SchemaString())
-			}
+			b.WriteString(typeDescription(ks.Types[n]))
 		}
 		for _, n := range slices.Sorted(maps.Keys(ks.Tables)) {
-			t := ks.Tables[n]
-			o := t.Options
-			fmt.Fprintf(&b, "table %s %x comment=%q gc=%d ttl=%d compaction=%s compression=%s caching=%s\n",
-				n, t.ID, o.Comment, o.GCGraceSeconds, o.DefaultTimeToLive, sortedMap(o.Compaction), sortedMap(o.Compression), sortedMap(o.Caching))
-			for _, c := range t.Columns {
-				fmt.Fprintf(&b, " column %s %s %s %d %s\n", c.Name, c.Type.SchemaString(), c.Kind, c.Position, c.ClusteringOrder())
-			}
+			b.WriteString(tableDescription(ks.Tables[n]))
 		}
 	}
 	return nameUUID([]byte(b.String()))
+}
+
+// keyspaceDescription, typeDescription and tableDescription spell out a
+// definition: equal definitions give equal text. The schema version is
+// their digest, and Changes compares them.
+func keyspaceDescription(ks *Keyspace) string {
+	return fmt.Sprintf("keyspace %s durable=%v replication=%s\n", ks.Name, ks.DurableWrites, sortedMap(ks.Replication.Map()))
+}
+
+func typeDescription(t *cqltype.Type) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "type %s %s\n", t.Name, t.SchemaString())
+	for i, f := range t.FieldNames {
+		fmt.Fprintf(&b, " field %s %s\n", f, t.Params[i].SchemaString())
+	}
+	return b.String()
+}
+
+func tableDescription(t *Table) string {
+	var b strings.Builder
+	o := t.Options
+	fmt.Fprintf(&b, "table %s %x comment=%q gc=%d ttl=%d compaction=%s compression=%s caching=%s\n",
+		t.Name, t.ID, o.Comment, o.GCGraceSeconds, o.DefaultTimeToLive, sortedMap(o.Compaction), sortedMap(o.Compression), sortedMap(o.Caching))
+	for _, c := range t.Columns {
+		fmt.Fprintf(&b, " column %s %s %s %d %s\n", c.Name, c.Type.SchemaString(), c.Kind, c.Position, c.ClusteringOrder())
+	}
+	return b.String()
+}
+
+// Change is one schema change as clients hear of it (a Schema_change
+// result, a SCHEMA_CHANGE event).
+type Change struct {
+	Change   string // CREATED, UPDATED, DROPPED
+	Target   string // KEYSPACE, TABLE, TYPE
+	Keyspace string
+	Name     string // the table or type; empty for a keyspace
+}
+
+// Changes are the changes of the user schema from old to cur, in the
+// order Cassandra announces them: a keyspace created before its types and
+// tables, one dropped after them.
+func Changes(old, cur *Schema) []Change {
+	var out []Change
+	names := map[string]bool{}
+	for n := range old.User() {
+		names[n] = true
+	}
+	for n := range cur.User() {
+		names[n] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		was, is := old.keyspaces[name], cur.keyspaces[name]
+		var wasTypes, isTypes map[string]*cqltype.Type
+		var wasTables, isTables map[string]*Table
+		if was != nil {
+			wasTypes, wasTables = was.Types, was.Tables
+		}
+		if is != nil {
+			isTypes, isTables = is.Types, is.Tables
+		}
+		switch {
+		case was == nil:
+			out = append(out, Change{Change: "CREATED", Target: "KEYSPACE", Keyspace: name})
+		case is != nil && keyspaceDescription(was) != keyspaceDescription(is):
+			out = append(out, Change{Change: "UPDATED", Target: "KEYSPACE", Keyspace: name})
+		}
+		out = append(out, elementChanges(name, "TYPE", wasTypes, isTypes, typeDescription)...)
+		out = append(out, elementChanges(name, "TABLE", wasTables, isTables, tableDescription)...)
+		if is == nil {
+			out = append(out, Change{Change: "DROPPED", Target: "KEYSPACE", Keyspace: name})
+		}
+	}
+	return out
+}
+
+// elementChanges are the types or tables of one keyspace created,
+// changed or dropped from was to is, by name.
+func elementChanges[T any](keyspace, target string, was, is map[string]T, describe func(T) string) []Change {
+	var out []Change
+	names := slices.Sorted(maps.Keys(was))
+	for n := range is {
+		if _, ok := was[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		w, inWas := was[n]
+		i, inIs := is[n]
+		switch {
+		case !inWas:
+			out = append(out, Change{Change: "CREATED", Target: target, Keyspace: keyspace, Name: n})
+		case !inIs:
+			out = append(out, Change{Change: "DROPPED", Target: target, Keyspace: keyspace, Name: n})
+		case describe(w) != describe(i):
+			out = append(out, Change{Change: "UPDATED", Target: target, Keyspace: keyspace, Name: n})
+		}
+	}
+	return out
 }
 
 func sortedMap(m map[string]string) string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/sibyldb/sibyl/cqltype"
@@ -358,5 +359,43 @@ func TestDefinitionsAreChecked(t *testing.T) {
 		if _, err := NewTable("ks", "t", mutation.TableID{}, c.cols, DefaultTableParams()); err == nil || err.Error() != c.want {
 			t.Errorf("NewTable = %v, want %q", err, c.want)
 		}
+	}
+}
+
+// TestChanges lists what a schema change changed, in the order clients
+// hear of it: a new keyspace before its types and tables, a dropped one
+// after them; an altered table or keyspace as UPDATED; nothing for an
+// unchanged schema or for the system keyspaces.
+func TestChanges(t *testing.T) {
+	shop := sample(t)
+	empty, full := New(nil), New(map[string]*Keyspace{"shop": shop})
+	show := func(cs []Change) string {
+		var parts []string
+		for _, c := range cs {
+			parts = append(parts, strings.TrimSpace(fmt.Sprintf("%s %s %s %s", c.Change, c.Target, c.Keyspace, c.Name)))
+		}
+		return strings.Join(parts, "; ")
+	}
+	for _, c := range []struct {
+		what     string
+		old, cur *Schema
+		want     string
+	}{
+		{"a keyspace created", empty, full, "CREATED KEYSPACE shop; CREATED TYPE shop address; CREATED TABLE shop kv; CREATED TABLE shop orders"},
+		{"a keyspace dropped", full, empty, "DROPPED TYPE shop address; DROPPED TABLE shop kv; DROPPED TABLE shop orders; DROPPED KEYSPACE shop"},
+		{"nothing", full, New(map[string]*Keyspace{"shop": sample(t)}), ""},
+	} {
+		if got := show(Changes(c.old, c.cur)); got != c.want {
+			t.Errorf("%s: %q, want %q", c.what, got, c.want)
+		}
+	}
+	altered := sample(t)
+	altered.Replication = Replication{Class: SimpleStrategy, Factor: 1}
+	kv := *altered.Tables["kv"]
+	kv.Options.Comment = "changed"
+	altered.Tables["kv"] = &kv
+	delete(altered.Tables, "orders")
+	if got, want := show(Changes(full, New(map[string]*Keyspace{"shop": altered}))), "UPDATED KEYSPACE shop; UPDATED TABLE shop kv; DROPPED TABLE shop orders"; got != want {
+		t.Errorf("altered: %q, want %q", got, want)
 	}
 }

@@ -46,12 +46,7 @@ const (
 )
 
 // SchemaChange describes what a DDL statement changed.
-type SchemaChange struct {
-	Change   string // CREATED, UPDATED, DROPPED
-	Target   string // KEYSPACE, TABLE, TYPE
-	Keyspace string
-	Name     string // the table or type; empty for a keyspace
-}
+type SchemaChange = schema.Change
 
 // Result is what a statement returned. Results are read-only: a session
 // may hand the same one to several calls.

@@ -263,6 +263,16 @@ func (s *Server) NodeEvent(event, change string, ip net.IP, port int) {
 	s.broadcast(event, w.b)
 }
 
+// SchemaEvent tells the clients registered for SCHEMA_CHANGE of a schema
+// change this node took from another (its own clients' DDL is announced
+// as it runs).
+func (s *Server) SchemaEvent(c *exec.SchemaChange) {
+	var w writer
+	w.string("SCHEMA_CHANGE")
+	w.schemaChange(c)
+	s.broadcast("SCHEMA_CHANGE", w.b)
+}
+
 // broadcast sends an event to every connection registered for it.
 func (s *Server) broadcast(event string, body []byte) {
 	s.mu.Lock()
@@ -943,10 +953,7 @@ func (c *conn) after(res *exec.Result) {
 		c.keyspace = res.Keyspace
 		c.mu.Unlock()
 	case res.Kind == exec.SchemaChangeResult && res.Change != nil:
-		var w writer
-		w.string("SCHEMA_CHANGE")
-		w.schemaChange(res.Change)
-		c.srv.broadcast("SCHEMA_CHANGE", w.b)
+		c.srv.SchemaEvent(res.Change)
 	}
 }
 

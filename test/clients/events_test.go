@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/node"
 )
@@ -33,19 +35,27 @@ func nodeEvent(t *testing.T, body []byte) string {
 	return fmt.Sprintf("%s %s %s", kind, change, net.JoinHostPort(ip.String(), strconv.Itoa(int(port))))
 }
 
-// TestClusterEvents: a client registered for TOPOLOGY_CHANGE and
-// STATUS_CHANGE on one node hears of a node going down and of a new node
-// joining, with their native protocol addresses, as drivers expect.
-func TestClusterEvents(t *testing.T) {
+// localCluster returns what opens node k of a local cluster (on
+// 127.0.0.k, seeded by 127.0.0.1, on ports chosen for the test) and the
+// native port its nodes share.
+func localCluster(t *testing.T) (open func(k int) *node.Node, nativePort int) {
 	gossipPort, storagePort, nativePort := testutil.FreePort(t), testutil.FreePort(t), testutil.FreePort(t)
-	open := func(k int) *node.Node {
+	return func(k int) *node.Node {
+		t.Helper()
 		n, err := node.Open(node.Config{DataDir: t.TempDir(), ListenAddress: fmt.Sprintf("127.0.0.%d", k), NativePort: nativePort,
 			GossipPort: gossipPort, StoragePort: storagePort, Seeds: []string{"127.0.0.1"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return n
-	}
+	}, nativePort
+}
+
+// TestClusterEvents: a client registered for TOPOLOGY_CHANGE and
+// STATUS_CHANGE on one node hears of a node going down and of a new node
+// joining, with their native protocol addresses, as drivers expect.
+func TestClusterEvents(t *testing.T) {
+	open, nativePort := localCluster(t)
 	n1, n2 := open(1), open(2)
 	defer n1.Close()
 	defer n2.Close()
@@ -87,4 +97,52 @@ func TestClusterEvents(t *testing.T) {
 	expect(fmt.Sprintf("STATUS_CHANGE DOWN 127.0.0.2:%d", nativePort))
 	n3.Close()
 	expect(fmt.Sprintf("STATUS_CHANGE DOWN 127.0.0.3:%d", nativePort))
+}
+
+// schemaEvent reads a SCHEMA_CHANGE EVENT body: change, target, keyspace
+// and, for a table or type, its name.
+func schemaEvent(t *testing.T, body []byte) string {
+	t.Helper()
+	var parts []string
+	for len(body) >= 2 {
+		n := int(binary.BigEndian.Uint16(body))
+		parts = append(parts, string(body[2:2+n]))
+		body = body[2+n:]
+	}
+	return strings.Join(parts, " ")
+}
+
+// TestSchemaEventsFromEveryNode: a client registered for SCHEMA_CHANGE on
+// one node hears of DDL run through another, as a driver whose control
+// connection is elsewhere needs to.
+func TestSchemaEventsFromEveryNode(t *testing.T) {
+	open, nativePort := localCluster(t)
+	n1, n2 := open(1), open(2)
+	defer n1.Close()
+	defer n2.Close()
+	if _, err := n2.StartNative(); err != nil {
+		t.Fatal(err)
+	}
+	c := dialRawAt(t, "127.0.0.2", nativePort)
+	c.nc.SetDeadline(time.Now().Add(30 * time.Second))
+	c.send(4, 1, 1, startupBody())
+	c.recv()
+	c.send(4, 2, 0x0B, append([]byte{0, 1, 0, 13}, "SCHEMA_CHANGE"...))
+	if r := c.recv(); r.op != 2 {
+		t.Fatalf("REGISTER answered op %d", r.op)
+	}
+	if _, err := exec.NewSession(n1).Run("CREATE KEYSPACE ev WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 2};" +
+		"CREATE TABLE ev.t (k int PRIMARY KEY, v int); ALTER TABLE ev.t ADD w int; DROP TABLE ev.t"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"SCHEMA_CHANGE CREATED KEYSPACE ev", "SCHEMA_CHANGE CREATED TABLE ev t",
+		"SCHEMA_CHANGE UPDATED TABLE ev t", "SCHEMA_CHANGE DROPPED TABLE ev t"} {
+		ev := c.recv()
+		if ev.op != 0x0C || ev.stream != -1 {
+			t.Fatalf("op %d on stream %d, want an EVENT", ev.op, ev.stream)
+		}
+		if got := schemaEvent(t, ev.body); got != want {
+			t.Errorf("event %q, want %q", got, want)
+		}
+	}
 }

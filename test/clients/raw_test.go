@@ -18,7 +18,13 @@ type rawConn struct {
 
 func dialRaw(t *testing.T, port int) *rawConn {
 	t.Helper()
-	nc, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	return dialRawAt(t, "127.0.0.1", port)
+}
+
+// dialRawAt is dialRaw to a node at another address.
+func dialRawAt(t *testing.T, host string, port int) *rawConn {
+	t.Helper()
+	nc, err := net.Dial("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
 		t.Fatal(err)
 	}
