@@ -12,9 +12,11 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/gocql/gocql"
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/node"
@@ -144,5 +146,53 @@ func TestSchemaEventsFromEveryNode(t *testing.T) {
 		if got := schemaEvent(t, ev.body); got != want {
 			t.Errorf("event %q, want %q", got, want)
 		}
+	}
+}
+
+// TestDriverSeesNewNode: gocql, connected to a running cluster through
+// one node, learns of a node that joins it (its TOPOLOGY_CHANGE event,
+// then system.peers) and sends it requests.
+func TestDriverSeesNewNode(t *testing.T) {
+	open, nativePort := localCluster(t)
+	n1, n2 := open(1), open(2)
+	defer n1.Close()
+	defer n2.Close()
+	for _, n := range []*node.Node{n1, n2} {
+		if _, err := n.StartNative(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	cluster := gocql.NewCluster("127.0.0.1")
+	cluster.Port = nativePort
+	cluster.HostFilter = gocql.HostFilterFunc(func(h *gocql.HostInfo) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[h.ConnectAddress().String()] = true
+		return true
+	})
+	s, err := cluster.CreateSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n3 := open(3)
+	defer n3.Close()
+	if _, err := n3.StartNative(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		ok := seen["127.0.0.3"]
+		mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gocql never learned of 127.0.0.3; it knows %v", seen)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
