@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -204,9 +205,11 @@ func TestWriteFailuresAndTimeouts(t *testing.T) {
 
 	c.set(refuses, "b", "c")
 	var f *request.Failure
-	if err := c.write(a, request.Quorum); !errors.As(err, &f) || !f.Write || f.Received != 1 || f.BlockFor != 2 || len(f.Failures) != 2 ||
-		f.Error() != "Operation failed - received 1 responses and 2 failures: UNKNOWN from /b:7000, UNKNOWN from /c:7000" &&
-			f.Error() != "Operation failed - received 1 responses and 2 failures: UNKNOWN from /c:7000, UNKNOWN from /b:7000" {
+	// The failure is reported once the level is out of reach, with the
+	// acknowledgements in by then: a's own may or may not be.
+	failedWrite := regexp.MustCompile(`^Operation failed - received [01] responses and 2 failures: UNKNOWN from /[bc]:7000, UNKNOWN from /[bc]:7000$`)
+	if err := c.write(a, request.Quorum); !errors.As(err, &f) || !f.Write || f.Received > 1 || f.BlockFor != 2 || len(f.Failures) != 2 ||
+		!failedWrite.MatchString(f.Error()) {
 		t.Errorf("QUORUM with two replicas refusing: %v", err)
 	}
 	if err := c.write(a, request.One); err != nil {
@@ -249,7 +252,8 @@ func TestReadReplacesFailedReplica(t *testing.T) {
 	}
 	c.set(refuses, "b", "c")
 	var f *request.Failure
-	if err := c.read(a, request.Quorum); !errors.As(err, &f) || f.Write || f.Received != 1 || f.BlockFor != 2 || len(f.Failures) != 2 || !f.DataPresent {
+	if err := c.read(a, request.Quorum); !errors.As(err, &f) || f.Write || f.Received > 1 || f.BlockFor != 2 || len(f.Failures) != 2 ||
+		f.DataPresent != (f.Received == 1) {
 		t.Errorf("QUORUM with two of three replicas refusing: %v (%+v)", err, f)
 	}
 	c.set(silent, "b", "c")

@@ -135,7 +135,6 @@ func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts [
 		answers  []readAnswer
 		failed   []request.ReplicaFailed
 		dataIn   bool
-		hopeless bool // a contact failed with no spare to replace it
 	)
 	for outstanding := len(contacts); outstanding > 0; outstanding-- {
 		rep := <-replies
@@ -146,27 +145,20 @@ func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts [
 			continue
 		case errors.Is(rep.err, messaging.ErrTimeout):
 			return nil, nil, &request.ReadTimeout{Consistency: plan.l, Received: len(answered), BlockFor: plan.blockFor, DataPresent: dataIn}
-		case hopeless:
-			failed = append(failed, request.ReplicaFailed{Replica: string(rep.from), Reason: reason(rep.err)})
-			continue
 		}
 		failed = append(failed, request.ReplicaFailed{Replica: string(rep.from), Reason: reason(rep.err)})
 		var spare ring.Endpoint
 		var ok bool
 		if spare, spares, ok = spareFor(plan.l, plan.strategy, rep.from, spares, plan.locate); !ok {
-			hopeless = true
-			continue
+			// As Cassandra, the failure is reported the moment the level
+			// is out of reach, with the answers counted so far.
+			return nil, nil, &request.Failure{Consistency: plan.l, Received: len(answered), BlockFor: plan.blockFor,
+				Failures: failed, DataPresent: dataIn, Port: c.cfg.StoragePort}
 		}
 		// The spare takes the failed one's part: the data if it was to
 		// send the data.
 		ask(spare, rep.data)
 		outstanding++
-	}
-	if hopeless {
-		// Reported once every contact has answered or failed, so that the
-		// counts do not depend on the order the answers came in.
-		return nil, nil, &request.Failure{Consistency: plan.l, Received: len(answered), BlockFor: plan.blockFor,
-			Failures: failed, DataPresent: dataIn, Port: c.cfg.StoragePort}
 	}
 	return answered, answers, nil
 }
