@@ -1,6 +1,7 @@
 package workers
 
 import (
+	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -28,11 +29,22 @@ func New(idleTimeout time.Duration) *Pool {
 func (p *Pool) Go(task func()) {
 	select {
 	case p.tasks <- task:
+		return
 	default:
-		p.spawned.Add(1)
-		p.live.Add(1)
-		go p.work(task)
 	}
+	if p.waiting.Load() > 0 {
+		// A worker is on its way to wait for a task: let it get there
+		// rather than start another.
+		runtime.Gosched()
+		select {
+		case p.tasks <- task:
+			return
+		default:
+		}
+	}
+	p.spawned.Add(1)
+	p.live.Add(1)
+	go p.work(task)
 }
 
 func (p *Pool) work(task func()) {

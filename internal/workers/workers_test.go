@@ -47,8 +47,11 @@ func TestPoolReusesIdleWorkers(t *testing.T) {
 	if ran.Load() != 200 {
 		t.Fatalf("%d of 200 tasks ran", ran.Load())
 	}
-	if got := p.spawned.Load(); got != 1 {
-		t.Fatalf("200 tasks one after another started %d workers, want 1", got)
+	// A worker counts as waiting a moment before it can take a task, so a
+	// task sent in that moment (on a machine busy enough to hold the worker
+	// there) starts a second one; without reuse it would be 200.
+	if got := p.spawned.Load(); got > 2 {
+		t.Fatalf("200 tasks one after another started %d workers, want 1 (2 at most)", got)
 	}
 }
 
