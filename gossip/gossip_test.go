@@ -192,3 +192,32 @@ func TestStreamsFromOwnAddress(t *testing.T) {
 		t.Errorf("the stream came from %s, want 127.0.0.7", got)
 	}
 }
+
+// TestWholeClusterLeavesAtOnce: when every node stops at the same moment,
+// each leave finds its peers going too; none reports a failure for having
+// nobody left to tell.
+func TestWholeClusterLeavesAtOnce(t *testing.T) {
+	g1 := start(t, 1, 0, 100)
+	seed := fmt.Sprintf("127.0.0.1:%d", g1.Port())
+	gs := []*Gossiper{g1, start(t, 2, 0, 100, seed), start(t, 3, 0, 100, seed)}
+	for _, g := range gs {
+		eventually(t, "a cluster of three", func() (bool, string) {
+			alive := 0
+			for _, s := range g.Endpoints() {
+				if s.Alive {
+					alive++
+				}
+			}
+			return alive == 3, fmt.Sprintf("%s sees %d alive", g.Name(), alive)
+		})
+	}
+	errs := make(chan error, len(gs))
+	for _, g := range gs {
+		go func() { errs <- g.Leave(2 * time.Second) }()
+	}
+	for range gs {
+		if err := <-errs; err != nil {
+			t.Errorf("leaving with the whole cluster: %v", err)
+		}
+	}
+}

@@ -238,12 +238,29 @@ func (g *Gossiper) Alive(endpoint string) bool {
 
 // Leave announces a clean shutdown and stops: STATUS shutdown goes to
 // every live peer directly, then memberlist's leave, waiting up to timeout
-// for it to go out.
+// for it to go out. A leave that finds no one left to tell (every peer
+// went away while it waited, as when a whole cluster stops at once) is
+// not a failure: memberlist then has nobody to send it to and times out.
 func (g *Gossiper) Leave(timeout time.Duration) error {
 	g.SetNow(Status, StatusShutdown+",true")
 	g.SetNow(StatusWithPort, StatusShutdown+",true")
 	err := g.ml.Leave(timeout)
+	if err != nil && !g.anyPeerAlive() {
+		err = nil
+	}
 	return errors.Join(err, g.Close())
+}
+
+// anyPeerAlive reports whether any other node is up in this one's view.
+func (g *Gossiper) anyPeerAlive() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for name, s := range g.endpoints {
+		if name != g.opts.Name && s.Alive {
+			return true
+		}
+	}
+	return false
 }
 
 // Close stops gossiping at once, as a crash would: peers find the node
