@@ -42,6 +42,18 @@ type Options struct {
 	ProbeInterval    time.Duration // default 1s
 	PushPullInterval time.Duration // full-state exchange with one peer; default 2s
 	GossipInterval   time.Duration // default 200ms
+	// DeadGossipTime is how long memberlist still gossips to a member it
+	// found dead before it forgets it; default 30s (memberlist's).
+	DeadGossipTime time.Duration
+	// ReconnectInterval is how often the node reaches out to one member
+	// it sees down, or a seed it is not in touch with, as Cassandra's
+	// gossiper keeps contacting unreachable endpoints and seeds: a healed
+	// partition, or a restarted node, comes back by itself. Default 1s.
+	ReconnectInterval time.Duration
+	// Peers are nodes known from an earlier run ("host:port"), reached
+	// like members seen down until they answer: a restarted node whose
+	// seeds are only itself finds the cluster through them.
+	Peers []string
 	// Transport replaces memberlist's UDP/TCP transport (tests).
 	Transport memberlist.Transport
 }
@@ -59,6 +71,12 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.GossipInterval == 0 {
 		o.GossipInterval = 200 * time.Millisecond
+	}
+	if o.DeadGossipTime == 0 {
+		o.DeadGossipTime = 30 * time.Second
+	}
+	if o.ReconnectInterval == 0 {
+		o.ReconnectInterval = time.Second
 	}
 	if o.Logger == nil {
 		nop := zerolog.Nop()
@@ -86,6 +104,12 @@ type Gossiper struct {
 	mu        sync.Mutex
 	endpoints map[string]*EndpointState // every node known, this one included
 	version   int64                     // the last version given to a fact of ours
+	// addrs are the gossip addresses ("host:port") of the nodes memberlist
+	// has shown, and of Options.Peers, for reaching them once they are down.
+	addrs map[string]string
+	// reconnects counts the rounds reconnect has run, to take the
+	// candidates in turn.
+	reconnects int
 
 	pending map[string]bool // endpoints changed since OnChange last ran (under mu)
 	wake    chan struct{}
@@ -101,8 +125,13 @@ func Start(opts Options) (*Gossiper, error) {
 		return nil, err
 	}
 	opts.EnsureDefaults()
-	g := &Gossiper{opts: opts, endpoints: map[string]*EndpointState{}, pending: map[string]bool{},
+	g := &Gossiper{opts: opts, endpoints: map[string]*EndpointState{}, pending: map[string]bool{}, addrs: map[string]string{},
 		wake: make(chan struct{}, 1), joined: make(chan struct{}), stop: make(chan struct{})}
+	for _, p := range opts.Peers {
+		if host, _, err := net.SplitHostPort(p); err == nil && host != opts.Name {
+			g.addrs[host] = p
+		}
+	}
 	self := &EndpointState{Generation: opts.Generation, States: map[ApplicationState]VersionedValue{}, Alive: true}
 	for k, v := range opts.States {
 		g.version++
@@ -118,6 +147,7 @@ func Start(opts Options) (*Gossiper, error) {
 	cfg.ProbeTimeout = opts.ProbeInterval / 2
 	cfg.PushPullInterval = opts.PushPullInterval
 	cfg.GossipInterval = opts.GossipInterval
+	cfg.GossipToTheDeadTime = opts.DeadGossipTime
 	cfg.Delegate = (*delegate)(g)
 	cfg.Events = (*events)(g)
 	cfg.LogOutput = logWriter{opts.Logger}
@@ -139,10 +169,11 @@ func Start(opts Options) (*Gossiper, error) {
 	}
 	g.ml = ml
 	g.q = &memberlist.TransmitLimitedQueue{NumNodes: ml.NumMembers, RetransmitMult: cfg.RetransmitMult}
-	g.done.Add(3)
+	g.done.Add(4)
 	go g.notify()
 	go g.heartbeat()
 	go g.join()
+	go g.reconnect()
 	return g, nil
 }
 
@@ -366,6 +397,63 @@ func (g *Gossiper) join() {
 	}
 }
 
+// reconnect reaches out, every ReconnectInterval, to one node this one
+// is not in touch with: a member it sees down (not one that left the
+// cluster), a peer of an earlier run it has not heard from, or a seed it
+// does not see up, taken in turn. memberlist alone stops contacting a
+// member once it is found dead, so two sides of a healed partition, or a
+// restarted node the others gave up on, would never meet again.
+func (g *Gossiper) reconnect() {
+	defer g.done.Done()
+	t := time.NewTicker(g.opts.ReconnectInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-g.stop:
+			return
+		}
+		if addr := g.reconnectCandidate(); addr != "" {
+			// An answer merges the two sides' states; the node is then
+			// alive again to memberlist and to OnChange.
+			_, _ = g.ml.Join([]string{addr})
+		}
+	}
+}
+
+// reconnectCandidate is the next address reconnect tries, or "" when the
+// node is in touch with every node it knows and every seed.
+func (g *Gossiper) reconnectCandidate() string {
+	ownPort := strconv.Itoa(g.Port()) // memberlist's lock, never taken under g.mu
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	set := map[string]bool{}
+	for name, addr := range g.addrs {
+		s := g.endpoints[name]
+		if s == nil || !s.Alive && StatusKind(s.Get(Status)) != StatusLeft {
+			set[addr] = true
+		}
+	}
+	for _, seed := range g.opts.Seeds {
+		host, port, err := net.SplitHostPort(seed)
+		if err != nil {
+			host, port = seed, ownPort
+		}
+		if host == g.opts.Name {
+			continue
+		}
+		if s := g.endpoints[host]; s == nil || !s.Alive {
+			set[net.JoinHostPort(host, port)] = true
+		}
+	}
+	if len(set) == 0 {
+		return ""
+	}
+	candidates := slices.Sorted(maps.Keys(set))
+	g.reconnects++
+	return candidates[g.reconnects%len(candidates)]
+}
+
 // mergeRemote folds what a peer sent (endpoint -> state) into what is
 // known, and tells OnChange of each endpoint that changed. What a peer
 // says of this node is ignored: this node knows better.
@@ -438,7 +526,13 @@ func (d *delegate) MergeRemoteState(buf []byte, _ bool) {
 // events is memberlist's hook for liveness.
 type events Gossiper
 
-func (e *events) NotifyJoin(n *memberlist.Node)   { (*Gossiper)(e).setAlive(n.Name, true) }
+func (e *events) NotifyJoin(n *memberlist.Node) {
+	g := (*Gossiper)(e)
+	g.mu.Lock()
+	g.addrs[n.Name] = n.Address()
+	g.mu.Unlock()
+	g.setAlive(n.Name, true)
+}
 func (e *events) NotifyLeave(n *memberlist.Node)  { (*Gossiper)(e).setAlive(n.Name, false) }
 func (e *events) NotifyUpdate(n *memberlist.Node) {}
 

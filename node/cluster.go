@@ -75,7 +75,7 @@ func (n *Node) startGossip(tokens []string) error {
 	}
 	g, err := gossip.Start(gossip.Options{
 		Name: n.cfg.ListenAddress, Port: n.cfg.GossipPort, Seeds: n.cfg.Seeds, Generation: n.started.Unix(),
-		States: n.selfStates(tokens), OnChange: n.gossipChanged, Logger: n.cfg.Logger,
+		States: n.selfStates(tokens), OnChange: n.gossipChanged, Logger: n.cfg.Logger, Peers: n.savedPeers(),
 	})
 	if err != nil {
 		return fmt.Errorf("gossip_port: %w", err)
@@ -89,6 +89,25 @@ func (n *Node) startGossip(tokens []string) error {
 	case <-time.After(seedWait):
 		return fmt.Errorf("seeds: none of %s answered in %s; start a seed first", strings.Join(n.cfg.Seeds, ", "), seedWait)
 	}
+}
+
+// savedPeers are the peers system.peers holds from an earlier run, on
+// this node's gossip port (a local cluster's nodes share it): gossip
+// reaches out to them, so that a restarted node whose seeds are only
+// itself finds the cluster again.
+func (n *Node) savedPeers() []string {
+	rows, err := n.readRows(schema.PeersTable)
+	if err != nil {
+		n.cfg.Logger.Warn().Err(err).Msg("node: reading system.peers for gossip's contact points")
+		return nil
+	}
+	var out []string
+	for _, r := range rows {
+		if ip := net.IP(r["peer"].Value); len(ip) == net.IPv4len || len(ip) == net.IPv6len {
+			out = append(out, net.JoinHostPort(ip.String(), strconv.Itoa(n.cfg.GossipPort)))
+		}
+	}
+	return out
 }
 
 // selfStates are the facts this node gossips about itself; with no tokens
