@@ -556,7 +556,8 @@ func TestDecodersFuzzed(t *testing.T) {
 			}
 		}
 	}
-	for _, pkg := range []string{"partitioner", "cqltype", "mutation", "commitlog", "sstable", "cql", "cql/native", "messaging"} {
+	for _, pkg := range []string{"partitioner", "cqltype", "mutation", "commitlog", "sstable", "cql", "cql/native", "messaging",
+		"coordinator", "gossip"} {
 		if present[pkg] && !fuzzed[pkg] {
 			t.Errorf("package %s decodes bytes but has no FuzzXxx test", pkg)
 		}
