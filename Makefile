@@ -8,11 +8,11 @@ LDFLAGS  := -X main.version=$(VERSION)
 # v0.7.0 reads a node's protocol version outside its lock
 # (hashicorp/memberlist#134), which the race detector reports in any test
 # with several members.
-RACE_PKGS := ./commitlog/... ./memtable/... ./storage/... ./cql/native/... ./test/clients/... ./messaging/... ./coordinator/...
+RACE_PKGS := ./commitlog/... ./memtable/... ./storage/... ./cql/native/... ./test/clients/... ./messaging/... ./coordinator/... ./simulation/...
 # Storage packages run once more without the invariants tag, so both code paths are tested.
 STORAGE_PKGS := ./commitlog/... ./memtable/... ./sstable/... ./storage/...
 
-.PHONY: all build test test-long test-differential-long lint bench bench-b3 bench-b3-cluster bench-b4 run compat clean
+.PHONY: all build test test-long test-differential-long test-simulation-long lint bench bench-b3 bench-b3-cluster bench-b4 run compat clean
 
 all: build
 
@@ -38,6 +38,11 @@ DIFFERENTIAL_TIME ?= 1h
 DIFFERENTIAL_SEED ?= 1000
 test-differential-long:
 	$(GO) test -count=1 -timeout 0 -run TestDifferential ./test/differential -differential.long $(DIFFERENTIAL_TIME) -differential.seed $(DIFFERENTIAL_SEED)
+
+SIMULATION_TIME ?= 10m
+SIMULATION_SEED ?= 1000
+test-simulation-long:
+	$(GO) test -count=1 -timeout 0 -run TestRandomized ./simulation -simulation.long $(SIMULATION_TIME) -simulation.seed $(SIMULATION_SEED)
 
 # The long randomized model run (see docs/testing.md).
 test-long:

@@ -104,7 +104,7 @@ type Coordinator struct {
 	hints   *hints
 	// background are the sends still running after their request
 	// returned (the replicas a write did not wait for, hint deliveries);
-	// Close waits for them.
+	// Settle waits for them.
 	background sync.WaitGroup
 	Stats      Stats
 }
@@ -117,10 +117,11 @@ func New(cfg Config) *Coordinator {
 	return &Coordinator{cfg: cfg, hints: newHints(cfg.HintsDir)}
 }
 
-// Close waits for the sends still on their way: a write's replicas it
+// Settle waits for the sends still on their way: a write's replicas it
 // did not wait for (and the hints of those that fail), hint deliveries.
-// Call it once no request runs, before the engine closes.
-func (c *Coordinator) Close() { c.background.Wait() }
+// A node calls it once no request runs, before its engine closes; a
+// simulation between steps.
+func (c *Coordinator) Settle() { c.background.Wait() }
 
 // current are the lookups of the current schema.
 func (c *Coordinator) current() *lookups {

@@ -123,7 +123,7 @@ func (c *testCluster) coordinator(self ring.Endpoint, dc string, timeout time.Du
 		Alive: func(ring.Endpoint) bool { return true }, Ring: func() *ring.Metadata { return c.ring },
 		Schema: func() *schema.Schema { return c.schema }, HintsDir: c.t.TempDir(), StoragePort: 7000, Logger: zerolog.Nop(),
 		Timeouts: Timeouts{Write: timeout, Read: timeout, Range: timeout, Truncate: timeout}})
-	c.t.Cleanup(co.Close) // before the hints directory goes
+	c.t.Cleanup(co.Settle) // before the hints directory goes
 	return co
 }
 

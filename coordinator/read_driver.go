@@ -127,24 +127,22 @@ func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts [
 			replies <- reply{r, data, a, err}
 		}()
 	}
-	for i, r := range contacts {
-		ask(r, wantData[i])
-	}
 	var (
 		answered []ring.Endpoint
 		answers  []readAnswer
 		failed   []request.ReplicaFailed
 		dataIn   bool
 	)
-	for outstanding := len(contacts); outstanding > 0; outstanding-- {
-		rep := <-replies
+	// take counts one reply: done with an error when the read can no
+	// longer be met, or asking a spare in place of a failed contact.
+	take := func(rep reply) (asked bool, err error) {
 		switch {
 		case rep.err == nil:
 			answered, answers = append(answered, rep.from), append(answers, rep.answer)
 			dataIn = dataIn || rep.answer.data
-			continue
+			return false, nil
 		case errors.Is(rep.err, messaging.ErrTimeout):
-			return nil, nil, &request.ReadTimeout{Consistency: plan.l, Received: len(answered), BlockFor: plan.blockFor, DataPresent: dataIn}
+			return false, &request.ReadTimeout{Consistency: plan.l, Received: len(answered), BlockFor: plan.blockFor, DataPresent: dataIn}
 		}
 		failed = append(failed, request.ReplicaFailed{Replica: string(rep.from), Reason: reason(rep.err)})
 		var spare ring.Endpoint
@@ -152,13 +150,44 @@ func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts [
 		if spare, spares, ok = spareFor(plan.l, plan.strategy, rep.from, spares, plan.locate); !ok {
 			// As Cassandra, the failure is reported the moment the level
 			// is out of reach, with the answers counted so far.
-			return nil, nil, &request.Failure{Consistency: plan.l, Received: len(answered), BlockFor: plan.blockFor,
-				Failures: failed, DataPresent: dataIn, Port: c.cfg.StoragePort}
+			return false, &request.Failure{Consistency: plan.l, Received: len(answered), BlockFor: plan.blockFor,
+				Failures: sortedFailures(failed), DataPresent: dataIn, Port: c.cfg.StoragePort}
 		}
 		// The spare takes the failed one's part: the data if it was to
 		// send the data.
 		ask(spare, rep.data)
-		outstanding++
+		return true, nil
+	}
+	// The other contacts are asked first, then this node reads its own
+	// on this goroutine, and its answer counts before any other: the
+	// counts a failure reports do not depend on which came first.
+	outstanding, selfAt := len(contacts), -1
+	for i, r := range contacts {
+		if r == c.cfg.Self {
+			selfAt = i
+			continue
+		}
+		ask(r, wantData[i])
+	}
+	if selfAt >= 0 {
+		a, err := c.askReplica(ctx, plan, c.cfg.Self, wantData[selfAt])
+		outstanding--
+		asked, err := take(reply{c.cfg.Self, wantData[selfAt], a, err})
+		if err != nil {
+			return nil, nil, err
+		}
+		if asked {
+			outstanding++
+		}
+	}
+	for ; outstanding > 0; outstanding-- {
+		asked, err := take(<-replies)
+		if err != nil {
+			return nil, nil, err
+		}
+		if asked {
+			outstanding++
+		}
 	}
 	return answered, answers, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/sibyldb/sibyl/messaging"
@@ -133,7 +135,12 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 	}
 	results := make(chan answer, len(targets))
 	var sent sync.WaitGroup
-	for _, r := range targets[1:] {
+	local := false
+	for _, r := range targets {
+		if r == self {
+			local = true
+			continue
+		}
 		sent.Add(1)
 		c.background.Add(1)
 		go func() {
@@ -144,16 +151,14 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 	}
 	// The replicas still on their way get the write after this returns;
 	// the context ends when they have answered or timed out.
-	sent.Add(1) // the first, written on this goroutine
 	go func() { sent.Wait(); cancel() }()
-	results <- writeTo(targets[0])
-	sent.Done()
 	var failed []request.ReplicaFailed
 	timedOut := false
-	for range targets {
-		a := <-results
+	// take counts one answer: done when the level is met, or with the
+	// failure to report once it no longer can be.
+	take := func(a answer) (done bool, err error) {
 		if acks.Ack(a.from, a.err == nil) {
-			return nil
+			return true, nil
 		}
 		if a.err != nil {
 			if errors.Is(a.err, messaging.ErrTimeout) {
@@ -163,7 +168,23 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 			}
 		}
 		if acks.Hopeless() && !timedOut {
-			return c.writeFailure(acks, l, failed, writeType)
+			return true, c.writeFailure(acks, l, failed, writeType)
+		}
+		return false, nil
+	}
+	remote := len(targets)
+	if local {
+		// This node's share is written on this goroutine and counted
+		// before any other answer, so that what a failure reports does
+		// not depend on which answer came first.
+		remote--
+		if done, err := take(writeTo(self)); done {
+			return err
+		}
+	}
+	for range remote {
+		if done, err := take(<-results); done {
+			return err
 		}
 	}
 	if len(failed) > 0 && !timedOut {
@@ -174,5 +195,11 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 
 func (c *Coordinator) writeFailure(acks *Acks, l request.Consistency, failed []request.ReplicaFailed, writeType string) error {
 	return &request.Failure{Write: true, Consistency: l, Received: acks.Received(), BlockFor: acks.BlockFor(),
-		Failures: failed, WriteType: writeType, Port: c.cfg.StoragePort}
+		Failures: sortedFailures(failed), WriteType: writeType, Port: c.cfg.StoragePort}
+}
+
+// sortedFailures are failures in replica order, whichever came first.
+func sortedFailures(failed []request.ReplicaFailed) []request.ReplicaFailed {
+	slices.SortFunc(failed, func(a, b request.ReplicaFailed) int { return strings.Compare(a.Replica, b.Replica) })
+	return failed
 }

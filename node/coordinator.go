@@ -91,6 +91,9 @@ func (n *Node) strategy(ks *schema.Keyspace) (ring.Strategy, error) {
 	return coordinator.Strategy(ks, n.endpoint())
 }
 
+// CoordinatorEngine is a storage engine as a coordinator uses it.
+func CoordinatorEngine(e *storage.Engine) coordinator.Engine { return localEngine{e} }
+
 // localEngine is the storage engine as the coordinator uses it.
 type localEngine struct{ e *storage.Engine }
 

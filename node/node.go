@@ -154,7 +154,7 @@ func (n *Node) Close() error {
 	n.engine.StopCompactions() // a clean stop does not wait for a long compaction
 	err := n.leaveCluster()
 	err = errors.Join(err, n.stopAdmin(), n.stopNative())
-	n.coord.Close() // messaging is closed: what is still on its way ends at once
+	n.coord.Settle() // messaging is closed: what is still on its way ends at once
 	if ferr := n.engine.Flush(); ferr != nil {
 		err = errors.Join(err, fmt.Errorf("node: flushing at shutdown: %w", ferr))
 	}

@@ -118,7 +118,7 @@ func TestStorageTableOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := storageTableOptions(tbl)
+	o := StorageTableOptions(tbl)
 	c := o.Compaction
 	if c.Strategy != storage.TimeWindow || c.Window != 6*time.Hour || c.TimestampUnit != time.Millisecond || !c.Disabled ||
 		c.MinThreshold != 4 || c.MaxThreshold != 32 || o.GCGraceSeconds != storage.NoGCGrace {

@@ -19,23 +19,36 @@ import (
 
 // loadSchema reads the user schema from the system_schema tables.
 func (n *Node) loadSchema() (*schema.Schema, error) {
-	user, err := schema.Load(n.readRows, func(what, option string, err error) {
+	s, err := LoadSchema(n.engine, time.Now().Unix(), func(what, option string, err error) {
 		n.cfg.Logger.Error().Str("definition", what).Str("option", option).Err(err).
 			Msg("node: the stored schema holds an option this node cannot use; using its default")
 	})
 	if err != nil {
 		return nil, fmt.Errorf("node: loading the schema: %w", err)
 	}
+	return s, nil
+}
+
+// LoadSchema reads the schema an engine's system_schema tables hold, as
+// of now (seconds), reporting what it cannot use to unusable.
+func LoadSchema(e *storage.Engine, now int64, unusable schema.Unusable) (*schema.Schema, error) {
+	user, err := schema.Load(func(def *schema.Table) ([]map[string]schema.Cell, error) { return readRows(e, def, now) }, unusable)
+	if err != nil {
+		return nil, err
+	}
 	return schema.New(user), nil
 }
 
 // readRows returns every live row of a table.
 func (n *Node) readRows(def *schema.Table) ([]map[string]schema.Cell, error) {
-	t, err := n.engine.Table(def.ID)
+	return readRows(n.engine, def, time.Now().Unix())
+}
+
+func readRows(e *storage.Engine, def *schema.Table, now int64) ([]map[string]schema.Cell, error) {
+	t, err := e.Table(def.ID)
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now().Unix()
 	parts, err := t.Scan(storage.ScanQuery{Now: now})
 	if err != nil {
 		return nil, err
@@ -61,7 +74,7 @@ func (n *Node) openTables(s *schema.Schema) error {
 			if _, err := n.engine.Table(t.ID); err == nil {
 				continue
 			}
-			if _, err := n.engine.OpenTable(storageTableOptions(t)); err != nil {
+			if _, err := n.engine.OpenTable(StorageTableOptions(t)); err != nil {
 				return fmt.Errorf("node: %w", err)
 			}
 		}
@@ -81,7 +94,7 @@ func (n *Node) openStoredTables(s *schema.Schema) error {
 			if _, err := n.engine.Table(t.ID); err == nil {
 				continue
 			}
-			_, err := n.engine.OpenTable(storageTableOptions(t))
+			_, err := n.engine.OpenTable(StorageTableOptions(t))
 			switch {
 			case errors.Is(err, syscall.ENAMETOOLONG):
 				n.cfg.Logger.Error().Err(err).Str("table", t.String()).
@@ -244,8 +257,8 @@ func (n *Node) dropTables(old, cur *schema.Schema) {
 // Schema is the node's current schema.
 func (n *Node) Schema() *schema.Schema { return n.schema.Load() }
 
-// storageTableOptions are a table's definition as the engine takes it.
-func storageTableOptions(t *schema.Table) storage.TableOptions {
+// StorageTableOptions are a table's definition as the engine takes it.
+func StorageTableOptions(t *schema.Table) storage.TableOptions {
 	opts := storage.TableOptions{ID: t.ID, Keyspace: t.Keyspace, Name: t.Name, GCGraceSeconds: int64(t.Options.GCGraceSeconds)}
 	if t.Options.GCGraceSeconds == 0 {
 		opts.GCGraceSeconds = storage.NoGCGrace // the engine's 0 is its default

@@ -55,6 +55,8 @@ var allowedImports = map[string][]string{
 	"internal/testutil":   {"mutation", "partitioner"},
 	"test/clients":        {"node", "cql/native", "cql/exec", "cqltype", "tools/cqlsh", "tools/nodetool", "tools/stress"},
 	"test/differential":   {"node", "cqltype"},
+	"simulation": {"node", "coordinator", "cql/exec", "messaging", "mutation", "mutation/request", "partitioner", "ring",
+		"schema", "storage", "cqltype"},
 	"bench": {"storage", "commitlog", "mutation", "mutation/request", "partitioner", "internal/testutil", "node", "cql", "cql/exec",
 		"schema", "cqltype"},
 }
@@ -189,7 +191,7 @@ var confinedDeps = []struct {
 	{"github.com/cockroachdb/pebble/objstorage", []string{"sstable", "bench", "test"}},
 	{"github.com/cockroachdb/pebble/bloom", []string{"sstable", "bench", "test"}},
 	{"github.com/cockroachdb/pebble/internal", []string{"sstable", "bench", "test"}},
-	{"github.com/cockroachdb/pebble/vfs", []string{"commitlog", "sstable", "storage", "node", "bench", "test"}},
+	{"github.com/cockroachdb/pebble/vfs", []string{"commitlog", "sstable", "storage", "node", "simulation", "bench", "test"}},
 	// sstable takes the block cache constructor from the root package: pebble v1
 	// has no public cache package.
 	{"github.com/cockroachdb/pebble", []string{"bench", "test", "sstable"}},

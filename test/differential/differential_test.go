@@ -152,18 +152,12 @@ func TestDifferential(t *testing.T) {
 			t.Fatalf("replay with: go test ./test/differential -run TestDifferential -differential.seed %d -differential.seeds 1 -differential.steps %d", seed, *steps)
 		}
 	}
-	if *duration > 0 {
-		deadline := time.Now().Add(*duration)
-		seed := *firstArg
-		for ; time.Now().Before(deadline); seed++ {
-			run(seed)
-		}
-		t.Logf("ran seeds %d to %d, %d statements each", *firstArg, seed-1, *steps)
-		return
-	}
-	for seed := *firstArg; seed < *firstArg+uint64(*seeds); seed++ {
+	last := *firstArg
+	for seed := range testutil.Seeds(*firstArg, *seeds, *duration) {
 		run(seed)
+		last = seed
 	}
+	t.Logf("ran seeds %d to %d, %d statements each", *firstArg, last, *steps)
 }
 
 func runSeed(t *testing.T, p *nodeProcess, seed uint64, n int) {
