@@ -42,7 +42,7 @@ test-differential-long:
 SIMULATION_TIME ?= 10m
 SIMULATION_SEED ?= 1000
 test-simulation-long:
-	$(GO) test -count=1 -timeout 0 -run TestRandomized ./simulation -simulation.long $(SIMULATION_TIME) -simulation.seed $(SIMULATION_SEED)
+	$(GO) test -v -count=1 -timeout 0 -run TestRandomized ./simulation -simulation.long $(SIMULATION_TIME) -simulation.seed $(SIMULATION_SEED)
 
 # The long randomized model run (see docs/testing.md).
 test-long:

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/pebble/vfs"
 	"github.com/rs/zerolog"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
@@ -71,8 +72,10 @@ type Config struct {
 	// Schema is the current schema.
 	Schema   func() *schema.Schema
 	Timeouts Timeouts
-	// HintsDir keeps the hints for replicas that were down.
+	// HintsDir keeps the hints for replicas that were down, on FS
+	// (default vfs.Default).
 	HintsDir string
+	FS       vfs.FS
 	// StoragePort is the internode port that failures show replicas'
 	// addresses with.
 	StoragePort int
@@ -114,7 +117,10 @@ func New(cfg Config) *Coordinator {
 	if cfg.Timeouts == (Timeouts{}) {
 		cfg.Timeouts = DefaultTimeouts
 	}
-	return &Coordinator{cfg: cfg, hints: newHints(cfg.HintsDir)}
+	if cfg.FS == nil {
+		cfg.FS = vfs.Default
+	}
+	return &Coordinator{cfg: cfg, hints: newHints(cfg.FS, cfg.HintsDir)}
 }
 
 // Settle waits for the sends still on their way: a write's replicas it

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/vfs"
 	"github.com/rs/zerolog"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/messaging"
@@ -304,5 +305,30 @@ func TestConsistencyByDataCentre(t *testing.T) {
 	var rt *request.ReadTimeout
 	if err := c.read(a, request.LocalQuorum); !errors.As(err, &rt) || rt.BlockFor != 2 {
 		t.Errorf("LOCAL_QUORUM read with dc1's others silent: %v", err)
+	}
+}
+
+// A hints file whose last record is torn, or whose length says more than
+// the file holds (a crash while appending), gives the hints before it and
+// sizes nothing by the bad length.
+func TestHintsFileTornOrCorrupt(t *testing.T) {
+	fs := vfs.NewMem()
+	h := newHints(fs, "hints")
+	m := mutation.NewMutation(mutation.TableID{7}, cqltype.EncodeInt(1))
+	if err := h.store("b", m); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fs.OpenReadWrite(h.file("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.Stat()
+	if _, err := f.WriteAt([]byte{0xff, 0xff, 0xff, 0xf0, 0, 0, 0, 0, 1, 2}, st.Size()); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got, err := h.read("b")
+	if err != nil || len(got) != 1 || string(got[0].Key) != string(m.Key) {
+		t.Fatalf("read %d hints, %v; want the one before the bad record", len(got), err)
 	}
 }

@@ -9,8 +9,9 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
+
+	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
@@ -23,6 +24,7 @@ import (
 // in the hints directory beside the data, one file per replica: records of
 // a length, a CRC32C and the mutation in the commit log's encoding.
 type hints struct {
+	fs  vfs.FS
 	dir string     // no hints are kept when empty
 	mu  sync.Mutex // appends and deliveries, one at a time
 	// delivering are the replicas whose hints are on their way.
@@ -31,7 +33,7 @@ type hints struct {
 
 var hintCRC = crc32.MakeTable(crc32.Castagnoli)
 
-func (h *hints) file(e ring.Endpoint) string { return filepath.Join(h.dir, string(e)+".hints") }
+func (h *hints) file(e ring.Endpoint) string { return h.fs.PathJoin(h.dir, string(e)+".hints") }
 
 // store keeps a hint of mu for replica e.
 func (h *hints) store(e ring.Endpoint, mu *mutation.Mutation) error {
@@ -41,30 +43,34 @@ func (h *hints) store(e ring.Endpoint, mu *mutation.Mutation) error {
 }
 
 func (h *hints) storeLocked(e ring.Endpoint, mu *mutation.Mutation) error {
-	if err := os.MkdirAll(h.dir, 0o755); err != nil {
+	if err := h.fs.MkdirAll(h.dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(h.file(e), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := h.fs.OpenReadWrite(h.file(e))
 	if err != nil {
 		return err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return errors.Join(err, f.Close())
 	}
 	body := mutation.AppendMutation(nil, mu)
 	rec := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
 	rec = binary.BigEndian.AppendUint32(rec, crc32.Checksum(body, hintCRC))
-	_, err = f.Write(append(rec, body...))
+	_, err = f.WriteAt(append(rec, body...), st.Size())
 	return errors.Join(err, f.Close())
 }
 
 // pending reports whether replica e has hints waiting.
 func (h *hints) pending(e ring.Endpoint) bool {
-	_, err := os.Stat(h.file(e))
+	_, err := h.fs.Stat(h.file(e))
 	return err == nil
 }
 
 // read returns the hints kept for replica e. A torn last record (a crash
-// while appending) ends them.
+// while appending) ends them, as does a length longer than the file.
 func (h *hints) read(e ring.Endpoint) ([]*mutation.Mutation, error) {
-	f, err := os.Open(h.file(e))
+	f, err := h.fs.Open(h.file(e))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -72,6 +78,11 @@ func (h *hints) read(e ring.Endpoint) ([]*mutation.Mutation, error) {
 		return nil, err
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	left := st.Size()
 	r := bufio.NewReader(f)
 	var out []*mutation.Mutation
 	for {
@@ -79,7 +90,13 @@ func (h *hints) read(e ring.Endpoint) ([]*mutation.Mutation, error) {
 		if _, err := io.ReadFull(r, head[:]); err != nil {
 			return out, nil
 		}
-		body := make([]byte, binary.BigEndian.Uint32(head[:4]))
+		left -= int64(len(head))
+		n := int64(binary.BigEndian.Uint32(head[:4]))
+		if n > left {
+			return out, nil
+		}
+		left -= n
+		body := make([]byte, n)
 		if _, err := io.ReadFull(r, body); err != nil || crc32.Checksum(body, hintCRC) != binary.BigEndian.Uint32(head[4:]) {
 			return out, nil
 		}
@@ -91,7 +108,9 @@ func (h *hints) read(e ring.Endpoint) ([]*mutation.Mutation, error) {
 	}
 }
 
-func newHints(dir string) *hints { return &hints{dir: dir, delivering: map[ring.Endpoint]bool{}} }
+func newHints(fs vfs.FS, dir string) *hints {
+	return &hints{fs: fs, dir: dir, delivering: map[ring.Endpoint]bool{}}
+}
 
 // hint keeps a write for a replica that could not take it; a failure to
 // keep it is logged (the write's other replicas have it).
@@ -155,7 +174,7 @@ func (c *Coordinator) sendHints(e ring.Endpoint) error {
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(c.hints.file(e)); err != nil {
+	if err := c.hints.fs.Remove(c.hints.file(e)); err != nil {
 		return err
 	}
 	c.Stats.HintsDelivered.Add(int64(len(ms)))

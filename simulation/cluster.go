@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -37,8 +36,6 @@ type Config struct {
 	Nodes []NodeConfig
 	// NumTokens is each node's vnodes; default 4.
 	NumTokens int
-	// HintsDir holds each node's hints, one directory per node.
-	HintsDir string
 }
 
 // Cluster is a simulated cluster.
@@ -141,8 +138,6 @@ func (c *Cluster) Close() error {
 	return errors.Join(errs...)
 }
 
-func (n *Node) hintsDir() string { return filepath.Join(n.c.cfg.HintsDir, string(n.Name)) }
-
 // start opens the node's engine on its file system (replaying its commit
 // log after a crash), its tables, and a coordinator.
 func (n *Node) start() error {
@@ -164,7 +159,7 @@ func (n *Node) start() error {
 	}
 	coord := coordinator.New(coordinator.Config{Self: n.Name, DataCenter: n.Location.DataCenter, Engine: node.CoordinatorEngine(e),
 		Network: network{n}, Alive: n.sees, Ring: func() *ring.Metadata { return n.c.ring }, Schema: n.c.currentSchema,
-		HintsDir: n.hintsDir(), StoragePort: 7000, Logger: nop})
+		FS: n.fs, HintsDir: "hints", StoragePort: 7000, Logger: nop})
 	n.mu.Lock()
 	n.engine, n.coord, n.handlers, n.up = e, coord, coord.Handlers(), true
 	n.mu.Unlock()

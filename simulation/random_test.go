@@ -41,7 +41,7 @@ func TestRandomized(t *testing.T) {
 
 // randomRun is one seed's run.
 func randomRun(t *testing.T, seed uint64, steps int) error {
-	c, err := New(Config{Seed: seed, HintsDir: t.TempDir(), Nodes: []NodeConfig{
+	c, err := New(Config{Seed: seed, Nodes: []NodeConfig{
 		{Name: "127.0.0.1", DataCenter: "dc1", Rack: "r1"}, {Name: "127.0.0.2", DataCenter: "dc1", Rack: "r1"}, {Name: "127.0.0.3", DataCenter: "dc1", Rack: "r1"}}})
 	if err != nil {
 		return err

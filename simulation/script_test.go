@@ -98,7 +98,7 @@ var verbs = map[string]messaging.Verb{"MUTATION": messaging.VerbMutation, "READ"
 func scriptConfig(t *testing.T, d *datadriven.TestData) Config {
 	var n int
 	d.ScanArgs(t, "nodes", &n)
-	cfg := Config{Seed: 1, HintsDir: t.TempDir()}
+	cfg := Config{Seed: 1}
 	if d.HasArg("seed") {
 		d.ScanArgs(t, "seed", &cfg.Seed)
 	}

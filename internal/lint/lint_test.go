@@ -191,7 +191,7 @@ var confinedDeps = []struct {
 	{"github.com/cockroachdb/pebble/objstorage", []string{"sstable", "bench", "test"}},
 	{"github.com/cockroachdb/pebble/bloom", []string{"sstable", "bench", "test"}},
 	{"github.com/cockroachdb/pebble/internal", []string{"sstable", "bench", "test"}},
-	{"github.com/cockroachdb/pebble/vfs", []string{"commitlog", "sstable", "storage", "node", "simulation", "bench", "test"}},
+	{"github.com/cockroachdb/pebble/vfs", []string{"commitlog", "sstable", "storage", "coordinator", "node", "simulation", "bench", "test"}},
 	// sstable takes the block cache constructor from the root package: pebble v1
 	// has no public cache package.
 	{"github.com/cockroachdb/pebble", []string{"bench", "test", "sstable"}},
@@ -369,7 +369,7 @@ func TestFilesThroughVFS(t *testing.T) {
 		"Rename": true, "MkdirAll": true, "Mkdir": true, "ReadFile": true, "WriteFile": true, "Stat": true,
 		"ReadDir": true, "Lstat": true, "Truncate": true}
 	for _, s := range parseSources(t) {
-		if s.test || !(s.pkg == "commitlog" || s.pkg == "sstable" || s.pkg == "storage" || s.pkg == "memtable") {
+		if s.test || !(s.pkg == "commitlog" || s.pkg == "sstable" || s.pkg == "storage" || s.pkg == "memtable" || s.pkg == "coordinator") {
 			continue
 		}
 		selectors(s.file, "os", func(sel *ast.SelectorExpr) {
