@@ -163,7 +163,7 @@ func TestReadContacts(t *testing.T) {
 		{request.EachQuorum, "a", nil, "[a b x y]", "[c z]"},
 		{request.EachQuorum, "a", []ring.Endpoint{"x"}, "[a b y z]", "[c]"},
 	} {
-		contacts, spares := ReadContacts(c.l, nts33, "dc1", c.self, sixReplicas, aliveExcept(c.down...), locateTwoDCs)
+		contacts, spares := ReadContacts(c.l, nts33, "dc1", c.self, sixReplicas, aliveExcept(c.down...), locateTwoDCs, nil)
 		if got, gotSpares := fmt.Sprint(contacts), fmt.Sprint(spares); got != c.contacts || gotSpares != c.spares {
 			t.Errorf("%s from %s with %v down: contacts %s, spares %s; want %s, %s", c.l, c.self, c.down, got, gotSpares, c.contacts, c.spares)
 		}

@@ -80,6 +80,9 @@ type Config struct {
 	// addresses with.
 	StoragePort int
 	Logger      zerolog.Logger
+	// Now is the clock replicas' answer times are measured on (the dynamic
+	// snitch's scores); default time.Now.
+	Now func() time.Time
 }
 
 // Stats count what the coordinator did, for the node's metrics.
@@ -105,6 +108,7 @@ type Coordinator struct {
 	cfg     Config
 	lookups atomic.Pointer[lookups]
 	hints   *hints
+	snitch  *snitch
 	// background are the sends still running after their request
 	// returned (the replicas a write did not wait for, hint deliveries);
 	// Settle waits for them.
@@ -120,7 +124,11 @@ func New(cfg Config) *Coordinator {
 	if cfg.FS == nil {
 		cfg.FS = vfs.Default
 	}
-	return &Coordinator{cfg: cfg, hints: newHints(cfg.FS, cfg.HintsDir)}
+	if cfg.Now == nil {
+		//lint:ignore DeterministicCores the default clock, which tests and the simulation replace
+		cfg.Now = time.Now
+	}
+	return &Coordinator{cfg: cfg, hints: newHints(cfg.FS, cfg.HintsDir), snitch: newSnitch()}
 }
 
 // Settle waits for the sends still on their way: a write's replicas it

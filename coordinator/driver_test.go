@@ -69,6 +69,7 @@ const (
 	answers behaviour = iota
 	refuses           // as a node whose port is closed
 	silent            // as a node that stopped, until the request's time is up
+	slow              // answers, 50 ms later on the test's clock
 )
 
 // testCluster is replicas at one token range each, all of whom hold every
@@ -84,6 +85,13 @@ type testCluster struct {
 	mu    sync.Mutex
 	how   map[ring.Endpoint]behaviour
 	reads map[ring.Endpoint]int // READ requests sent to each replica
+	now   time.Time             // the coordinators' clock: only slow replicas move it
+}
+
+func (c *testCluster) clock() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
 }
 
 func newTestCluster(t *testing.T, replication schema.Replication, locations map[ring.Endpoint]ring.Location) *testCluster {
@@ -123,7 +131,7 @@ func (c *testCluster) coordinator(self ring.Endpoint, dc string, timeout time.Du
 	co := New(Config{Self: self, DataCenter: dc, Engine: c.engines[self], Network: c,
 		Alive: func(ring.Endpoint) bool { return true }, Ring: func() *ring.Metadata { return c.ring },
 		Schema: func() *schema.Schema { return c.schema }, HintsDir: c.t.TempDir(), StoragePort: 7000, Logger: zerolog.Nop(),
-		Timeouts: Timeouts{Write: timeout, Read: timeout, Range: timeout, Truncate: timeout}})
+		Timeouts: Timeouts{Write: timeout, Read: timeout, Range: timeout, Truncate: timeout}, Now: c.clock})
 	c.t.Cleanup(co.Settle) // before the hints directory goes
 	return co
 }
@@ -151,7 +159,7 @@ func (c *testCluster) readContacts(self ring.Endpoint, l request.Consistency) (c
 		c.t.Fatal(err)
 	}
 	replicas := s.Replicas(c.ring, partitioner.Murmur3().Token(cqltype.EncodeInt(1)))
-	return ReadContacts(l, s, c.ring.Location(self).DataCenter, self, replicas, func(ring.Endpoint) bool { return true }, c.ring.Location)
+	return ReadContacts(l, s, c.ring.Location(self).DataCenter, self, replicas, func(ring.Endpoint) bool { return true }, c.ring.Location, nil)
 }
 
 func (c *testCluster) Request(ctx context.Context, to string, verb messaging.Verb, payload []byte) ([]byte, error) {
@@ -167,6 +175,10 @@ func (c *testCluster) Request(ctx context.Context, to string, verb messaging.Ver
 	case silent:
 		<-ctx.Done()
 		return nil, messaging.ErrTimeout
+	case slow:
+		c.mu.Lock()
+		c.now = c.now.Add(50 * time.Millisecond)
+		c.mu.Unlock()
 	}
 	return c.replicas[ring.Endpoint(to)].Handlers()[verb]("test", payload)
 }
@@ -330,5 +342,23 @@ func TestHintsFileTornOrCorrupt(t *testing.T) {
 	got, err := h.read("b")
 	if err != nil || len(got) != 1 || string(got[0].Key) != string(m.Key) {
 		t.Fatalf("read %d hints, %v; want the one before the bad record", len(got), err)
+	}
+}
+
+// Reads go to the replicas that answer fastest: a replica found slow is
+// asked in its turn no more, while its peer in the same data centre is.
+func TestReadsAvoidASlowReplica(t *testing.T) {
+	c := newTestCluster(t, schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, threeNodes)
+	a := c.coordinator("a", "dc1", time.Second)
+	contacts, spares := c.readContacts("a", request.Quorum)
+	slowOne, other := contacts[1], spares[0]
+	c.set(slow, slowOne)
+	for range 20 {
+		if err := c.read(a, request.Quorum); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.readsSent(slowOne) != 1 || c.readsSent(other) != 19 {
+		t.Errorf("the slow replica was asked %d times, the other %d; want 1 and 19", c.readsSent(slowOne), c.readsSent(other))
 	}
 }

@@ -96,8 +96,12 @@ func (l *lookups) place(t *schema.Table, token partitioner.Token, m *ring.Metada
 // levels), this node first, then the local data centre's, then the
 // others', each in ring order. EACH_QUORUM asks a quorum in every data
 // centre.
+//
+// score, when given, orders the replicas of each of those groups fastest
+// first (orderByScore: only when ring order is far from the best), as a
+// dynamic snitch does.
 func ReadContacts(l request.Consistency, s ring.Strategy, localDC string, self ring.Endpoint, replicas []ring.Endpoint,
-	alive func(ring.Endpoint) bool, locate func(ring.Endpoint) ring.Location) (contacts, spares []ring.Endpoint) {
+	alive func(ring.Endpoint) bool, locate func(ring.Endpoint) ring.Location, score func(ring.Endpoint) float64) (contacts, spares []ring.Endpoint) {
 	var local, remote []ring.Endpoint
 	for _, r := range replicas {
 		if !alive(r) || !counts(l, s, localDC, r, locate) {
@@ -112,7 +116,12 @@ func ReadContacts(l request.Consistency, s ring.Strategy, localDC string, self r
 			remote = append(remote, r)
 		}
 	}
-	ordered := append(local, remote...)
+	if len(local) > 0 && local[0] == self {
+		local = append(local[:1:1], orderByScore(local[1:], score, defaultBadness)...)
+	} else {
+		local = orderByScore(local, score, defaultBadness)
+	}
+	ordered := append(local, orderByScore(remote, score, defaultBadness)...)
 	if nts, ok := eachQuorum(l, s); ok {
 		need := map[string]int{}
 		for dc, f := range nts.Factors {

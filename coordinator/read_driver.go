@@ -47,7 +47,7 @@ func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*
 	if err := CheckAvailable(l, p.strategy, c.cfg.DataCenter, p.replicas, alive, m.Location); err != nil {
 		return nil, err
 	}
-	contacts, spares := ReadContacts(l, p.strategy, c.cfg.DataCenter, c.cfg.Self, p.replicas, alive, m.Location)
+	contacts, spares := ReadContacts(l, p.strategy, c.cfg.DataCenter, c.cfg.Self, p.replicas, alive, m.Location, c.snitch.scorer(c.cfg.Now()))
 	if c.cfg.Network == nil || len(contacts) == 1 && contacts[0] == c.cfg.Self {
 		return c.cfg.Engine.Read(t.ID, r.Key, r.Slice)
 	}
@@ -206,7 +206,13 @@ func (c *Coordinator) askReplica(ctx context.Context, plan readPlan, r ring.Endp
 		return a, err
 	}
 	c.Stats.ForwardedReads.Add(1)
+	start := c.cfg.Now()
 	out, err := c.cfg.Network.Request(ctx, string(r), messaging.VerbRead, encodeRead(plan.t.ID, plan.r, !data))
+	took := c.cfg.Now().Sub(start)
+	if err != nil {
+		took = c.cfg.Timeouts.Read // a failure scores as the whole wait
+	}
+	c.snitch.record(r, took, c.cfg.Now())
 	switch {
 	case err != nil:
 	case data:

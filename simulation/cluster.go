@@ -159,7 +159,7 @@ func (n *Node) start() error {
 	}
 	coord := coordinator.New(coordinator.Config{Self: n.Name, DataCenter: n.Location.DataCenter, Engine: node.CoordinatorEngine(e),
 		Network: network{n}, Alive: n.sees, Ring: func() *ring.Metadata { return n.c.ring }, Schema: n.c.currentSchema,
-		FS: n.fs, HintsDir: "hints", StoragePort: 7000, Logger: nop})
+		FS: n.fs, HintsDir: "hints", StoragePort: 7000, Logger: nop, Now: n.c.clock.Now})
 	n.mu.Lock()
 	n.engine, n.coord, n.handlers, n.up = e, coord, coord.Handlers(), true
 	n.mu.Unlock()

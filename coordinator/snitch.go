@@ -1,0 +1,100 @@
+package coordinator
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sibyldb/sibyl/ring"
+)
+
+// snitch scores replicas by how fast they have answered, as Cassandra's
+// DynamicEndpointSnitch does, so that reads ask the fastest of the
+// replicas a level allows: a latency average per replica (failures count
+// as the whole timeout), all forgotten every resetInterval so that a
+// replica once slow is tried again.
+type snitch struct {
+	resetInterval time.Duration
+
+	mu     sync.Mutex
+	scores map[ring.Endpoint]float64 // milliseconds, a moving average
+	since  time.Time                 // the last reset
+}
+
+// Cassandra's defaults: dynamic_snitch_badness_threshold 1.0 (how much
+// worse, as a fraction, the replica first in ring order must score than
+// the best before the order changes) and dynamic_snitch_reset_interval
+// 600 s.
+const (
+	defaultBadness       = 1.0
+	defaultResetInterval = 10 * time.Minute
+	// scoreWeight is the weight of a new latency in the average.
+	scoreWeight = 0.25
+)
+
+func newSnitch() *snitch {
+	return &snitch{resetInterval: defaultResetInterval, scores: map[ring.Endpoint]float64{}}
+}
+
+// record counts one answer of replica e that took took, at now.
+func (s *snitch) record(e ring.Endpoint, took time.Duration, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resetIfDue(now)
+	ms := float64(took) / float64(time.Millisecond)
+	if old, ok := s.scores[e]; ok {
+		ms = old + scoreWeight*(ms-old)
+	}
+	s.scores[e] = ms
+}
+
+// scorer is the scores as of now, for ReadContacts; a replica never
+// heard from scores best.
+func (s *snitch) scorer(now time.Time) func(ring.Endpoint) float64 {
+	s.mu.Lock()
+	s.resetIfDue(now)
+	scores := make(map[ring.Endpoint]float64, len(s.scores))
+	for e, v := range s.scores {
+		scores[e] = v
+	}
+	s.mu.Unlock()
+	return func(e ring.Endpoint) float64 { return scores[e] }
+}
+
+func (s *snitch) resetIfDue(now time.Time) {
+	if s.since.IsZero() {
+		s.since = now
+	}
+	if now.Sub(s.since) >= s.resetInterval {
+		clear(s.scores)
+		s.since = now
+	}
+}
+
+// orderByScore is replicas (in ring order) reordered fastest first, but
+// only when the first scores worse than the best by more than badness:
+// small differences keep the ring's order, which spreads the load.
+func orderByScore(replicas []ring.Endpoint, score func(ring.Endpoint) float64, badness float64) []ring.Endpoint {
+	if score == nil || len(replicas) < 2 {
+		return replicas
+	}
+	best := score(replicas[0])
+	for _, r := range replicas[1:] {
+		best = min(best, score(r))
+	}
+	if score(replicas[0]) <= best*(1+badness) {
+		return replicas
+	}
+	out := slices.Clone(replicas)
+	slices.SortStableFunc(out, func(a, b ring.Endpoint) int {
+		sa, sb := score(a), score(b)
+		switch {
+		case sa < sb:
+			return -1
+		case sa > sb:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
