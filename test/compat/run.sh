@@ -62,13 +62,16 @@ else
 	rc=1
 fi
 # A three-node cluster (sibyl cluster up on 127.0.0.1 to .3), with the
-# Python driver's token-aware routing, then with one node stopped.
+# Python driver's token-aware routing, the Node.js driver's view of its
+# hosts and of schema changes made through another node, then with one
+# node stopped.
 cdir="$data/cluster"
 cport=$(free_port)
 cluster_args=(--dir "$cdir")
 if bin/sibyl cluster up --nodes 3 "${cluster_args[@]}" --native-transport-port "$cport" --admin-port "$(free_port)" \
 	--gossip-port "$(free_port)" --storage-port "$(free_port)" >"$data/cluster.log" 2>&1; then
 	"$PY" -W ignore test/compat/cluster.py 127.0.0.1 "$cport" all-up || rc=1
+	node test/compat/cluster_events.js "$cport" || rc=1
 	bin/sibyl cluster stop node3 "${cluster_args[@]}" >>"$data/cluster.log" 2>&1 || rc=1
 	"$PY" -W ignore test/compat/cluster.py 127.0.0.1 "$cport" one-down || rc=1
 else
