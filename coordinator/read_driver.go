@@ -47,8 +47,11 @@ func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*
 	if err := CheckAvailable(l, p.strategy, c.cfg.DataCenter, p.replicas, alive, m.Location); err != nil {
 		return nil, err
 	}
+	if c.cfg.Network == nil || len(p.replicas) == 1 && p.replicas[0] == c.cfg.Self {
+		return c.cfg.Engine.Read(t.ID, r.Key, r.Slice) // the only replica: nothing to choose or compare
+	}
 	contacts, spares := ReadContacts(l, p.strategy, c.cfg.DataCenter, c.cfg.Self, p.replicas, alive, m.Location, c.snitch.scorer(c.cfg.Now()))
-	if c.cfg.Network == nil || len(contacts) == 1 && contacts[0] == c.cfg.Self {
+	if len(contacts) == 1 && contacts[0] == c.cfg.Self {
 		return c.cfg.Engine.Read(t.ID, r.Key, r.Slice)
 	}
 	plan := readPlan{t: t, r: r, l: l, strategy: p.strategy, locate: m.Location, blockFor: BlockFor(l, p.strategy, c.cfg.DataCenter)}

@@ -53,12 +53,14 @@ func (s *snitch) record(e ring.Endpoint, took time.Duration, now time.Time) {
 func (s *snitch) scorer(now time.Time) func(ring.Endpoint) float64 {
 	s.mu.Lock()
 	s.resetIfDue(now)
-	scores := make(map[ring.Endpoint]float64, len(s.scores))
-	for e, v := range s.scores {
-		scores[e] = v
-	}
 	s.mu.Unlock()
-	return func(e ring.Endpoint) float64 { return scores[e] }
+	return s.score
+}
+
+func (s *snitch) score(e ring.Endpoint) float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scores[e]
 }
 
 func (s *snitch) resetIfDue(now time.Time) {
