@@ -37,7 +37,7 @@ test: build lint
 DIFFERENTIAL_TIME ?= 1h
 DIFFERENTIAL_SEED ?= 1000
 test-differential-long:
-	$(GO) test -count=1 -timeout 0 -run TestDifferential ./test/differential -differential.long $(DIFFERENTIAL_TIME) -differential.seed $(DIFFERENTIAL_SEED)
+	$(GO) test -v -count=1 -timeout 0 -run TestDifferential ./test/differential -differential.long $(DIFFERENTIAL_TIME) -differential.seed $(DIFFERENTIAL_SEED)
 
 SIMULATION_TIME ?= 10m
 SIMULATION_SEED ?= 1000
