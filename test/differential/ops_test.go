@@ -81,10 +81,26 @@ type op struct {
 	invalid int
 }
 
+// asJSONRead is an INSERT JSON's values as the node reads them from the
+// document (asJSONRead of each).
+func (o *op) asJSONRead() *op {
+	out := *o
+	out.pk, out.ck = mapVals(o.pk, asJSONRead), mapVals(o.ck, asJSONRead)
+	out.values = make([]assignment, len(o.values))
+	for i, a := range o.values {
+		a.val = asJSONRead(a.val)
+		out.values[i] = a
+	}
+	return &out
+}
+
 // apply is what the statement does to the model.
 func (m *model) apply(o *op) {
 	if o.invalid != 0 {
 		return
+	}
+	if o.kind == opInsertJSON {
+		o = o.asJSONRead()
 	}
 	p := m.part(o.pk)
 	switch o.kind {

@@ -426,6 +426,49 @@ func jsonOf(v *lval) string {
 	return v.json
 }
 
+// asJSONRead is v as Cassandra reads it from the text jsonOf gives: its
+// JSON parser (Jackson) keeps one member per distinct key text of an
+// object, where that text first appears, with the value of its last
+// appearance, before the map's own keys are compared. Keys whose texts
+// differ but whose values are equal are then left to the map's rule
+// (the later wins), in that order.
+func asJSONRead(v *lval) *lval {
+	if v == nil {
+		return nil
+	}
+	out := *v
+	switch v.t.k {
+	case kList, kSet:
+		out.elems = mapVals(v.elems, asJSONRead)
+	case kTuple, kUDT:
+		out.fields = mapVals(v.fields, asJSONRead)
+	case kMap:
+		out.keys, out.vals = nil, nil
+		at := map[string]int{}
+		for i, k := range v.keys {
+			text := jsonOf(k)
+			if j, ok := at[text]; ok {
+				out.vals[j] = asJSONRead(v.vals[i])
+				continue
+			}
+			at[text] = len(out.keys)
+			out.keys, out.vals = append(out.keys, asJSONRead(k)), append(out.vals, asJSONRead(v.vals[i]))
+		}
+	}
+	return &out
+}
+
+func mapVals(vs []*lval, f func(*lval) *lval) []*lval {
+	if vs == nil {
+		return nil
+	}
+	out := make([]*lval, len(vs))
+	for i, v := range vs {
+		out[i] = f(v)
+	}
+	return out
+}
+
 // gen makes random types and values from one seed.
 type gen struct {
 	r    *rand.Rand
