@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gocql/gocql"
 	"github.com/sibyldb/sibyl/tools/nodetool"
 )
 
@@ -64,8 +63,8 @@ func (c *Cluster) pidFile(k int) string { return filepath.Join(c.nodeDir(k), "si
 func (c *Cluster) LogFile(k int) string { return filepath.Join(c.nodeDir(k), "logs", "system.log") }
 
 // Up makes the cluster (or takes the one in Dir) and starts its nodes one
-// after another, each joining through node 1, then waits until every node
-// sees them all up and lists the others in its system.peers. A cluster already running is left alone, with an
+// after another, each joining through node 1, then waits until node 1
+// sees them all up. A cluster already running is left alone, with an
 // error saying so.
 func Up(c *Cluster) error {
 	if c.Nodes < 1 || c.Nodes > 254 {
@@ -155,52 +154,19 @@ func (c *Cluster) upTimeout() time.Duration {
 	return 2 * time.Minute
 }
 
-// waitAllUp waits until every node sees every node up (its admin API's
-// status) and holds every other in its own system.peers, as a client that
-// connects to it reads them (ccm's wait-other-notice): a client that
-// connects the moment Up returns sees the whole cluster through any node.
+// waitAllUp waits until node 1 sees every node up.
 func (c *Cluster) waitAllUp() error {
 	deadline := time.Now().Add(c.upTimeout())
-	for k := 1; k <= c.Nodes; k++ {
-		for {
-			up, err := c.upCount(k)
-			peers := 0
-			if err == nil && up == c.Nodes {
-				peers, err = c.peerCount(k)
-			}
-			if err == nil && up == c.Nodes && peers == c.Nodes-1 {
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("node%d sees %d of %d nodes up and %d of %d peers in system.peers after %s (%v)",
-					k, up, c.Nodes, peers, c.Nodes-1, c.upTimeout(), err)
-			}
-			time.Sleep(200 * time.Millisecond)
+	for {
+		up, err := c.upCount(1)
+		if err == nil && up == c.Nodes {
+			return nil
 		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("node1 sees %d of %d nodes up after %s (%v)", up, c.Nodes, c.upTimeout(), err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	return nil
-}
-
-// peerCount is how many peers node k's system.peers holds, read as a
-// driver reads it, from that node alone.
-func (c *Cluster) peerCount(k int) (int, error) {
-	cluster := gocql.NewCluster(Address(k))
-	cluster.Port = c.NativePort
-	cluster.DisableInitialHostLookup = true
-	cluster.Events.DisableNodeStatusEvents, cluster.Events.DisableTopologyEvents, cluster.Events.DisableSchemaEvents = true, true, true
-	cluster.Timeout, cluster.ConnectTimeout = 5*time.Second, 5*time.Second
-	s, err := cluster.CreateSession()
-	if err != nil {
-		return 0, err
-	}
-	defer s.Close()
-	iter := s.Query("SELECT peer FROM system.peers").Iter()
-	n := 0
-	var peer string
-	for iter.Scan(&peer) {
-		n++
-	}
-	return n, iter.Close()
 }
 
 // upCount asks node k how many nodes it sees up.
