@@ -3,7 +3,6 @@ package coordinator
 import (
 	"encoding/binary"
 	"errors"
-
 	"fmt"
 
 	"github.com/sibyldb/sibyl/mutation"
@@ -70,13 +69,26 @@ func (r *msgReader) int() int64 {
 func (r *msgReader) bool() bool { return r.int() != 0 }
 
 // tableID reads a table's id, refusing one of the wrong length.
-func (r *msgReader) tableID() (id mutation.TableID) {
+func (r *msgReader) tableID() mutation.TableID {
 	b := r.bytes()
-	if r.err == nil && len(b) != len(id) {
-		r.err, r.b = fmt.Errorf("coordinator: a table id of %d bytes", len(b)), nil
+	if r.err != nil {
+		return mutation.TableID{}
+	}
+	id, err := tableIDFrom(b)
+	if err != nil {
+		r.err, r.b = err, nil
+	}
+	return id
+}
+
+// tableIDFrom is a table's id from its bytes, refused at the wrong
+// length.
+func tableIDFrom(b []byte) (id mutation.TableID, err error) {
+	if len(b) != len(id) {
+		return id, fmt.Errorf("coordinator: a table id of %d bytes", len(b))
 	}
 	copy(id[:], b)
-	return id
+	return id, nil
 }
 
 // count reads the length of a list, refusing one longer than the bytes

@@ -1,6 +1,8 @@
 package coordinator
 
 import (
+	"slices"
+
 	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/ring"
 )
@@ -95,44 +97,43 @@ func CheckAvailable(l request.Consistency, s ring.Strategy, localDC string, repl
 	return nil
 }
 
-// Acks counts a request's answers towards its level: all of them, only
-// the local data centre's for the LOCAL_ levels, or a quorum in every
-// data centre for EACH_QUORUM. A write counts acknowledgements; a read
-// counts replies.
+// Acks counts a write's acknowledgements towards its level: all of them,
+// only the local data centre's for the LOCAL_ levels, or a quorum in
+// every data centre for EACH_QUORUM.
 type Acks struct {
 	level    request.Consistency
 	blockFor int
-	// need is, by data centre, the answers still needed there (EACH_QUORUM);
-	// pending, the replicas there not yet answered.
+	// waiting are the replicas whose answers count and have not come (a
+	// replication factor's worth at most, so a slice); dcs, their data
+	// centres, for EACH_QUORUM.
+	waiting []ring.Endpoint
+	dcs     []string
+	// need is, by data centre, the answers still needed there; pending,
+	// the replicas there not yet answered (EACH_QUORUM only).
 	need, pending map[string]int
-	dcOf          map[ring.Endpoint]string
-	// countable replicas are those whose answers count.
-	countable      map[ring.Endpoint]bool
-	acked, failed  int
-	countablesLeft int
+	acked         int
 }
 
 // NewAcks counts the answers of the replicas a request was sent to
 // (targets) towards level l for a keyspace replicated by s.
 func NewAcks(l request.Consistency, s ring.Strategy, localDC string, targets []ring.Endpoint, locate func(ring.Endpoint) ring.Location) *Acks {
-	a := &Acks{level: l, blockFor: BlockFor(l, s, localDC), countable: map[ring.Endpoint]bool{}}
+	a := &Acks{level: l, blockFor: BlockFor(l, s, localDC), waiting: make([]ring.Endpoint, 0, len(targets))}
+	for _, r := range targets {
+		if counts(l, s, localDC, r, locate) {
+			a.waiting = append(a.waiting, r)
+		}
+	}
 	if nts, ok := eachQuorum(l, s); ok {
-		a.need, a.pending, a.dcOf = map[string]int{}, map[string]int{}, map[ring.Endpoint]string{}
+		a.need, a.pending = map[string]int{}, map[string]int{}
 		for dc, f := range nts.Factors {
 			if f > 0 {
 				a.need[dc] = quorum(f)
 			}
 		}
-		for _, r := range targets {
+		for _, r := range a.waiting {
 			dc := locate(r).DataCenter
-			a.dcOf[r] = dc
+			a.dcs = append(a.dcs, dc)
 			a.pending[dc]++
-		}
-	}
-	for _, r := range targets {
-		if counts(l, s, localDC, r, locate) {
-			a.countable[r] = true
-			a.countablesLeft++
 		}
 	}
 	return a
@@ -148,13 +149,14 @@ func (a *Acks) Received() int { return a.acked }
 // whether the request is now complete. An answer from a replica that was
 // not sent the request, or a second one, is ignored.
 func (a *Acks) Ack(r ring.Endpoint, ok bool) (done bool) {
-	if !a.countable[r] {
+	i := slices.Index(a.waiting, r)
+	if i < 0 {
 		return a.Done()
 	}
-	delete(a.countable, r)
-	a.countablesLeft--
+	a.waiting = slices.Delete(a.waiting, i, i+1)
 	if a.need != nil {
-		dc := a.dcOf[r]
+		dc := a.dcs[i]
+		a.dcs = slices.Delete(a.dcs, i, i+1)
 		a.pending[dc]--
 		if ok && a.need[dc] > 0 {
 			a.need[dc]--
@@ -162,8 +164,6 @@ func (a *Acks) Ack(r ring.Endpoint, ok bool) (done bool) {
 	}
 	if ok {
 		a.acked++
-	} else {
-		a.failed++
 	}
 	return a.Done()
 }
@@ -192,7 +192,7 @@ func (a *Acks) Hopeless() bool {
 		}
 		return false
 	}
-	return a.acked+a.countablesLeft < a.blockFor
+	return a.acked+len(a.waiting) < a.blockFor
 }
 
 // Timeout is the WriteTimeout to report now, with the count clamped as

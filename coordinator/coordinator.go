@@ -183,11 +183,3 @@ func (c *Coordinator) count(err error) error {
 	}
 	return err
 }
-
-// reason is the failure reason of a replica's error.
-func reason(err error) request.FailureReason {
-	if errors.Is(err, messaging.ErrTimeout) {
-		return request.ReasonTimeout
-	}
-	return request.ReasonUnknown
-}

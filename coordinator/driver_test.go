@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -339,9 +340,15 @@ func TestHintsFileTornOrCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	got, err := h.read("b")
+	runtime.ReadMemStats(&after)
 	if err != nil || len(got) != 1 || string(got[0].Key) != string(m.Key) {
 		t.Fatalf("read %d hints, %v; want the one before the bad record", len(got), err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("reading a record whose length says 4 GiB allocated %d bytes", grew)
 	}
 }
 

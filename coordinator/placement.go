@@ -102,26 +102,22 @@ func (l *lookups) place(t *schema.Table, token partitioner.Token, m *ring.Metada
 // dynamic snitch does.
 func ReadContacts(l request.Consistency, s ring.Strategy, localDC string, self ring.Endpoint, replicas []ring.Endpoint,
 	alive func(ring.Endpoint) bool, locate func(ring.Endpoint) ring.Location, score func(ring.Endpoint) float64) (contacts, spares []ring.Endpoint) {
-	var local, remote []ring.Endpoint
+	var ordered, local, remote []ring.Endpoint
 	for _, r := range replicas {
 		if !alive(r) || !counts(l, s, localDC, r, locate) {
 			continue
 		}
 		switch {
 		case r == self:
-			local = slices.Insert(local, 0, r)
+			ordered = append(ordered, r)
 		case locate(r).DataCenter == localDC || !placesByDC(s):
 			local = append(local, r)
 		default:
 			remote = append(remote, r)
 		}
 	}
-	if len(local) > 0 && local[0] == self {
-		local = append(local[:1:1], orderByScore(local[1:], score, defaultBadness)...)
-	} else {
-		local = orderByScore(local, score, defaultBadness)
-	}
-	ordered := append(local, orderByScore(remote, score, defaultBadness)...)
+	ordered = append(ordered, orderByScore(local, score, defaultBadness)...)
+	ordered = append(ordered, orderByScore(remote, score, defaultBadness)...)
 	if nts, ok := eachQuorum(l, s); ok {
 		need := map[string]int{}
 		for dc, f := range nts.Factors {
@@ -146,8 +142,9 @@ func ReadContacts(l request.Consistency, s ring.Strategy, localDC string, self r
 // spareFor takes from spares the replica that best replaces failed one:
 // for EACH_QUORUM one of its data centre, else the first.
 func spareFor(l request.Consistency, s ring.Strategy, failed ring.Endpoint, spares []ring.Endpoint, locate func(ring.Endpoint) ring.Location) (ring.Endpoint, []ring.Endpoint, bool) {
+	_, each := eachQuorum(l, s)
 	for i, r := range spares {
-		if _, each := eachQuorum(l, s); !each || locate(r).DataCenter == locate(failed).DataCenter {
+		if !each || locate(r).DataCenter == locate(failed).DataCenter {
 			return r, slices.Delete(slices.Clone(spares), i, i+1), true
 		}
 	}

@@ -119,15 +119,16 @@ func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*
 func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts []ring.Endpoint, wantData []bool, spares []ring.Endpoint) ([]ring.Endpoint, []readAnswer, error) {
 	type reply struct {
 		from   ring.Endpoint
-		data   bool // it was asked for the data
-		answer readAnswer
+		answer readAnswer // its data field says what it was asked for, answered or not
 		err    error
 	}
 	replies := make(chan reply, len(contacts)+len(spares))
 	ask := func(r ring.Endpoint, data bool) {
+		c.background.Add(1) // it may still run after a failure returns
 		go func() {
+			defer c.background.Done()
 			a, err := c.askReplica(ctx, plan, r, data)
-			replies <- reply{r, data, a, err}
+			replies <- reply{r, a, err}
 		}()
 	}
 	var (
@@ -147,7 +148,7 @@ func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts [
 		case errors.Is(rep.err, messaging.ErrTimeout):
 			return false, &request.ReadTimeout{Consistency: plan.l, Received: len(answered), BlockFor: plan.blockFor, DataPresent: dataIn}
 		}
-		failed = append(failed, request.ReplicaFailed{Replica: string(rep.from), Reason: reason(rep.err)})
+		failed = append(failed, request.ReplicaFailed{Replica: string(rep.from), Reason: request.ReasonUnknown})
 		var spare ring.Endpoint
 		var ok bool
 		if spare, spares, ok = spareFor(plan.l, plan.strategy, rep.from, spares, plan.locate); !ok {
@@ -158,7 +159,7 @@ func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts [
 		}
 		// The spare takes the failed one's part: the data if it was to
 		// send the data.
-		ask(spare, rep.data)
+		ask(spare, rep.answer.data)
 		return true, nil
 	}
 	// The other contacts are asked first, then this node reads its own
@@ -175,7 +176,7 @@ func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts [
 	if selfAt >= 0 {
 		a, err := c.askReplica(ctx, plan, c.cfg.Self, wantData[selfAt])
 		outstanding--
-		asked, err := take(reply{c.cfg.Self, wantData[selfAt], a, err})
+		asked, err := take(reply{c.cfg.Self, a, err})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -26,19 +26,17 @@ func (c *Coordinator) Scan(t *schema.Table, r request.RangeRead) ([]*request.Par
 }
 
 func (c *Coordinator) scan(t *schema.Table, q request.RangeRead) ([]*request.Partition, error) {
-	if schema.IsSystemKeyspace(t.Keyspace) || c.cfg.Network == nil {
-		if !schema.IsSystemKeyspace(t.Keyspace) {
-			if err := c.checkRangeAvailable(t, q); err != nil {
-				return nil, err
-			}
-		}
+	if schema.IsSystemKeyspace(t.Keyspace) {
 		return c.cfg.Engine.Scan(t.ID, q)
-	}
-	if err := c.checkRangeAvailable(t, q); err != nil {
-		return nil, err
 	}
 	m := c.cfg.Ring()
 	alive := c.alive()
+	if err := c.checkRangeAvailable(t, q, m, alive); err != nil {
+		return nil, err
+	}
+	if c.cfg.Network == nil {
+		return c.cfg.Engine.Scan(t.ID, q)
+	}
 	var nodes []ring.Endpoint
 	for _, e := range m.Endpoints() {
 		if alive(e) {
@@ -89,10 +87,8 @@ func (c *Coordinator) scan(t *schema.Table, q request.RangeRead) ([]*request.Par
 
 // checkRangeAvailable refuses a scan when the replicas alive of any
 // range of the ring cannot meet its level.
-func (c *Coordinator) checkRangeAvailable(t *schema.Table, q request.RangeRead) error {
+func (c *Coordinator) checkRangeAvailable(t *schema.Table, q request.RangeRead, m *ring.Metadata, alive func(ring.Endpoint) bool) error {
 	l := request.ReadLevel(q.Consistency)
-	m := c.cfg.Ring()
-	alive := c.alive()
 	look := c.current()
 	for _, tok := range m.SortedTokens() {
 		p, err := look.place(t, tok, m, c.cfg.Self)
@@ -115,13 +111,14 @@ func (c *Coordinator) scanRound(t *schema.Table, q request.RangeRead, nodes []ri
 	defer cancel()
 	answers := make([][]request.RawPartition, len(nodes))
 	errs := make([]error, len(nodes))
+	payload := encodeScan(t.ID, q)
 	concurrently(len(nodes), func(i int) {
 		if nodes[i] == c.cfg.Self {
 			answers[i], errs[i] = c.cfg.Engine.ScanEntries(t.ID, q)
 			return
 		}
 		c.Stats.ForwardedRanges.Add(1)
-		out, err := c.cfg.Network.Request(ctx, string(nodes[i]), messaging.VerbRangeRead, encodeScan(t.ID, q))
+		out, err := c.cfg.Network.Request(ctx, string(nodes[i]), messaging.VerbRangeRead, payload)
 		if err == nil {
 			answers[i], err = decodeRawPartitions(out)
 		}
@@ -212,7 +209,7 @@ func (c *Coordinator) rangeFailure(q request.RangeRead, nodes []ring.Endpoint, e
 		case errors.Is(err, messaging.ErrTimeout):
 			timedOut = true
 		default:
-			failed = append(failed, request.ReplicaFailed{Replica: string(nodes[i]), Reason: reason(err)})
+			failed = append(failed, request.ReplicaFailed{Replica: string(nodes[i]), Reason: request.ReasonUnknown})
 		}
 	}
 	l := request.ReadLevel(q.Consistency)

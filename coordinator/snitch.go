@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"time"
@@ -80,23 +81,27 @@ func orderByScore(replicas []ring.Endpoint, score func(ring.Endpoint) float64, b
 	if score == nil || len(replicas) < 2 {
 		return replicas
 	}
-	best := score(replicas[0])
-	for _, r := range replicas[1:] {
-		best = min(best, score(r))
+	// Each score is read once: the order is by one view of them.
+	type scored struct {
+		r ring.Endpoint
+		s float64
 	}
-	if score(replicas[0]) <= best*(1+badness) {
+	var buf [8]scored
+	rs := buf[:0]
+	for _, r := range replicas {
+		rs = append(rs, scored{r, score(r)})
+	}
+	best := rs[0].s
+	for _, x := range rs[1:] {
+		best = min(best, x.s)
+	}
+	if rs[0].s <= best*(1+badness) {
 		return replicas
 	}
-	out := slices.Clone(replicas)
-	slices.SortStableFunc(out, func(a, b ring.Endpoint) int {
-		sa, sb := score(a), score(b)
-		switch {
-		case sa < sb:
-			return -1
-		case sa > sb:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(rs, func(a, b scored) int { return cmp.Compare(a.s, b.s) })
+	out := make([]ring.Endpoint, len(rs))
+	for i, x := range rs {
+		out[i] = x.r
+	}
 	return out
 }

@@ -53,11 +53,10 @@ func (c *Coordinator) Handlers() map[messaging.Verb]messaging.Handler {
 			return encodeRawPartitions(parts), nil
 		},
 		messaging.VerbTruncate: func(_ string, payload []byte) ([]byte, error) {
-			var id mutation.TableID
-			if len(payload) != len(id) {
-				return nil, fmt.Errorf("coordinator: a table id of %d bytes", len(payload))
+			id, err := tableIDFrom(payload)
+			if err != nil {
+				return nil, err
 			}
-			copy(id[:], payload)
 			if err := c.knows(id); err != nil {
 				return nil, err
 			}

@@ -164,7 +164,7 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 			if errors.Is(a.err, messaging.ErrTimeout) {
 				timedOut = true
 			} else {
-				failed = append(failed, request.ReplicaFailed{Replica: string(a.from), Reason: reason(a.err)})
+				failed = append(failed, request.ReplicaFailed{Replica: string(a.from), Reason: request.ReasonUnknown})
 			}
 		}
 		if acks.Hopeless() && !timedOut {

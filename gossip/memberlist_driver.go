@@ -110,6 +110,10 @@ type Gossiper struct {
 	// reconnects counts the rounds reconnect has run, to take the
 	// candidates in turn.
 	reconnects int
+	// seeds are the other seeds ("host:port"); isSeed, whether this node
+	// is one itself. Both are set once, before the goroutines start.
+	seeds  []string
+	isSeed bool
 
 	pending map[string]bool // endpoints changed since OnChange last ran (under mu)
 	wake    chan struct{}
@@ -169,6 +173,7 @@ func Start(opts Options) (*Gossiper, error) {
 	}
 	g.ml = ml
 	g.q = &memberlist.TransmitLimitedQueue{NumNodes: ml.NumMembers, RetransmitMult: cfg.RetransmitMult}
+	g.seeds, g.isSeed = otherSeeds(opts.Seeds, opts.Name, strconv.Itoa(g.Port()))
 	g.done.Add(4)
 	go g.notify()
 	go g.heartbeat()
@@ -359,21 +364,27 @@ func (g *Gossiper) heartbeat() {
 
 // join reaches the seeds, retrying until one answers; a node that is its
 // only seed starts a cluster of its own.
-func (g *Gossiper) join() {
-	defer g.done.Done()
-	var seeds []string
-	isSeed := false
-	for _, s := range g.opts.Seeds {
-		host, port, err := net.SplitHostPort(s)
+// otherSeeds are the seeds other than this node (name on port), as
+// "host:port" (a seed given as a host is on port), and whether this node
+// is among them.
+func otherSeeds(seeds []string, name, port string) (others []string, isSeed bool) {
+	for _, s := range seeds {
+		host, p, err := net.SplitHostPort(s)
 		if err != nil {
-			host, port = s, strconv.Itoa(g.Port())
+			host, p = s, port
 		}
-		if host == g.opts.Name && port == strconv.Itoa(g.Port()) {
+		if host == name && p == port {
 			isSeed = true
 			continue
 		}
-		seeds = append(seeds, net.JoinHostPort(host, port))
+		others = append(others, net.JoinHostPort(host, p))
 	}
+	return others, isSeed
+}
+
+func (g *Gossiper) join() {
+	defer g.done.Done()
+	seeds, isSeed := g.seeds, g.isSeed
 	if isSeed || len(seeds) == 0 {
 		close(g.joined)
 	}
@@ -424,7 +435,6 @@ func (g *Gossiper) reconnect() {
 // reconnectCandidate is the next address reconnect tries, or "" when the
 // node is in touch with every node it knows and every seed.
 func (g *Gossiper) reconnectCandidate() string {
-	ownPort := strconv.Itoa(g.Port()) // memberlist's lock, never taken under g.mu
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	set := map[string]bool{}
@@ -434,16 +444,10 @@ func (g *Gossiper) reconnectCandidate() string {
 			set[addr] = true
 		}
 	}
-	for _, seed := range g.opts.Seeds {
-		host, port, err := net.SplitHostPort(seed)
-		if err != nil {
-			host, port = seed, ownPort
-		}
-		if host == g.opts.Name {
-			continue
-		}
+	for _, seed := range g.seeds {
+		host, _, _ := net.SplitHostPort(seed)
 		if s := g.endpoints[host]; s == nil || !s.Alive {
-			set[net.JoinHostPort(host, port)] = true
+			set[seed] = true
 		}
 	}
 	if len(set) == 0 {

@@ -186,6 +186,8 @@ func (l localEngine) storageScan(r request.RangeRead) storage.ScanQuery {
 	return sq
 }
 
+// storageTable is a table's engine table, for the admin API and schema
+// sync, which name tables by their definition.
 func (n *Node) storageTable(t *schema.Table) (*storage.Table, error) {
 	st, err := n.engine.Table(t.ID)
 	if err != nil {

@@ -28,11 +28,8 @@ const (
 
 // inetBytes is an address as an inet value: 4 bytes for IPv4.
 func inetBytes(addr string) []byte {
-	ip := net.ParseIP(addr)
-	if v4 := ip.To4(); v4 != nil {
-		return v4
-	}
-	return ip.To16()
+	b, _ := cqltype.InetType.FromString(addr)
+	return b
 }
 
 // writeLocal writes the system.local row, with the host id and tokens the

@@ -69,13 +69,21 @@ func readRows(e *storage.Engine, def *schema.Table, now int64) ([]map[string]sch
 // openTables opens in the engine every table of s not open yet, and
 // returns the first failure.
 func (n *Node) openTables(s *schema.Schema) error {
+	if err := OpenTables(n.engine, s); err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	return nil
+}
+
+// OpenTables opens in an engine every table of a schema it has not open.
+func OpenTables(e *storage.Engine, s *schema.Schema) error {
 	for _, ks := range s.Keyspaces() {
 		for _, t := range ks.Tables {
-			if _, err := n.engine.Table(t.ID); err == nil {
+			if _, err := e.Table(t.ID); err == nil {
 				continue
 			}
-			if _, err := n.engine.OpenTable(StorageTableOptions(t)); err != nil {
-				return fmt.Errorf("node: %w", err)
+			if _, err := e.OpenTable(StorageTableOptions(t)); err != nil {
+				return err
 			}
 		}
 	}

@@ -147,12 +147,8 @@ func (n *Node) start() error {
 	if err != nil {
 		return err
 	}
-	for _, ks := range n.c.currentSchema().Keyspaces() {
-		for _, t := range ks.Tables {
-			if _, err := e.OpenTable(node.StorageTableOptions(t)); err != nil {
-				return errors.Join(err, e.Close())
-			}
-		}
+	if err := node.OpenTables(e, n.c.currentSchema()); err != nil {
+		return errors.Join(err, e.Close())
 	}
 	if _, err := e.Recover(); err != nil {
 		return errors.Join(err, e.Close())
@@ -309,7 +305,7 @@ func (nw network) Request(ctx context.Context, to string, verb messaging.Verb, p
 	}
 	target.mu.Lock()
 	up, h := target.up, target.handlers[verb]
-	crash := up && target.crashOn == verb && verb != 0
+	crash := up && target.crashOn != 0 && target.crashOn == verb
 	if crash {
 		target.crashOn = 0
 	}
@@ -373,15 +369,8 @@ func (nc nodeCoordinator) ApplySchema(ms []*mutation.Mutation) error {
 		if !o.Up() {
 			continue
 		}
-		for _, ks := range s.Keyspaces() {
-			for _, t := range ks.Tables {
-				if _, err := o.engine.Table(t.ID); err == nil {
-					continue
-				}
-				if _, err := o.engine.OpenTable(node.StorageTableOptions(t)); err != nil {
-					return err
-				}
-			}
+		if err := node.OpenTables(o.engine, s); err != nil {
+			return err
 		}
 	}
 	c.mu.Lock()

@@ -3,8 +3,8 @@ package exec
 import (
 	"errors"
 	"fmt"
-	"net"
 
+	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/schema"
 )
@@ -178,12 +178,9 @@ func coordinatorError(err error) error {
 	return &Error{Code: ServerError, Message: err.Error()}
 }
 
-// inetAddress is an address as the protocol's inetaddr carries it: 4
-// bytes for IPv4, 16 for IPv6.
+// inetAddress is an address as the protocol's inetaddr carries it (an
+// inet value: 4 bytes for IPv4, 16 for IPv6).
 func inetAddress(addr string) []byte {
-	ip := net.ParseIP(addr)
-	if v4 := ip.To4(); v4 != nil {
-		return v4
-	}
-	return ip.To16()
+	b, _ := cqltype.InetType.FromString(addr)
+	return b
 }
