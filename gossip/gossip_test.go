@@ -12,9 +12,15 @@ import (
 // test ends.
 func start(t *testing.T, n, port int, generation int64, seeds ...string) *Gossiper {
 	t.Helper()
+	return startIn(t, "", n, port, generation, seeds...)
+}
+
+// startIn is start for a node of the named cluster.
+func startIn(t *testing.T, cluster string, n, port int, generation int64, seeds ...string) *Gossiper {
+	t.Helper()
 	name := fmt.Sprintf("127.0.0.%d", n)
 	g, err := Start(Options{
-		Name: name, Port: port, Seeds: seeds, Generation: generation,
+		Name: name, Port: port, Seeds: seeds, Generation: generation, ClusterName: cluster, ReconnectInterval: 100 * time.Millisecond,
 		States:        map[ApplicationState]string{HostID: "host-" + strconv.Itoa(n), Status: StatusNormal + ",0"},
 		ProbeInterval: 100 * time.Millisecond, PushPullInterval: 300 * time.Millisecond, GossipInterval: 50 * time.Millisecond,
 	})
@@ -138,6 +144,33 @@ func TestOnChange(t *testing.T) {
 	g2.Set(Load, "12345")
 	waitFor("127.0.0.2")
 	eventually(t, "the load", func() (bool, string) { return sees(g1, "127.0.0.2", true, Load, "12345") })
+}
+
+// TestOtherClusterRefused: a node of another cluster that reaches a
+// node's gossip port (a seed of the wrong cluster, a port reused) gets
+// nothing from it and gives it nothing, while a node of the same cluster
+// joins.
+func TestOtherClusterRefused(t *testing.T) {
+	g1 := startIn(t, "alpha", 1, 0, 100)
+	seed := fmt.Sprintf("127.0.0.1:%d", g1.Port())
+	g2 := startIn(t, "beta", 2, 0, 100, seed)
+	g3 := startIn(t, "alpha", 3, 0, 100, seed)
+	eventually(t, "a node of the same cluster", func() (bool, string) { return sees(g1, "127.0.0.3", true, Status, StatusNormal+",0") })
+	// Ten of beta's reconnect rounds, each a join through the seed.
+	time.Sleep(time.Second)
+	for _, g := range []*Gossiper{g1, g3} {
+		if s := g.Endpoint("127.0.0.2"); s != nil {
+			t.Errorf("%s knows the node of another cluster: %+v", g.Name(), s)
+		}
+	}
+	if es := g2.Endpoints(); len(es) != 1 {
+		t.Errorf("the node of another cluster knows %d nodes", len(es))
+	}
+	select {
+	case <-g2.Joined():
+		t.Error("the node of another cluster joined through alpha's seed")
+	default:
+	}
 }
 
 func TestOptionsRefused(t *testing.T) {

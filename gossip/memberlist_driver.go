@@ -2,6 +2,8 @@ package gossip
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +30,12 @@ type Options struct {
 	// Seeds are contact points, "host" (on Port) or "host:port". The node
 	// itself may be among them.
 	Seeds []string
+	// ClusterName is the cluster's name (cluster_name): every packet and
+	// stream carries it, and gossip from a node of another cluster (one
+	// that reached this node's port by mistake) is dropped, as Cassandra
+	// refuses gossip whose cluster name is not its own. Empty: unlabelled
+	// gossip, which labelled nodes refuse too.
+	ClusterName string
 	// Generation is this start's generation; default: the time now in
 	// seconds.
 	Generation int64
@@ -95,6 +103,16 @@ func (o *Options) Validate() error {
 	return nil
 }
 
+// clusterLabel is the memberlist label of a cluster name: the name
+// itself, or, past memberlist's limit, its SHA-256 in hex.
+func clusterLabel(name string) string {
+	if len(name) <= memberlist.LabelMaxSize {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
 // Gossiper is one node's membership in the cluster.
 type Gossiper struct {
 	opts Options
@@ -152,6 +170,7 @@ func Start(opts Options) (*Gossiper, error) {
 	cfg.PushPullInterval = opts.PushPullInterval
 	cfg.GossipInterval = opts.GossipInterval
 	cfg.GossipToTheDeadTime = opts.DeadGossipTime
+	cfg.Label = clusterLabel(opts.ClusterName)
 	cfg.Delegate = (*delegate)(g)
 	cfg.Events = (*events)(g)
 	cfg.LogOutput = logWriter{opts.Logger}

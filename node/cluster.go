@@ -74,7 +74,7 @@ func (n *Node) startGossip(tokens []string) error {
 		return err
 	}
 	g, err := gossip.Start(gossip.Options{
-		Name: n.cfg.ListenAddress, Port: n.cfg.GossipPort, Seeds: n.cfg.Seeds, Generation: n.started.Unix(),
+		Name: n.cfg.ListenAddress, Port: n.cfg.GossipPort, Seeds: n.cfg.Seeds, ClusterName: n.cfg.ClusterName, Generation: n.started.Unix(),
 		States: n.selfStates(tokens), OnChange: n.gossipChanged, Logger: n.cfg.Logger, Peers: n.savedPeers(),
 	})
 	if err != nil {
@@ -124,7 +124,7 @@ func (n *Node) selfStates(tokens []string) map[gossip.ApplicationState]string {
 		gossip.RPCAddress:             n.cfg.RPCAddress,
 		gossip.NetVersion:             "12",
 		gossip.HostID:                 cqltype.UUIDType.Format(n.hostID),
-		gossip.RPCReady:               "true",
+		gossip.RPCReady:               "false", // true once StartNative serves
 		gossip.InternalAddressAndPort: net.JoinHostPort(n.cfg.ListenAddress, strconv.Itoa(n.cfg.StoragePort)),
 		gossip.NativeAddressAndPort:   net.JoinHostPort(n.cfg.RPCAddress, strconv.Itoa(n.cfg.NativePort)),
 	}
@@ -356,36 +356,45 @@ func tokenSet(tokens string) []byte {
 	return cqltype.EncodeCollection(elems)
 }
 
-// peerView is what clients were told of a peer: whether it is up, and in
-// the ring.
-type peerView struct{ alive, inRing bool }
+// peerView is what clients were told of a peer: whether it is up (alive
+// to the failure detector and serving clients), and whether its joining
+// was announced.
+type peerView struct{ up, announced bool }
 
 // announce tells the clients registered for cluster events of a peer's
-// change, as Cassandra does: TOPOLOGY_CHANGE NEW_NODE when it joins the
-// ring and REMOVED_NODE when it leaves it, STATUS_CHANGE UP and DOWN as
-// the failure detector sees it.
+// change, as Cassandra does: TOPOLOGY_CHANGE NEW_NODE once it is in the
+// ring and serves clients (RPC_READY, so that a driver that connects at
+// the news finds it listening) and REMOVED_NODE when it leaves the ring;
+// STATUS_CHANGE UP once it is alive and serves clients (after NEW_NODE for
+// a new node, and again after a restart), DOWN when it is not. A restart
+// does not announce the node again.
 func (n *Node) announce(endpoint string, s *gossip.EndpointState) {
-	now := peerView{alive: s.Alive, inRing: inRing(s)}
+	host, port, err := net.SplitHostPort(s.Get(gossip.NativeAddressAndPort))
+	if err != nil {
+		return
+	}
+	serving := inRing(s) && s.Get(gossip.RPCReady) == "true"
+	left := !inRing(s) && gossip.StatusKind(s.Get(gossip.Status)) == gossip.StatusLeft
 	n.viewMu.Lock()
-	prev, known := n.views[endpoint]
+	prev := n.views[endpoint]
+	now := peerView{up: s.Alive && serving, announced: prev.announced && !left || serving}
 	n.views[endpoint] = now
 	n.viewMu.Unlock()
 	srv := n.events.Load()
-	host, port, err := net.SplitHostPort(s.Get(gossip.NativeAddressAndPort))
-	if srv == nil || err != nil {
+	if srv == nil {
 		return
 	}
 	p, _ := strconv.Atoi(port)
 	ip := net.ParseIP(host)
 	switch {
-	case now.inRing && !prev.inRing:
+	case now.announced && !prev.announced:
 		srv.NodeEvent("TOPOLOGY_CHANGE", "NEW_NODE", ip, p)
-	case !now.inRing && prev.inRing && gossip.StatusKind(s.Get(gossip.Status)) == gossip.StatusLeft:
+	case left && prev.announced:
 		srv.NodeEvent("TOPOLOGY_CHANGE", "REMOVED_NODE", ip, p)
 	}
-	if known && now.inRing && now.alive != prev.alive {
+	if now.announced && now.up != prev.up {
 		change := "DOWN"
-		if now.alive {
+		if now.up {
 			change = "UP"
 		}
 		srv.NodeEvent("STATUS_CHANGE", change, ip, p)

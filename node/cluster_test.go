@@ -16,6 +16,7 @@ import (
 	"github.com/gocql/gocql"
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/ring"
@@ -58,7 +59,7 @@ func clusterNodeWith(t *testing.T, k int, cfg Config, gossipPort int) *Node {
 	t.Helper()
 	n, err := Open(Config{DataDir: cfg.DataDir, ListenAddress: fmt.Sprintf("127.0.0.%d", k), NativePort: cfg.NativePort, Transport: cfg.Transport,
 		GossipPort: gossipPort, StoragePort: storagePortOf(t, gossipPort), Seeds: []string{fmt.Sprintf("127.0.0.1:%d", gossipPort)},
-		Rack: fmt.Sprintf("rack%d", k)})
+		ClusterName: clusterNameOf(gossipPort), Rack: fmt.Sprintf("rack%d", k)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func storagePortOf(t *testing.T, gossipPort int) int {
 	defer storagePorts.Unlock()
 	p, ok := storagePorts.byGossip[gossipPort]
 	if !ok {
-		p = freePort(t)
+		p = testutil.ClusterPort(t, 3)
 		storagePorts.byGossip[gossipPort] = p
 	}
 	return p
@@ -117,6 +118,10 @@ func pagedCount(t *testing.T, n *Node, query string) int {
 }
 
 // runAt runs one statement through n at a consistency level.
+// clusterNameOf names a test cluster after its gossip port: clusters of
+// other tests, on the same addresses, refuse its gossip.
+func clusterNameOf(gossipPort int) string { return fmt.Sprintf("node test %d", gossipPort) }
+
 func runAt(t *testing.T, n *Node, cl request.Consistency, text string) (*exec.Result, error) {
 	t.Helper()
 	return exec.NewSession(n).QueryText(text, exec.QueryParams{Consistency: cl})
@@ -127,7 +132,7 @@ func runAt(t *testing.T, n *Node, cl request.Consistency, text string) (*exec.Re
 // holds a place, after restarts).
 func startThree(t *testing.T) (nodes []*Node, dirs []string, gossipPort int) {
 	t.Helper()
-	gossipPort = freePort(t)
+	gossipPort = testutil.ClusterPort(t, 3)
 	dirs = []string{t.TempDir(), t.TempDir(), t.TempDir()}
 	for k := 1; k <= 3; k++ {
 		nodes = append(nodes, clusterNode(t, k, dirs[k-1], gossipPort))
@@ -489,7 +494,7 @@ func TestTokenAwareRouting(t *testing.T) {
 // repairs it. Dropped acknowledgements make an ALL write time out, and
 // two nodes down make QUORUM unavailable.
 func TestReadRepairAndTimeouts(t *testing.T) {
-	gossipPort := freePort(t)
+	gossipPort := testutil.ClusterPort(t, 3)
 	faults := messaging.NewFaultyTransport(nil)
 	var nodes []*Node
 	for k := 1; k <= 3; k++ {

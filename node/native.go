@@ -10,6 +10,7 @@ import (
 
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cql/native"
+	"github.com/sibyldb/sibyl/gossip"
 )
 
 // drainTimeout bounds how long a shutdown waits for the requests being
@@ -39,7 +40,20 @@ func (n *Node) StartNative() (net.Addr, error) {
 	n.events.Store(srv)
 	go func() { n.nativeDone <- srv.Serve(l) }()
 	n.cfg.Logger.Info().Str("address", l.Addr().String()).Msg("CQL native protocol: listening")
+	n.setRPCReady(true)
 	return l.Addr(), nil
+}
+
+// setRPCReady tells the other nodes whether this one serves clients
+// (RPC_READY): they announce it to their clients (NEW_NODE, UP, DOWN) by
+// it. It goes to every live node at once, not in the next gossip round.
+func (n *Node) setRPCReady(ready bool) {
+	n.ringMu.Lock()
+	g := n.gossip
+	n.ringMu.Unlock()
+	if g != nil {
+		g.SetNow(gossip.RPCReady, strconv.FormatBool(ready))
+	}
 }
 
 // nativeRunning reports whether the native protocol server serves.
@@ -57,6 +71,7 @@ func (n *Node) stopNative() error {
 	if n.native == nil {
 		return nil
 	}
+	n.setRPCReady(false)
 	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer cancel()
 	err := n.native.Shutdown(ctx)

@@ -226,8 +226,9 @@ func TestSystemLocal(t *testing.T) {
 	}
 }
 
-// freePort is testutil.FreePort.
-func freePort(t *testing.T) int { return testutil.FreePort(t) }
+// freePort is a port free on every address of a three-node test
+// cluster.
+func freePort(t *testing.T) int { return testutil.ClusterPort(t, 3) }
 
 // openNode opens a node on a fresh directory, closed when the test ends,
 // and a session on it.

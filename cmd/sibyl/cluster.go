@@ -43,32 +43,35 @@ func newClusterCommand() *cobra.Command {
 	}
 	f := up.Flags()
 	f.IntVar(&cfg.Nodes, "nodes", 3, "how many nodes")
+	f.StringVar(&cfg.Name, "name", "Test Cluster", "the cluster_name every node runs with")
 	f.IntVar(&cfg.NativePort, "native-transport-port", 9042, "every node's CQL port")
 	f.IntVar(&cfg.AdminPort, "admin-port", 7199, "every node's admin API (nodetool) port")
 	f.IntVar(&cfg.GossipPort, "gossip-port", 7001, "every node's gossip port")
 	f.IntVar(&cfg.StoragePort, "storage-port", 7000, "every node's internode messaging port")
-	status := &cobra.Command{
-		Use: "status", Short: "Which nodes run, and nodetool status from one of them", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+	// onCluster is a command's action on the cluster in --dir.
+	onCluster := func(act func(cmd *cobra.Command, c *cluster.Cluster) error) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, _ []string) error {
 			c, err := open(cmd)
 			if err != nil {
 				return err
 			}
-			return cluster.Status(c, cmd.ErrOrStderr())
-		},
+			return act(cmd, c)
+		}
+	}
+	status := &cobra.Command{
+		Use: "status", Short: "Which nodes run, and nodetool status from one of them", Args: cobra.NoArgs,
+		RunE: onCluster(func(cmd *cobra.Command, c *cluster.Cluster) error { return cluster.Status(c, cmd.ErrOrStderr()) }),
 	}
 	// onNode is a command's action on the node its argument names.
 	onNode := func(act func(cmd *cobra.Command, c *cluster.Cluster, k int) error) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, args []string) error {
-			c, err := open(cmd)
-			if err != nil {
-				return err
-			}
-			k, err := node(args[0])
-			if err != nil {
-				return err
-			}
-			return act(cmd, c, k)
+			return onCluster(func(cmd *cobra.Command, c *cluster.Cluster) error {
+				k, err := node(args[0])
+				if err != nil {
+					return err
+				}
+				return act(cmd, c, k)
+			})(cmd, args)
 		}
 	}
 	stop := &cobra.Command{
@@ -81,13 +84,7 @@ func newClusterCommand() *cobra.Command {
 	}
 	down := &cobra.Command{
 		Use: "down", Short: "Stop every node cleanly (the data stays)", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := open(cmd)
-			if err != nil {
-				return err
-			}
-			return cluster.Down(c)
-		},
+		RunE: onCluster(func(_ *cobra.Command, c *cluster.Cluster) error { return cluster.Down(c) }),
 	}
 	logs := &cobra.Command{
 		Use: "logs NODE", Short: "Print a node's log", Args: cobra.ExactArgs(1),
@@ -100,6 +97,10 @@ func newClusterCommand() *cobra.Command {
 			return err
 		}),
 	}
-	cmd.AddCommand(up, status, stop, start, down, logs)
+	add := &cobra.Command{
+		Use: "add", Short: "Add a node to the running cluster (node N+1 on 127.0.0.N+1), start it, and wait until all see it up", Args: cobra.NoArgs,
+		RunE: onCluster(func(_ *cobra.Command, c *cluster.Cluster) error { return cluster.Add(c) }),
+	}
+	cmd.AddCommand(up, add, status, stop, start, down, logs)
 	return cmd
 }

@@ -7,6 +7,7 @@
 package clients
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"net"
@@ -41,11 +42,11 @@ func nodeEvent(t *testing.T, body []byte) string {
 // 127.0.0.k, seeded by 127.0.0.1, on ports chosen for the test) and the
 // native port its nodes share.
 func localCluster(t *testing.T) (open func(k int) *node.Node, nativePort int) {
-	gossipPort, storagePort, nativePort := testutil.FreePort(t), testutil.FreePort(t), testutil.FreePort(t)
+	gossipPort, storagePort, nativePort := testutil.ClusterPort(t, 3), testutil.ClusterPort(t, 3), testutil.ClusterPort(t, 3)
 	return func(k int) *node.Node {
 		t.Helper()
 		n, err := node.Open(node.Config{DataDir: t.TempDir(), ListenAddress: fmt.Sprintf("127.0.0.%d", k), NativePort: nativePort,
-			GossipPort: gossipPort, StoragePort: storagePort, Seeds: []string{"127.0.0.1"}})
+			GossipPort: gossipPort, StoragePort: storagePort, Seeds: []string{"127.0.0.1"}, ClusterName: fmt.Sprintf("events test %d", gossipPort)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,15 +55,19 @@ func localCluster(t *testing.T) (open func(k int) *node.Node, nativePort int) {
 }
 
 // TestClusterEvents: a client registered for TOPOLOGY_CHANGE and
-// STATUS_CHANGE on one node hears of a node going down and of a new node
-// joining, with their native protocol addresses, as drivers expect.
+// STATUS_CHANGE on one node hears of a new node joining once it serves
+// clients (NEW_NODE then UP, never before: a driver told of it connects
+// at once) and of nodes going down, with their native protocol addresses,
+// as drivers expect.
 func TestClusterEvents(t *testing.T) {
 	open, nativePort := localCluster(t)
 	n1, n2 := open(1), open(2)
 	defer n1.Close()
 	defer n2.Close()
-	if _, err := n1.StartNative(); err != nil {
-		t.Fatal(err)
+	for _, n := range []*node.Node{n1, n2} {
+		if _, err := n.StartNative(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	c := dialRaw(t, nativePort)
 	c.nc.SetDeadline(time.Now().Add(30 * time.Second))
@@ -77,6 +82,39 @@ func TestClusterEvents(t *testing.T) {
 	if r := c.recv(); r.op != 2 {
 		t.Fatalf("REGISTER answered op %d", r.op)
 	}
+	node3 := fmt.Sprintf("127.0.0.3:%d", nativePort)
+	// Node 2's events may still come (it began serving just now); any
+	// of node 3's before it serves is a failure.
+	noEventOfNode3 := func(ev rawResponse) {
+		t.Helper()
+		if got := nodeEvent(t, ev.body); strings.HasSuffix(got, " "+node3) {
+			t.Fatalf("%s before 127.0.0.3 served clients", got)
+		}
+	}
+	// peersHoldNode3 asks node 1's system.peers, reading the events that
+	// come before the answer.
+	peersHoldNode3 := func() bool {
+		t.Helper()
+		c.send(4, 3, 7, queryBody("SELECT peer FROM system.peers"))
+		for {
+			r := c.recv()
+			if r.op == 0x0C {
+				noEventOfNode3(r)
+				continue
+			}
+			if r.op != 8 || r.stream != 3 {
+				t.Fatalf("op %d on stream %d, want a RESULT", r.op, r.stream)
+			}
+			return bytes.Contains(r.body, []byte{127, 0, 0, 3})
+		}
+	}
+	n3 := open(3)
+	for !peersHoldNode3() {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // room for an event that should not come
+	peersHoldNode3()
+
 	expect := func(want string) {
 		t.Helper()
 		for {
@@ -91,14 +129,17 @@ func TestClusterEvents(t *testing.T) {
 			}
 		}
 	}
-	n3 := open(3)
-	expect(fmt.Sprintf("TOPOLOGY_CHANGE NEW_NODE 127.0.0.3:%d", nativePort))
+	if _, err := n3.StartNative(); err != nil {
+		t.Fatal(err)
+	}
+	expect("TOPOLOGY_CHANGE NEW_NODE " + node3)
+	expect("STATUS_CHANGE UP " + node3)
 	if err := n2.Close(); err != nil {
 		t.Fatal(err)
 	}
 	expect(fmt.Sprintf("STATUS_CHANGE DOWN 127.0.0.2:%d", nativePort))
 	n3.Close()
-	expect(fmt.Sprintf("STATUS_CHANGE DOWN 127.0.0.3:%d", nativePort))
+	expect("STATUS_CHANGE DOWN " + node3)
 }
 
 // schemaEvent reads a SCHEMA_CHANGE EVENT body: change, target, keyspace
@@ -182,12 +223,16 @@ func TestDriverSeesNewNode(t *testing.T) {
 	if _, err := n3.StartNative(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	served := time.Now()
+	// gocql debounces the event a second, then its ring refresh another:
+	// about two seconds is its own.
+	deadline := served.Add(30 * time.Second)
 	for {
 		mu.Lock()
 		ok := seen["127.0.0.3"]
 		mu.Unlock()
 		if ok {
+			t.Logf("gocql learned of 127.0.0.3 %v after it served CQL", time.Since(served).Round(time.Millisecond))
 			return
 		}
 		if time.Now().After(deadline) {

@@ -3,12 +3,18 @@
 // the moment it connects, and a keyspace and a table created through
 // another node than the one its control connection is on in its metadata
 // within a second, from the SCHEMA_CHANGE events alone (no refresh asked).
-// Usage: cluster_events.js PORT. Exits 1 with the failures listed.
+// With "add", it then runs `sibyl cluster add` and wants the new node
+// among the hosts, up, within a second of its serving CQL, from the
+// TOPOLOGY_CHANGE event alone.
+// Usage: cluster_events.js PORT [add SIBYL CLUSTER_DIR]. Exits 1 with the
+// failures listed.
 'use strict';
 
+const { spawn } = require('child_process');
 const cassandra = require('cassandra-driver');
 
 const port = Number(process.argv[2]);
+const [mode, sibyl, clusterDir] = process.argv.slice(3);
 const failures = [];
 
 // A client whose control connection, and every request, is on one node.
@@ -38,7 +44,39 @@ async function within(ms, what, cond) {
   }
 }
 
+// addNode runs `sibyl cluster add` and resolves, once it has succeeded,
+// with the time the new node began serving CQL (add prints "nodeN up on"
+// then) and its address.
+function addNode() {
+  return new Promise((resolve, reject) => {
+    const add = spawn(sibyl, ['cluster', 'add', '--dir', clusterDir]);
+    let out = '';
+    let servedAt = null;
+    let address = null;
+    add.stdout.on('data', (chunk) => {
+      out += chunk;
+      const m = /node\d+ up on (\S+)/.exec(out);
+      if (m && servedAt === null) {
+        servedAt = Date.now();
+        address = m[1];
+      }
+    });
+    add.stderr.on('data', (chunk) => { out += chunk; });
+    add.on('close', (code) => {
+      if (code !== 0 || servedAt === null) {
+        reject(new Error(`sibyl cluster add exited ${code}:\n${out}`));
+      } else {
+        resolve({ servedAt, address });
+      }
+    });
+  });
+}
+
 async function main() {
+  if (mode === 'add') {
+    await addedNode();
+    return;
+  }
   const watcher = clientOn('127.0.0.1');
   const ddl = clientOn('127.0.0.2');
   await watcher.connect();
@@ -70,12 +108,48 @@ async function main() {
   await ddl.shutdown();
 }
 
+// addedNode: a client connected before a node is added hears of it (a
+// TOPOLOGY_CHANGE) within a second of the node's serving CQL, and then has
+// it among its hosts within two seconds more: the driver reads
+// system.peers only a second after the event (its newNodeDelay), and then
+// after its refresh debounce (refreshSchemaDelay, another second). The
+// driver adds a host down and connects to it on its reconnection
+// schedule, so it must be up, connected, within ten seconds.
+async function addedNode() {
+  const watcher = new cassandra.Client({ contactPoints: ['127.0.0.1'], protocolOptions: { port }, localDataCenter: 'datacenter1' });
+  await watcher.connect();
+  let heardAt = null;
+  watcher.on('log', (level, className, message) => {
+    if (className === 'ControlConnection' && message.startsWith('Received topology change') && heardAt === null) {
+      heardAt = Date.now();
+    }
+  });
+  const listedAt = new Map();
+  watcher.on('hostAdd', (h) => { listedAt.set(h.address, Date.now()); });
+  const { servedAt, address } = await addNode();
+  const key = `${address}:${port}`;
+  await within(Math.max(0, servedAt + 10000 - Date.now()), `the added node ${key} up on a client connected to 127.0.0.1`, () => {
+    const h = watcher.hosts.get(key);
+    return h !== undefined && h.isUp();
+  });
+  const upAt = Date.now();
+  if (heardAt === null || heardAt > servedAt + 1000) {
+    failures.push(`a TOPOLOGY_CHANGE for ${key}, on a client connected to 127.0.0.1: ${heardAt === null ? 'never' : heardAt - servedAt} ms after it served CQL`);
+  }
+  if (!listedAt.has(key) || listedAt.get(key) > servedAt + 3000) {
+    failures.push(`${key} among the hosts of a client connected to 127.0.0.1: ${listedAt.has(key) ? listedAt.get(key) - servedAt : 'never'} ms after it served CQL`);
+  }
+  console.log(`cluster_events.js: from the added node's serving CQL: the event ${heardAt - servedAt} ms, listed ${listedAt.get(key) - servedAt} ms, up ${upAt - servedAt} ms`);
+  await watcher.shutdown();
+}
+
 main().then(() => {
   if (failures.length > 0) {
     console.log(`cluster_events.js: ${failures.length} failures:\n  ${failures.join('\n  ')}`);
     process.exit(1);
   }
-  console.log('cluster_events.js: the Node.js driver sees every peer, and schema changes made through another node');
+  console.log(mode === 'add' ? 'cluster_events.js: the Node.js driver sees a node added to the cluster'
+    : 'cluster_events.js: the Node.js driver sees every peer, and schema changes made through another node');
 }, (err) => {
   console.log(`cluster_events.js: ${err.stack}`);
   process.exit(1);

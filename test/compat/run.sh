@@ -64,7 +64,7 @@ fi
 # A three-node cluster (sibyl cluster up on 127.0.0.1 to .3), with the
 # Python driver's token-aware routing, the Node.js driver's view of its
 # hosts and of schema changes made through another node, then with one
-# node stopped.
+# node stopped, then the Node.js driver's view of a fourth node added.
 cdir="$data/cluster"
 cport=$(free_port)
 cluster_args=(--dir "$cdir")
@@ -74,6 +74,7 @@ if bin/sibyl cluster up --nodes 3 "${cluster_args[@]}" --native-transport-port "
 	node test/compat/cluster_events.js "$cport" || rc=1
 	bin/sibyl cluster stop node3 "${cluster_args[@]}" >>"$data/cluster.log" 2>&1 || rc=1
 	"$PY" -W ignore test/compat/cluster.py 127.0.0.1 "$cport" one-down || rc=1
+	node test/compat/cluster_events.js "$cport" add bin/sibyl "$cdir" || rc=1
 else
 	echo "compat: sibyl cluster up failed:"
 	cat "$data/cluster.log"

@@ -15,11 +15,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gocql/gocql"
 	"github.com/sibyldb/sibyl/tools/nodetool"
 )
 
 // Config is a cluster's shape, kept in its directory's cluster.json.
 type Config struct {
+	// Name is the cluster_name every node runs with; empty: the server's
+	// default.
+	Name        string `json:"name,omitempty"`
 	Nodes       int    `json:"nodes"`
 	Binary      string `json:"binary"` // the sibyl binary the nodes run
 	NativePort  int    `json:"native_port"`
@@ -63,8 +67,8 @@ func (c *Cluster) pidFile(k int) string { return filepath.Join(c.nodeDir(k), "si
 func (c *Cluster) LogFile(k int) string { return filepath.Join(c.nodeDir(k), "logs", "system.log") }
 
 // Up makes the cluster (or takes the one in Dir) and starts its nodes one
-// after another, each joining through node 1, then waits until node 1
-// sees them all up. A cluster already running is left alone, with an
+// after another, each joining through node 1, then waits until every node
+// sees them all up and lists the others in its system.peers. A cluster already running is left alone, with an
 // error saying so.
 func Up(c *Cluster) error {
 	if c.Nodes < 1 || c.Nodes > 254 {
@@ -79,8 +83,7 @@ func Up(c *Cluster) error {
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		return err
 	}
-	raw, _ := json.MarshalIndent(c.Config, "", "  ")
-	if err := os.WriteFile(filepath.Join(c.Dir, "cluster.json"), raw, 0o644); err != nil {
+	if err := c.save(); err != nil {
 		return err
 	}
 	for k := 1; k <= c.Nodes; k++ {
@@ -93,6 +96,37 @@ func Up(c *Cluster) error {
 	}
 	fmt.Fprintf(c.Out, "%d nodes up in %s\n", c.Nodes, c.Dir)
 	return nil
+}
+
+// Add adds node N+1 to a running cluster of N nodes, starts it (it joins
+// through node 1, taking tokens of its own; the data already written is
+// not streamed to it) and waits until every node sees every other up, as
+// Up does.
+func Add(c *Cluster) error {
+	if c.Nodes >= 254 {
+		return fmt.Errorf("the cluster has %d nodes, the most 127.0.0.x holds", c.Nodes)
+	}
+	if _, ok := c.pid(1); !ok {
+		return fmt.Errorf("node1, the seed a new node joins through, is not running; sibyl cluster start node1 starts it")
+	}
+	c.Nodes++
+	if err := c.save(); err != nil {
+		return err
+	}
+	if err := c.Start(c.Nodes); err != nil {
+		return err
+	}
+	if err := c.waitAllUp(); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Out, "node%d added: %d nodes up in %s\n", c.Nodes, c.Nodes, c.Dir)
+	return nil
+}
+
+// save writes the cluster's shape to its cluster.json.
+func (c *Cluster) save() error {
+	raw, _ := json.MarshalIndent(c.Config, "", "  ")
+	return os.WriteFile(filepath.Join(c.Dir, "cluster.json"), raw, 0o644)
 }
 
 // Start starts node k and waits until it serves CQL.
@@ -111,11 +145,15 @@ func (c *Cluster) Start(k int) error {
 		return err
 	}
 	defer log.Close()
-	cmd := exec.Command(c.Binary, "server",
+	args := []string{"server",
 		"--listen-address", Address(k), "--data-dir", filepath.Join(c.nodeDir(k), "data"),
 		"--seeds", Address(1), "--native-transport-port", strconv.Itoa(c.NativePort),
 		"--admin-port", strconv.Itoa(c.AdminPort), "--gossip-port", strconv.Itoa(c.GossipPort),
-		"--storage-port", strconv.Itoa(c.StoragePort))
+		"--storage-port", strconv.Itoa(c.StoragePort)}
+	if c.Name != "" {
+		args = append(args, "--cluster-name", c.Name)
+	}
+	cmd := exec.Command(c.Binary, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	// Its own session: the node outlives this command and the terminal's
 	// Ctrl-C.
@@ -154,34 +192,72 @@ func (c *Cluster) upTimeout() time.Duration {
 	return 2 * time.Minute
 }
 
-// waitAllUp waits until node 1 sees every node up.
+// waitAllUp waits until every node sees every node up (its admin API's
+// status) and holds every other in its own system.peers, as a client that
+// connects to it reads them (ccm's wait-other-notice): a client that
+// connects the moment Up returns sees the whole cluster through any node.
 func (c *Cluster) waitAllUp() error {
 	deadline := time.Now().Add(c.upTimeout())
-	for {
-		up, err := c.upCount(1)
-		if err == nil && up == c.Nodes {
-			return nil
+	for k := 1; k <= c.Nodes; k++ {
+		for {
+			up, view, err := c.upCount(k)
+			peers := 0
+			if err == nil && up == c.Nodes {
+				peers, err = c.peerCount(k)
+			}
+			if err == nil && up == c.Nodes && peers == c.Nodes-1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("node%d sees %d of %d nodes up and %d of %d peers in system.peers after %s (%v); its view: %s",
+					k, up, c.Nodes, peers, c.Nodes-1, c.upTimeout(), err, view)
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("node1 sees %d of %d nodes up after %s (%v)", up, c.Nodes, c.upTimeout(), err)
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
+	return nil
 }
 
-// upCount asks node k how many nodes it sees up.
-func (c *Cluster) upCount(k int) (int, error) {
-	client := http.Client{Timeout: 2 * time.Second}
-	resp, err := client.Get("http://" + net.JoinHostPort(Address(k), strconv.Itoa(c.AdminPort)) + "/status")
+// peerCount is how many peers node k's system.peers holds, read as a
+// driver reads it, from that node alone.
+func (c *Cluster) peerCount(k int) (int, error) {
+	cluster := gocql.NewCluster(Address(k))
+	cluster.Port = c.NativePort
+	cluster.DisableInitialHostLookup = true
+	cluster.Events.DisableNodeStatusEvents, cluster.Events.DisableTopologyEvents, cluster.Events.DisableSchemaEvents = true, true, true
+	cluster.Timeout, cluster.ConnectTimeout = 5*time.Second, 5*time.Second
+	s, err := cluster.CreateSession()
 	if err != nil {
 		return 0, err
 	}
+	defer s.Close()
+	iter := s.Query("SELECT peer FROM system.peers").Iter()
+	n := 0
+	var peer string
+	for iter.Scan(&peer) {
+		n++
+	}
+	return n, iter.Close()
+}
+
+// upCount asks node k how many nodes it sees up, and returns its whole
+// answer too (for an error that says what it saw).
+func (c *Cluster) upCount(k int) (int, string, error) {
+	client := http.Client{Timeout: 2 * time.Second}
+	resp, err := client.Get("http://" + net.JoinHostPort(Address(k), strconv.Itoa(c.AdminPort)) + "/status")
+	if err != nil {
+		return 0, "", err
+	}
 	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, "", err
+	}
 	var nodes []struct {
 		Status string `json:"status"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&nodes); err != nil {
-		return 0, err
+	if err := json.Unmarshal(raw, &nodes); err != nil {
+		return 0, string(raw), err
 	}
 	up := 0
 	for _, n := range nodes {
@@ -189,7 +265,7 @@ func (c *Cluster) upCount(k int) (int, error) {
 			up++
 		}
 	}
-	return up, nil
+	return up, string(raw), nil
 }
 
 // Stop stops node k cleanly (SIGTERM: it drains, flushes and tells the

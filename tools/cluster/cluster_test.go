@@ -2,14 +2,18 @@ package cluster
 
 import (
 	"bytes"
-	"github.com/sibyldb/sibyl/internal/testutil"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gocql/gocql"
+	"github.com/sibyldb/sibyl/internal/testutil"
 )
 
 // sibyl is the binary the test's nodes run, built once.
@@ -33,12 +37,15 @@ func TestMain(m *testing.M) {
 }
 
 // TestUpStopStartDown runs a three-node cluster of real processes: up
-// returns once node1 sees three nodes up, a second up refuses, a stopped
-// node shows down and comes back, and down stops every process.
+// returns once every node lists every other in its system.peers, a
+// second up refuses, a stopped node shows down and comes back, a fourth
+// node added is in every node's system.peers when add returns, and down
+// stops every process.
 func TestUpStopStartDown(t *testing.T) {
 	var out bytes.Buffer
-	c := &Cluster{Dir: t.TempDir(), Out: &out, UpTimeout: time.Minute, Config: Config{Nodes: 3, Binary: sibyl,
-		NativePort: testutil.FreePort(t), AdminPort: testutil.FreePort(t), GossipPort: testutil.FreePort(t), StoragePort: testutil.FreePort(t)}}
+	gossipPort := testutil.ClusterPort(t, 4)
+	c := &Cluster{Dir: t.TempDir(), Out: &out, UpTimeout: time.Minute, Config: Config{Name: fmt.Sprintf("cluster test %d", gossipPort), Nodes: 3, Binary: sibyl,
+		NativePort: testutil.ClusterPort(t, 4), AdminPort: testutil.ClusterPort(t, 4), GossipPort: gossipPort, StoragePort: testutil.ClusterPort(t, 4)}}
 	defer Down(c) // whatever happens, no node outlives the test
 	if err := Up(c); err != nil {
 		t.Fatalf("up: %v\n%s", err, out.String())
@@ -51,6 +58,9 @@ func TestUpStopStartDown(t *testing.T) {
 		}
 		return out.String()
 	}
+	// A client that connects the moment up returns finds every peer in
+	// the system.peers of whichever node it reaches.
+	checkPeers(t, c, "up")
 	un := regexp.MustCompile(`(?m)^UN  127\.0\.0\.[123] `)
 	if s := status(); len(un.FindAllString(s, -1)) != 3 || !strings.Contains(s, "node3: running") {
 		t.Fatalf("status after up:\n%s", s)
@@ -76,14 +86,60 @@ func TestUpStopStartDown(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A fourth node joins the running cluster; once add returns, every
+	// node lists it, and it lists every other.
+	if err := Add(c); err != nil {
+		t.Fatalf("add: %v\n%s", err, out.String())
+	}
+	checkPeers(t, c, "add")
+	if s := status(); len(regexp.MustCompile(`(?m)^UN  127\.0\.0\.[1234] `).FindAllString(s, -1)) != 4 || !strings.Contains(s, "node4: running") {
+		t.Fatalf("status after add:\n%s", s)
+	}
+	if c, err := Open(c.Dir, &out); err != nil || c.Nodes != 4 || !strings.HasPrefix(c.Name, "cluster test ") {
+		t.Fatalf("the cluster as cluster.json keeps it after add: %+v, %v", c, err)
+	}
+
 	pids := c.running()
 	if err := Down(c); err != nil {
 		t.Fatal(err)
 	}
-	if left := c.running(); len(pids) != 3 || len(left) != 0 {
+	if left := c.running(); len(pids) != 4 || len(left) != 0 {
 		t.Fatalf("before down %v ran, after it %v", pids, left)
 	}
 	if log, err := os.ReadFile(c.LogFile(1)); err != nil || !strings.Contains(string(log), "stopped") {
 		t.Errorf("node1's log does not end with a clean stop: %v\n%s", err, tail(c.LogFile(1), 5))
+	}
+}
+
+// checkPeers checks that every node's system.peers, read by a client
+// connecting to it alone, lists every other node.
+func checkPeers(t *testing.T, c *Cluster, after string) {
+	t.Helper()
+	for k := 1; k <= c.Nodes; k++ {
+		cluster := gocql.NewCluster(Address(k))
+		cluster.Port = c.NativePort
+		cluster.DisableInitialHostLookup = true
+		s, err := cluster.CreateSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var peers []string
+		iter := s.Query("SELECT peer FROM system.peers").Iter()
+		var peer string
+		for iter.Scan(&peer) {
+			peers = append(peers, peer)
+		}
+		err = iter.Close()
+		s.Close()
+		slices.Sort(peers)
+		var want []string
+		for j := 1; j <= c.Nodes; j++ {
+			if j != k {
+				want = append(want, Address(j))
+			}
+		}
+		if err != nil || !slices.Equal(peers, want) {
+			t.Errorf("node%d's system.peers right after %s: %v, %v; want %v", k, after, peers, err, want)
+		}
 	}
 }
