@@ -3,7 +3,6 @@ package coordinator
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -110,9 +109,8 @@ type Coordinator struct {
 	hints   *hints
 	snitch  *snitch
 	// background are the sends still running after their request
-	// returned (the replicas a write did not wait for, hint deliveries);
-	// Settle waits for them.
-	background sync.WaitGroup
+	// returned; Settle waits for them.
+	background *background
 	Stats      Stats
 }
 
@@ -128,7 +126,7 @@ func New(cfg Config) *Coordinator {
 		//lint:ignore DeterministicCores the default clock, which tests and the simulation replace
 		cfg.Now = time.Now
 	}
-	return &Coordinator{cfg: cfg, hints: newHints(cfg.FS, cfg.HintsDir), snitch: newSnitch()}
+	return &Coordinator{cfg: cfg, hints: newHints(cfg.FS, cfg.HintsDir), snitch: newSnitch(), background: newBackground()}
 }
 
 // Settle waits for the sends still on their way: a write's replicas it

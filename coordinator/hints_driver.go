@@ -138,9 +138,7 @@ func (c *Coordinator) ReplicaUp(e ring.Endpoint) {
 	}
 	c.hints.delivering[e] = true
 	c.hints.mu.Unlock()
-	c.background.Add(1)
-	go func() {
-		defer c.background.Done()
+	c.background.Go(func() {
 		defer func() {
 			c.hints.mu.Lock()
 			delete(c.hints.delivering, e)
@@ -149,7 +147,7 @@ func (c *Coordinator) ReplicaUp(e ring.Endpoint) {
 		if err := c.sendHints(e); err != nil && !errors.Is(err, messaging.ErrClosed) {
 			c.cfg.Logger.Warn().Err(err).Str("replica", string(e)).Msg("coordinator: delivering hints; they wait for the next time it is seen up")
 		}
-	}()
+	})
 }
 
 func (c *Coordinator) sendHints(e ring.Endpoint) error {

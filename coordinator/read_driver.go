@@ -124,12 +124,10 @@ func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts [
 	}
 	replies := make(chan reply, len(contacts)+len(spares))
 	ask := func(r ring.Endpoint, data bool) {
-		c.background.Add(1) // it may still run after a failure returns
-		go func() {
-			defer c.background.Done()
+		c.background.Go(func() { // it may still run after a failure returns
 			a, err := c.askReplica(ctx, plan, r, data)
 			replies <- reply{r, a, err}
-		}()
+		})
 	}
 	var (
 		answered []ring.Endpoint

@@ -142,12 +142,10 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 			continue
 		}
 		sent.Add(1)
-		c.background.Add(1)
-		go func() {
-			defer c.background.Done()
+		c.background.Go(func() {
 			defer sent.Done()
 			results <- writeTo(r)
-		}()
+		})
 	}
 	// The replicas still on their way get the write after this returns;
 	// the context ends when they have answered or timed out.

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -186,12 +187,22 @@ func Start(opts Options) (*Gossiper, error) {
 		cfg.BindPort, cfg.AdvertisePort = port, port
 		cfg.Transport = boundTransport{nt, net.ParseIP(opts.Name)}
 	}
+	// The queue is there before memberlist listens: a peer's ping can
+	// come the moment it does (a restarted node's peers are probing its
+	// address), and the answer takes broadcasts from the queue.
+	var created atomic.Pointer[memberlist.Memberlist]
+	g.q = &memberlist.TransmitLimitedQueue{RetransmitMult: cfg.RetransmitMult, NumNodes: func() int {
+		if ml := created.Load(); ml != nil {
+			return ml.NumMembers()
+		}
+		return 1
+	}}
 	ml, err := memberlist.Create(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("gossip: cannot listen on %s: %w", net.JoinHostPort(opts.Name, strconv.Itoa(opts.Port)), err)
 	}
+	created.Store(ml)
 	g.ml = ml
-	g.q = &memberlist.TransmitLimitedQueue{NumNodes: ml.NumMembers, RetransmitMult: cfg.RetransmitMult}
 	g.seeds, g.isSeed = otherSeeds(opts.Seeds, opts.Name, strconv.Itoa(g.Port()))
 	g.done.Add(4)
 	go g.notify()

@@ -184,6 +184,75 @@ func TestFaults(t *testing.T) {
 	}
 }
 
+// TestConnectionLostInFlight: a request whose connection ends before its
+// answer (the peer's process stops, and its system closes the socket)
+// fails at once, not as a timeout: its answer can no longer come.
+func TestConnectionLostInFlight(t *testing.T) {
+	a, b, _ := pair(t)
+	running, release := make(chan struct{}), make(chan struct{})
+	b.Handle(VerbRead, func(string, []byte) ([]byte, error) {
+		close(running)
+		<-release
+		return []byte("too late"), nil
+	})
+	failed := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, err := a.Request(ctx, "127.0.0.2", VerbRead, nil)
+		failed <- err
+	}()
+	<-running
+	closed := make(chan error, 1)
+	go func() { closed <- b.Close() }() // closes its connections, then waits for the handler
+	err := <-failed
+	close(release)
+	<-closed
+	if err == nil || errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "connection ended") {
+		t.Fatalf("a request whose connection ended: %v", err)
+	}
+}
+
+// hangingDial is a transport whose dials get no answer (a peer behind a
+// partition) until their context ends; it tells dialling when one starts.
+type hangingDial struct {
+	Transport
+	dialling chan struct{}
+}
+
+func (h hangingDial) Dial(ctx context.Context, _, addr string) (Conn, error) {
+	h.dialling <- struct{}{}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestWaitingToDialHonoursTheDeadline: a request waiting while another
+// dials the same peer gives up when its own time runs out, as a timeout,
+// not when the other's dial does.
+func TestWaitingToDialHonoursTheDeadline(t *testing.T) {
+	tr := hangingDial{Transport: TCP{}, dialling: make(chan struct{}, 1)}
+	a := startService(t, "127.0.0.1", 0, tr)
+	first, stopFirst := context.WithCancel(context.Background())
+	firstDone := make(chan error, 1)
+	go func() {
+		_, err := a.Request(first, "127.0.0.2", VerbEcho, nil)
+		firstDone <- err
+	}()
+	<-tr.dialling
+	if _, err := request(a, "127.0.0.2", "behind the dial", 50*time.Millisecond); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("a request waiting behind a dial: %v", err)
+	}
+	select {
+	case err := <-firstDone:
+		t.Fatalf("the dialling request ended first: %v", err)
+	default:
+	}
+	stopFirst()
+	if err := <-firstDone; !errors.Is(err, ErrTimeout) {
+		t.Fatalf("a request whose dial its context ended: %v", err)
+	}
+}
+
 // TestPeerRestarts: requests to a stopped peer fail, and reach it again
 // once it is back on the same address.
 func TestPeerRestarts(t *testing.T) {

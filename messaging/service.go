@@ -87,7 +87,7 @@ type Service struct {
 	mu      sync.Mutex
 	peers   map[string]*outbound // by peer name
 	inbound map[Conn]bool
-	pending map[uint64]chan Frame
+	pending map[uint64]*waiting // requests sent, by id
 	closed  bool
 	done    chan struct{} // closed by Close: requests waiting give up
 	nextID  atomic.Uint64
@@ -95,10 +95,24 @@ type Service struct {
 	workers *workers.Pool // requests from peers run on reused goroutines
 }
 
+// waiting is a request sent and not yet answered: the answer comes back
+// on the connection it went out on, or never, once that one has ended.
+type waiting struct {
+	answer chan Frame // buffered: one answer, or a lost connection
+	conn   Conn
+}
+
+// kindLost is no frame's kind on the wire: it tells a waiting request
+// that its connection ended before the answer came.
+const kindLost Kind = 0xff
+
 // outbound is the connection this node dialled to a peer; nil conn with
 // failedAt set is a dial that failed.
 type outbound struct {
-	mu       sync.Mutex // one dial at a time
+	// dialling is held (a token in it) by the one request dialling the
+	// peer; the others wait for it, or for their own context to end.
+	dialling chan struct{}
+	mu       sync.Mutex // the fields below; never held while dialling
 	conn     Conn
 	failedAt time.Time
 	dialErr  error
@@ -115,7 +129,7 @@ func Start(opts Options) (*Service, error) {
 		return nil, fmt.Errorf("messaging: cannot listen on %s: %w", net.JoinHostPort(opts.Name, strconv.Itoa(opts.Port)), err)
 	}
 	s := &Service{opts: opts, ln: ln, port: ln.Port(), handlers: map[Verb]Handler{}, peers: map[string]*outbound{},
-		inbound: map[Conn]bool{}, pending: map[uint64]chan Frame{}, done: make(chan struct{}),
+		inbound: map[Conn]bool{}, pending: map[uint64]*waiting{}, done: make(chan struct{}),
 		workers: workers.New(workers.IdleTimeout)}
 	s.wg.Add(1)
 	go s.accept()
@@ -133,38 +147,62 @@ func (s *Service) Handle(v Verb, h Handler) {
 }
 
 // Request sends a request to a peer and waits for its answer, until ctx
-// ends (ErrTimeout). A request to this node itself runs its handler here.
+// ends (ErrTimeout). A request whose connection ends before the answer
+// comes (the peer's process died, and its system closed the connection)
+// fails at once: the answer can no longer come. A request to this node
+// itself runs its handler here.
 func (s *Service) Request(ctx context.Context, to string, v Verb, payload []byte) ([]byte, error) {
 	if to == s.opts.Name {
 		return s.local(v, payload)
 	}
+	c, err := s.conn(ctx, to)
+	if err != nil {
+		return nil, err
+	}
 	id := s.nextID.Add(1)
-	ch := make(chan Frame, 1)
+	w := &waiting{answer: make(chan Frame, 1), conn: c}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return nil, ErrClosed
 	}
-	s.pending[id] = ch
+	s.pending[id] = w
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.pending, id)
 		s.mu.Unlock()
 	}()
-	if err := s.send(ctx, to, Frame{ID: id, Verb: v, Kind: KindRequest, Payload: payload}); err != nil {
+	if err := s.sendOn(to, c, Frame{ID: id, Verb: v, Kind: KindRequest, Payload: payload}); err != nil {
 		return nil, err
 	}
 	select {
-	case f := <-ch:
-		if f.Kind == KindFailure {
+	case f := <-w.answer:
+		switch f.Kind {
+		case KindFailure:
 			return nil, &RemoteError{Peer: to, Verb: v, Message: string(f.Payload)}
+		case kindLost:
+			return nil, fmt.Errorf("messaging: %s unreachable: the connection ended with %s in flight", to, v)
 		}
 		return f.Payload, nil
 	case <-s.done:
 		return nil, ErrClosed
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%w: %s to %s: %v", ErrTimeout, v, to, ctx.Err())
+	}
+}
+
+// connectionLost tells the requests waiting on c that it has ended.
+func (s *Service) connectionLost(c Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.pending {
+		if w.conn == c {
+			select {
+			case w.answer <- Frame{Kind: kindLost}:
+			default: // its answer is in
+			}
+		}
 	}
 }
 
@@ -199,6 +237,12 @@ func (s *Service) send(ctx context.Context, to string, f Frame) error {
 	if err != nil {
 		return err
 	}
+	return s.sendOn(to, c, f)
+}
+
+// sendOn writes a frame on c, the connection to a peer; a failed write
+// closes it.
+func (s *Service) sendOn(to string, c Conn, f Frame) error {
 	if err := c.Send(f); err != nil {
 		s.drop(to, c)
 		return fmt.Errorf("messaging: sending %s to %s: %w", f.Verb, to, err)
@@ -216,21 +260,32 @@ func (s *Service) conn(ctx context.Context, to string) (Conn, error) {
 	}
 	o := s.peers[to]
 	if o == nil {
-		o = &outbound{}
+		o = &outbound{dialling: make(chan struct{}, 1)}
 		s.peers[to] = o
 	}
 	s.mu.Unlock()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.conn != nil {
-		return o.conn, nil
+	if c, known, err := o.current(to, s.opts.RedialAfter); known {
+		return c, err
 	}
-	if !o.failedAt.IsZero() && time.Since(o.failedAt) < s.opts.RedialAfter {
-		return nil, fmt.Errorf("messaging: %s unreachable: %w", to, o.dialErr)
+	select {
+	case o.dialling <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: waiting to dial %s: %v", ErrTimeout, to, ctx.Err())
+	}
+	defer func() { <-o.dialling }()
+	if c, known, err := o.current(to, s.opts.RedialAfter); known {
+		return c, err // another request dialled meanwhile
 	}
 	c, err := s.opts.Transport.Dial(ctx, s.opts.Name, net.JoinHostPort(to, strconv.Itoa(s.port)))
 	if err != nil {
+		o.mu.Lock()
 		o.failedAt, o.dialErr = time.Now(), err
+		o.mu.Unlock()
+		if ctx.Err() != nil {
+			// The request's time ran out while dialling (a peer behind a
+			// partition answers nothing): a timeout, as for a request sent.
+			return nil, fmt.Errorf("%w: dialling %s: %v", ErrTimeout, to, err)
+		}
 		return nil, fmt.Errorf("messaging: %s unreachable: %w", to, err)
 	}
 	s.mu.Lock()
@@ -240,10 +295,26 @@ func (s *Service) conn(ctx context.Context, to string) (Conn, error) {
 		return nil, ErrClosed
 	}
 	s.mu.Unlock()
+	o.mu.Lock()
 	o.conn, o.failedAt = c, time.Time{}
+	o.mu.Unlock()
 	s.wg.Add(1)
 	go s.serve(c, func() { s.drop(to, c) })
 	return c, nil
+}
+
+// current is the peer's connection, or the error of a dial that failed
+// within redialAfter; known is false when a dial is due.
+func (o *outbound) current(to string, redialAfter time.Duration) (c Conn, known bool, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.conn != nil {
+		return o.conn, true, nil
+	}
+	if !o.failedAt.IsZero() && time.Since(o.failedAt) < redialAfter {
+		return nil, true, fmt.Errorf("messaging: %s unreachable: %w", to, o.dialErr)
+	}
+	return nil, false, nil
 }
 
 // drop forgets a peer's connection (if it is still c) and closes it.
@@ -291,6 +362,7 @@ func (s *Service) accept() {
 func (s *Service) serve(c Conn, done func()) {
 	defer s.wg.Done()
 	defer done()
+	defer s.connectionLost(c)
 	for {
 		f, err := c.Recv()
 		if err != nil {
@@ -305,11 +377,13 @@ func (s *Service) serve(c Conn, done func()) {
 			s.workers.Go(func() { s.run(c, f) })
 		case KindResponse, KindFailure:
 			s.mu.Lock()
-			ch := s.pending[f.ID]
-			s.mu.Unlock()
-			if ch != nil {
-				ch <- f // buffered: one answer per request
+			if w := s.pending[f.ID]; w != nil {
+				select {
+				case w.answer <- f: // buffered: one answer per request
+				default:
+				}
 			}
+			s.mu.Unlock()
 		}
 	}
 }
