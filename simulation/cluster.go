@@ -1,18 +1,23 @@
 package simulation
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/vfs"
+	"github.com/cockroachdb/pebble/vfs/errorfs"
 	"github.com/rs/zerolog"
 	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/gossip"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
@@ -38,11 +43,13 @@ type Config struct {
 	NumTokens int
 }
 
-// Cluster is a simulated cluster.
+// Cluster is a simulated cluster. Its clock is the synctest bubble's it
+// is made in: time moves on only while every goroutine of the cluster
+// waits (a request for its answer or its timeout, gossip for its next
+// round), so seconds of failure detection and timeouts take no real time.
 type Cluster struct {
 	cfg    Config
 	rand   *rand.Rand
-	clock  *Clock
 	ring   *ring.Metadata
 	nodes  []*Node
 	byName map[ring.Endpoint]*Node
@@ -51,7 +58,13 @@ type Cluster struct {
 	schema *schema.Schema
 	sides  map[ring.Endpoint]int // partition sides; 0 unless placed
 	cuts   map[[2]ring.Endpoint]bool
+	delays map[[2]ring.Endpoint]time.Duration // one way, [from, to]
+
+	inFlight sync.WaitGroup // requests and packets on a delayed link
 }
+
+// gossipPort is every simulated node's gossip port.
+const gossipPort = 7001
 
 // Node is one simulated node.
 type Node struct {
@@ -59,35 +72,28 @@ type Node struct {
 	Name     ring.Endpoint
 	Location ring.Location
 	fs       vfs.FS
+	// diskFailing makes every write and sync of the node's files fail,
+	// as a disk gone bad does.
+	diskFailing atomic.Bool
 
-	mu       sync.Mutex
-	up       bool
-	engine   *storage.Engine
-	coord    *coordinator.Coordinator
-	handlers map[messaging.Verb]messaging.Handler
-	crashOn  messaging.Verb // crash when a request of this verb arrives
-	crashing bool
+	mu        sync.Mutex
+	up        bool
+	starts    int
+	engine    *storage.Engine
+	coord     *coordinator.Coordinator
+	messaging *messaging.Service
+	listener  *frameListener
+	conns     map[*frameConn]bool // this end of each of its connections
+	gossip    *gossip.Gossiper
+	inbox     *gossipTransport
+	crashOn   messaging.Verb // crash when a request of this verb arrives
+	// released is closed once a stopped start's parts are closed (a
+	// crash in a handler closes them on a goroutine of its own).
+	released chan struct{}
 }
 
-// Clock is the simulation's time: it moves only when told.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// Now is the simulated time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the time on.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// storagePort is every simulated node's messaging port.
+const storagePort = 7000
 
 // New starts a cluster: every node up, tokens drawn from the seed.
 func New(cfg Config) (*Cluster, error) {
@@ -95,8 +101,8 @@ func New(cfg Config) (*Cluster, error) {
 		cfg.NumTokens = 4
 	}
 	c := &Cluster{cfg: cfg, rand: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed)),
-		clock:  &Clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
-		byName: map[ring.Endpoint]*Node{}, schema: schema.New(nil), sides: map[ring.Endpoint]int{}, cuts: map[[2]ring.Endpoint]bool{}}
+		byName: map[ring.Endpoint]*Node{}, schema: schema.New(nil), sides: map[ring.Endpoint]int{}, cuts: map[[2]ring.Endpoint]bool{},
+		delays: map[[2]ring.Endpoint]time.Duration{}}
 	part := partitioner.Murmur3()
 	var members []ring.Node
 	for _, nc := range cfg.Nodes {
@@ -112,37 +118,132 @@ func New(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c.ring = m
+	// Every node is known before any starts: gossip looks them up.
 	for _, nc := range cfg.Nodes {
-		n := &Node{c: c, Name: nc.Name, Location: ring.Location{DataCenter: nc.DataCenter, Rack: nc.Rack}, fs: vfs.NewMem()}
+		n := &Node{c: c, Name: nc.Name, Location: ring.Location{DataCenter: nc.DataCenter, Rack: nc.Rack}}
+		n.fs = errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op, _ string) error {
+			if n.diskFailing.Load() && (op == errorfs.OpFileWrite || op == errorfs.OpFileSync) {
+				return errorfs.ErrInjected
+			}
+			return nil
+		}))
 		c.nodes = append(c.nodes, n)
 		c.byName[nc.Name] = n
+	}
+	for _, n := range c.nodes {
 		if err := n.start(); err != nil {
-			return nil, err
+			return nil, errors.Join(err, c.Close())
 		}
 	}
+	if err := c.AwaitMembership(time.Minute); err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
 	return c, nil
+}
+
+// AwaitMembership waits, up to limit, until every node that is up has
+// seen up exactly the nodes that are up and reachable from it for
+// settledFor without a change, and has delivered the hints it holds for
+// them. (A view can be right for a moment and then flap: a suspicion
+// raised during a partition may still run out after the heal.)
+func (c *Cluster) AwaitMembership(limit time.Duration) error {
+	const settledFor = 3 * time.Second
+	deadline := time.Now().Add(limit)
+	var rightSince time.Time
+	for {
+		wrong := c.wrongViews()
+		switch {
+		case len(wrong) > 0:
+			rightSince = time.Time{}
+		case rightSince.IsZero():
+			rightSince = time.Now()
+		case time.Since(rightSince) >= settledFor:
+			c.Settle()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("membership not settled after %s: %v", limit, wrong)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// wrongViews lists, for each node up, the nodes it sees wrongly.
+func (c *Cluster) wrongViews() []string {
+	var wrong []string
+	for _, n := range c.nodes {
+		if !n.Up() {
+			continue
+		}
+		for _, o := range c.nodes {
+			reachable := o.Up() && !c.cut(n.Name, o.Name)
+			if o != n && n.sees(o.Name) != reachable {
+				wrong = append(wrong, fmt.Sprintf("%s sees %s up=%v", n.Name, o.Name, !reachable))
+			}
+		}
+	}
+	return wrong
+}
+
+// Membership is each node's view of the others, a line per node up:
+// "127.0.0.1: 127.0.0.2 UP, 127.0.0.3 DOWN".
+func (c *Cluster) Membership() string {
+	var lines []string
+	for _, n := range c.nodes {
+		if !n.Up() {
+			lines = append(lines, fmt.Sprintf("%s: (down)", n.Name))
+			continue
+		}
+		var views []string
+		for _, o := range c.nodes {
+			if o == n {
+				continue
+			}
+			state := "DOWN"
+			if n.sees(o.Name) {
+				state = "UP"
+			}
+			views = append(views, fmt.Sprintf("%s %s", o.Name, state))
+		}
+		lines = append(lines, fmt.Sprintf("%s: %s", n.Name, strings.Join(views, ", ")))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // Node is the node named name, or nil.
 func (c *Cluster) Node(name ring.Endpoint) *Node { return c.byName[name] }
 
-// Clock is the cluster's clock.
-func (c *Cluster) Clock() *Clock { return c.clock }
-
-// Close stops every node.
+// Close stops every node, and waits for what is still on its way.
 func (c *Cluster) Close() error {
 	var errs []error
 	for _, n := range c.nodes {
 		errs = append(errs, n.stop())
+		n.mu.Lock()
+		released := n.released
+		n.mu.Unlock()
+		if released != nil {
+			<-released
+		}
 	}
+	c.inFlight.Wait()
+	// memberlist's goroutines end on their own timers (a probe's, a
+	// dial's) after it shuts down; they must end inside the bubble.
+	time.Sleep(time.Minute)
 	return errors.Join(errs...)
 }
 
 // start opens the node's engine on its file system (replaying its commit
-// log after a crash), its tables, and a coordinator.
+// log after a crash), its tables, its messaging service, a coordinator
+// and its gossip.
 func (n *Node) start() error {
+	n.mu.Lock()
+	released := n.released
+	n.mu.Unlock()
+	if released != nil {
+		<-released // the last start's parts are closed
+	}
 	nop := zerolog.Nop()
-	e, err := storage.Open(storage.Options{FS: n.fs, DataDir: "data", Logger: &nop, Now: n.c.clock.Now,
+	e, err := storage.Open(storage.Options{FS: n.fs, DataDir: "data", Logger: &nop, Now: time.Now,
 		BlockCacheSize: 4 << 20, MemtableTotalSpace: 64 << 20, DisableAutoCompaction: true})
 	if err != nil {
 		return err
@@ -153,29 +254,138 @@ func (n *Node) start() error {
 	if _, err := e.Recover(); err != nil {
 		return errors.Join(err, e.Close())
 	}
+	svc, err := messaging.Start(messaging.Options{Name: string(n.Name), Port: storagePort, Transport: messagingTransport{n.c}, Logger: &nop})
+	if err != nil {
+		return errors.Join(err, e.Close())
+	}
 	coord := coordinator.New(coordinator.Config{Self: n.Name, DataCenter: n.Location.DataCenter, Engine: node.CoordinatorEngine(e),
-		Network: network{n}, Alive: n.sees, Ring: func() *ring.Metadata { return n.c.ring }, Schema: n.c.currentSchema,
-		FS: n.fs, HintsDir: "hints", StoragePort: 7000, Logger: nop, Now: n.c.clock.Now})
+		Network: svc, Alive: n.sees, Ring: func() *ring.Metadata { return n.c.ring }, Schema: n.c.currentSchema,
+		FS: n.fs, HintsDir: "hints", StoragePort: storagePort, Logger: nop, Now: time.Now})
+	for v, h := range coord.Handlers() {
+		svc.Handle(v, n.crashingOn(v, h))
+	}
+	inbox := newGossipTransport(n)
 	n.mu.Lock()
-	n.engine, n.coord, n.handlers, n.up = e, coord, coord.Handlers(), true
+	n.engine, n.coord, n.messaging, n.inbox, n.up = e, coord, svc, inbox, true
+	n.conns, n.released = map[*frameConn]bool{}, make(chan struct{})
+	n.starts++
+	restart := n.starts > 1
+	n.mu.Unlock()
+	// Every node's seed is the first, as in sibyl cluster; a node
+	// restarted knows the others from its last run (system.peers).
+	var peers []string
+	if restart {
+		for _, o := range n.c.nodes {
+			if o != n {
+				peers = append(peers, net.JoinHostPort(string(o.Name), strconv.Itoa(gossipPort)))
+			}
+		}
+	}
+	g, err := gossip.Start(gossip.Options{Name: string(n.Name), Port: gossipPort, ClusterName: "simulation",
+		Seeds: []string{net.JoinHostPort(string(n.c.nodes[0].Name), strconv.Itoa(gossipPort))}, Generation: time.Now().UnixNano(),
+		States: map[gossip.ApplicationState]string{gossip.Status: gossip.StatusNormal + ",0"}, Peers: peers,
+		OnChange: n.gossipChanged, Logger: &nop, Transport: inbox})
+	if err != nil {
+		return errors.Join(err, n.stop())
+	}
+	n.mu.Lock()
+	n.gossip = g
 	n.mu.Unlock()
 	return nil
 }
 
-// stop closes the node's engine without a flush: what it had only in
-// memtables comes back from its commit log at the next start, as after a
-// crash.
+// crashingOn is handler h of verb v, unless the node is to crash when a
+// request of v arrives: then the node goes down there and then, and the
+// request gets no answer (its connection is closed before the handler
+// returns).
+func (n *Node) crashingOn(v messaging.Verb, h messaging.Handler) messaging.Handler {
+	return func(from string, payload []byte) ([]byte, error) {
+		n.mu.Lock()
+		crash := n.up && n.crashOn == v
+		if crash {
+			n.crashOn = 0
+		}
+		n.mu.Unlock()
+		if crash && n.halt() {
+			// The service waits for its handlers, this one included, as
+			// it closes: the rest of the crash cannot run here.
+			go n.release()
+			return nil, errors.New("crashed")
+		}
+		return h(from, payload)
+	}
+}
+
+// addConn registers this node's end of a new connection, closed if the
+// node is down.
+func (n *Node) addConn(e *frameConn) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.up {
+		e.Close()
+		return
+	}
+	n.conns[e] = true
+}
+
+// gossipChanged is the node's gossip telling it of a change: a node seen
+// up again gets the hints held for it, as a real node's does.
+func (n *Node) gossipChanged(endpoint string) {
+	n.mu.Lock()
+	g, coord, up := n.gossip, n.coord, n.up
+	n.mu.Unlock()
+	if up && g != nil && g.Alive(endpoint) {
+		coord.ReplicaUp(ring.Endpoint(endpoint))
+	}
+}
+
+// stop stops the node as a crash would: it closes its connections and
+// its gossip at once (no leave: peers find it dead by probing), then its
+// engine without a flush, so that what it had only in memtables comes
+// back from its commit log at the next start.
 func (n *Node) stop() error {
+	if !n.halt() {
+		return nil
+	}
+	return n.release()
+}
+
+// halt takes the node off the network: it refuses connections, and its
+// open ones close. It reports whether the node was up.
+func (n *Node) halt() bool {
 	n.mu.Lock()
 	if !n.up {
 		n.mu.Unlock()
-		return nil
+		return false
 	}
 	n.up = false
-	e, coord := n.engine, n.coord
+	l, conns := n.listener, n.conns
+	n.conns = nil
 	n.mu.Unlock()
+	if l != nil {
+		l.Close()
+	}
+	for e := range conns {
+		e.Close()
+	}
+	return true
+}
+
+// release closes what a halted node ran: its gossip, its messaging (once
+// its handlers return), its coordinator's sends, its engine.
+func (n *Node) release() error {
+	n.mu.Lock()
+	e, coord, svc, g, released := n.engine, n.coord, n.messaging, n.gossip, n.released
+	n.gossip = nil
+	n.mu.Unlock()
+	defer close(released)
+	var errs []error
+	if g != nil {
+		errs = append(errs, g.Close())
+	}
+	errs = append(errs, svc.Close())
 	coord.Settle()
-	return e.Close()
+	return errors.Join(append(errs, e.Close())...)
 }
 
 // Up reports whether the node runs.
@@ -188,18 +398,18 @@ func (n *Node) Up() bool {
 // Crash stops the node as a crash would.
 func (n *Node) Crash() error { return n.stop() }
 
-// Restart starts a crashed node again; the nodes that see it deliver its
-// hints.
+// Restart starts a crashed node again: it rejoins through gossip, and the
+// nodes that see it up deliver its hints.
 func (n *Node) Restart() error {
 	if n.Up() {
 		return fmt.Errorf("%s is up", n.Name)
 	}
-	if err := n.start(); err != nil {
-		return err
-	}
-	n.c.reconnect()
-	return nil
+	return n.start()
 }
+
+// FailDisk makes every write and sync of the node's files fail (failing
+// true) or succeed again.
+func (n *Node) FailDisk(failing bool) { n.diskFailing.Store(failing) }
 
 // CrashOn makes the node crash when the next request of verb reaches it:
 // the request finds it gone, as one in flight when a node dies.
@@ -209,11 +419,15 @@ func (n *Node) CrashOn(verb messaging.Verb) {
 	n.crashOn = verb
 }
 
-// sees is the node's failure detector: another node is up to it when
-// that node runs and the link between them is not cut.
+// sees is the node's failure detector, its gossip's view.
 func (n *Node) sees(e ring.Endpoint) bool {
-	o := n.c.byName[e]
-	return o != nil && o.Up() && !n.c.cut(n.Name, e)
+	if e == n.Name {
+		return true
+	}
+	n.mu.Lock()
+	g := n.gossip
+	n.mu.Unlock()
+	return g != nil && g.Alive(string(e))
 }
 
 // Partition puts the named nodes on one side and every other on the
@@ -234,13 +448,31 @@ func (c *Cluster) Cut(a, b ring.Endpoint) {
 	c.cuts[linkKey(a, b)] = true
 }
 
-// Heal removes every partition and cut; nodes that see each other again
-// deliver their hints.
+// Heal removes every partition and cut; gossip finds the nodes again, and
+// those that see each other up deliver their hints.
 func (c *Cluster) Heal() {
 	c.mu.Lock()
 	c.sides, c.cuts = map[ring.Endpoint]int{}, map[[2]ring.Endpoint]bool{}
 	c.mu.Unlock()
-	c.reconnect()
+}
+
+// Delay makes what goes from one node to another (messaging's frames,
+// gossip's packets) take d on its way; 0 removes the delay. Frames keep
+// their order within a connection, as TCP's do.
+func (c *Cluster) Delay(from, to ring.Endpoint, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d == 0 {
+		delete(c.delays, [2]ring.Endpoint{from, to})
+		return
+	}
+	c.delays[[2]ring.Endpoint{from, to}] = d
+}
+
+func (c *Cluster) delay(from, to ring.Endpoint) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.delays[[2]ring.Endpoint{from, to}]
 }
 
 func linkKey(a, b ring.Endpoint) [2]ring.Endpoint {
@@ -254,22 +486,6 @@ func (c *Cluster) cut(a, b ring.Endpoint) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.sides[a] != c.sides[b] || c.cuts[linkKey(a, b)]
-}
-
-// reconnect has every node that is up deliver its hints to the nodes it
-// sees, as gossip's UP would, and waits for them.
-func (c *Cluster) reconnect() {
-	for _, n := range c.nodes {
-		if !n.Up() {
-			continue
-		}
-		for _, o := range c.nodes {
-			if o != n && n.sees(o.Name) {
-				n.coord.ReplicaUp(o.Name)
-			}
-		}
-	}
-	c.Settle()
 }
 
 // Settle waits for what every coordinator left running.
@@ -290,57 +506,21 @@ func (c *Cluster) currentSchema() *schema.Schema {
 	return c.schema
 }
 
-// network is node from's side of the in-memory network.
-type network struct{ from *Node }
-
-var errRefused = errors.New("connection refused")
-
-func (nw network) Request(ctx context.Context, to string, verb messaging.Verb, payload []byte) ([]byte, error) {
-	target := nw.from.c.byName[ring.Endpoint(to)]
-	if target == nil {
-		return nil, fmt.Errorf("messaging: %s unreachable: %w", to, errRefused)
-	}
-	if nw.from.c.cut(nw.from.Name, target.Name) {
-		return nil, messaging.ErrTimeout // lost: the request's time runs out
-	}
-	target.mu.Lock()
-	up, h := target.up, target.handlers[verb]
-	crash := up && target.crashOn != 0 && target.crashOn == verb
-	if crash {
-		target.crashOn = 0
-	}
-	target.mu.Unlock()
-	if crash {
-		if err := target.stop(); err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("messaging: %s unreachable: connection reset", to)
-	}
-	if !up {
-		return nil, fmt.Errorf("messaging: %s unreachable: %w", to, errRefused)
-	}
-	if h == nil {
-		return nil, fmt.Errorf("messaging: %s has no handler for %s", to, verb)
-	}
-	return h(string(nw.from.Name), payload)
-}
-
 // session is a client session on node n: its statements are coordinated
-// there, and their write timestamps come from the simulation's clock.
+// there, and their write timestamps come from the bubble's clock.
 func (n *Node) session() *exec.Session {
-	s := exec.NewSession(nodeCoordinator{n})
-	s.Now = n.c.clock.Now
-	return s
+	return exec.NewSession(nodeCoordinator{n})
 }
 
-// Exec runs one statement on node n at a consistency level, then moves
-// the clock on and lets every coordinator settle.
+// Exec runs one statement on node n at a consistency level, then lets a
+// millisecond pass (the next statement's timestamp is later) and every
+// coordinator settle.
 func (n *Node) Exec(text string, cl request.Consistency) (*exec.Result, error) {
 	if !n.Up() {
 		return nil, fmt.Errorf("%s is down", n.Name)
 	}
 	res, err := n.session().QueryText(text, exec.QueryParams{Consistency: cl})
-	n.c.clock.Advance(time.Millisecond)
+	time.Sleep(time.Millisecond)
 	n.c.Settle()
 	return res, err
 }
@@ -361,7 +541,7 @@ func (nc nodeCoordinator) ApplySchema(ms []*mutation.Mutation) error {
 			return err
 		}
 	}
-	s, err := node.LoadSchema(nc.n.engine, c.clock.Now().Unix(), func(string, string, error) {})
+	s, err := node.LoadSchema(nc.n.engine, time.Now().Unix(), func(string, string, error) {})
 	if err != nil {
 		return err
 	}

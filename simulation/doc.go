@@ -1,29 +1,45 @@
 // Package simulation runs a cluster of nodes in one process: each node
-// its own storage engine (on an in-memory file system) and coordinator,
-// the nodes joined by an in-memory network, every clock the simulation's
-// and every random choice drawn from one seed. Faults are scripted per
-// link (cut, one side of a partition, heal) and per node (crash,
-// restart, a crash when a given verb arrives), and statements run through
-// cql/exec on any node at any consistency level. The network delivers a
-// request at once, in the sender's goroutine, or loses it (the sender's
-// request times out at once) or refuses it (the node is down), so a run
-// takes no real time and a script gives the same outcome every time.
+// its own storage engine (on an in-memory file system), coordinator,
+// messaging service and gossip (the real messaging and gossip packages,
+// memberlist inside), the nodes joined by an in-memory network that
+// carries both. A cluster is made inside a testing/synctest
+// bubble, and every clock is the bubble's: time moves only while every
+// goroutine of the cluster waits, so write_request_timeout, failure
+// detection and late messages run in simulated seconds that take no real
+// time.
 //
-// Membership is the simulation's: a node sees another up when it is up
-// and the link between them is not cut (no failure detector runs), and a
-// node that comes back in view gets its hints at once, as gossip's UP
-// would bring them. Schema changes reach every node that is up.
+// Faults are scripted per link (cut, one side of a partition, a delay
+// each way, heal) and per node (crash, restart, a crash when a given verb
+// arrives, a disk whose writes fail). A connection to a node that is
+// down is refused; a frame on a cut link is lost (its request waits out
+// its deadline and times out); one on a delayed link arrives late, in
+// order with the rest of its connection (the replica applies a late write
+// whether or not its sender gave up, and a write through another
+// coordinator may overtake it); a crash closes the node's connections, so
+// the requests in flight to it fail at once. Gossip's packets and streams
+// cross the same links: a
+// node sees another down once its failure detector has, and up again
+// once gossip finds it (a healed partition, a restarted seed), and then
+// delivers the hints it holds, as a real node does. Statements run
+// through cql/exec on any node at any consistency level. Schema changes
+// reach every node that is up at once (schema agreement is not
+// simulated).
 //
-// Owns: the simulated cluster, its network, clock and faults; the
-// datadriven scripts' commands (testdata/*.txt); the randomized run's
-// checks (no acknowledged write lost, no QUORUM read older than an
-// acknowledged QUORUM write before it).
-// Does not own: anything a node does (coordinator, storage, cql/exec).
+// Owns: the simulated cluster, its network (messaging's and gossip's
+// transports over it) and its faults; the datadriven scripts' commands (testdata/*.txt); the
+// randomized run's checks (no acknowledged write lost, no QUORUM read
+// older than an acknowledged QUORUM write before it).
+// Does not own: anything a node does (coordinator, storage, messaging,
+// gossip, cql/exec).
 // May import: node (for its engine wiring and schema loading) and
 // everything below it.
 // Must not import: tools, cmd.
 //
-// Deterministic: given the seed, the script and its faults, every
-// outcome; the coordinators' own goroutines are waited for (Settle)
-// between steps.
+// Deterministic: the steps, faults, tokens and statement timestamps of a
+// run come from its seed and the bubble's clock. Two things do not: the
+// order in which goroutines woken at the same simulated instant run, and
+// memberlist's own random choices (which member to probe next). A replay
+// of a seed repeats its steps and faults, not every interleaving; the
+// scripts' outcomes are those every interleaving gives (a script waits
+// for membership to settle before it relies on it).
 package simulation

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
@@ -30,17 +32,21 @@ var (
 // acknowledged write, at any level, is lost. A failure prints its seed.
 func TestRandomized(t *testing.T) {
 	last := *randomSeed
+	outcomes := map[string]int{}
 	for seed := range testutil.Seeds(*randomSeed, *randomSeeds, *randomLong) {
-		if err := randomRun(t, seed, *randomSteps); err != nil {
+		var err error
+		synctest.Test(t, func(*testing.T) { err = randomRun(seed, *randomSteps, outcomes) })
+		if err != nil {
 			t.Fatalf("seed %d: %v\nreplay: go test ./simulation -run TestRandomized -simulation.seed %d -simulation.seeds 1", seed, err, seed)
 		}
 		last = seed
 	}
-	t.Logf("ran seeds %d to %d, %d steps each", *randomSeed, last, *randomSteps)
+	t.Logf("ran seeds %d to %d, %d steps each; outcomes: %v", *randomSeed, last, *randomSteps, outcomes)
 }
 
-// randomRun is one seed's run.
-func randomRun(t *testing.T, seed uint64, steps int) error {
+// randomRun is one seed's run, in a synctest bubble; it counts what each
+// request came to in outcomes.
+func randomRun(seed uint64, steps int, outcomes map[string]int) error {
 	c, err := New(Config{Seed: seed, Nodes: []NodeConfig{
 		{Name: "127.0.0.1", DataCenter: "dc1", Rack: "r1"}, {Name: "127.0.0.2", DataCenter: "dc1", Rack: "r1"}, {Name: "127.0.0.3", DataCenter: "dc1", Rack: "r1"}}})
 	if err != nil {
@@ -89,6 +95,7 @@ func randomRun(t *testing.T, seed uint64, steps int) error {
 			}
 			_, err := n.Exec(fmt.Sprintf("INSERT INTO ks.kv (k, v) VALUES (%d, %d)", k, step), cl)
 			history = append(history, fmt.Sprintf("%d: write k=%d v=%d at %s on %s: %v", step, k, step, cl, n.Name, err))
+			outcomes["write "+outcomeKind(err)]++
 			if err != nil {
 				if bad := unexpected(err); bad != nil {
 					return fail("step %d: a write failed as no client should see: %v", step, bad)
@@ -103,6 +110,7 @@ func randomRun(t *testing.T, seed uint64, steps int) error {
 			n, k := live[r.IntN(len(live))], r.IntN(keys)
 			v, err := readVersion(n, k, request.Quorum)
 			history = append(history, fmt.Sprintf("%d: read k=%d at QUORUM on %s: v=%d %v", step, k, n.Name, v, err))
+			outcomes["read "+outcomeKind(err)]++
 			if err != nil {
 				if bad := unexpected(err); bad != nil {
 					return fail("step %d: a read failed as no client should see: %v", step, bad)
@@ -138,7 +146,8 @@ func randomRun(t *testing.T, seed uint64, steps int) error {
 			c.Heal()
 		}
 	}
-	// Everything healed and up: every acknowledged write is there.
+	// Everything healed and up: once gossip has seen it, and the hints
+	// are delivered, every acknowledged write is there.
 	c.Heal()
 	for _, n := range nodes {
 		if !n.Up() {
@@ -147,8 +156,18 @@ func randomRun(t *testing.T, seed uint64, steps int) error {
 			}
 		}
 	}
+	if err := c.AwaitMembership(time.Minute); err != nil {
+		return fail("at the end: %v", err)
+	}
+	// A view may still flap (a suspicion from a partition running out), a
+	// node restarted a moment ago may still be in a peer's redial pause:
+	// a read the cluster cannot serve yet is tried again, for a minute.
 	for k := range keys {
 		v, err := readVersion(first, k, request.All)
+		for deadline := time.Now().Add(time.Minute); err != nil && unexpected(err) == nil && time.Now().Before(deadline); {
+			time.Sleep(time.Second)
+			v, err = readVersion(first, k, request.All)
+		}
 		if err != nil {
 			return fail("at the end: an ALL read of k=%d: %v", k, err)
 		}
@@ -167,6 +186,18 @@ func readVersion(n *Node, k int, cl request.Consistency) (int, error) {
 	}
 	v, err := cqltype.DecodeInt(res.Rows[0][0])
 	return int(v), err
+}
+
+// outcomeKind names what a request came to: ok, or its error's code.
+func outcomeKind(err error) string {
+	var e *exec.Error
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &e):
+		return codeNames[e.Code]
+	}
+	return "other"
 }
 
 // unexpected is err unless it is a failure Cassandra reports for a

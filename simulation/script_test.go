@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/sibyldb/sibyl/cql/exec"
@@ -26,16 +28,30 @@ import (
 //	local node=K                                  read the input's SELECT from node K's own data alone
 //	crash node=K | restart node=K                 stop node K as a crash would; start it again
 //	crash-on node=K verb=VERB                     node K crashes when the next request of VERB reaches it
+//	disk-fail node=K | disk-heal node=K           every write and sync of node K's files fails; succeeds again
 //	partition nodes=K,L                           K and L on one side, every other node on the other
 //	cut a=K b=L | heal                            cut one link; remove every cut and partition
+//	delay from=K to=L d=DURATION                  what K sends L takes d on its way (d=0: no delay)
+//	wait for=DURATION                             let the cluster's time run (gossip, timeouts, late messages)
+//	settle                                        wait (up to a minute) until every node's gossip sees up exactly the nodes up and reachable, and hints are delivered
+//	membership                                    each node's view of the others, as its gossip sees them
+//
+// Each script runs in a synctest bubble: its time is the bubble's, and
+// runs only while the cluster waits.
 func TestScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
-		var c *Cluster
-		defer func() {
-			if c != nil {
-				c.Close()
-			}
-		}()
+		synctest.Test(t, func(t *testing.T) { runScript(t, path) })
+	})
+}
+
+func runScript(t *testing.T, path string) {
+	var c *Cluster
+	defer func() {
+		if c != nil {
+			c.Close()
+		}
+	}()
+	{
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			if d.Cmd != "cluster" && c == nil {
 				d.Fatalf(t, "%s before cluster", d.Cmd)
@@ -58,6 +74,12 @@ func TestScripts(t *testing.T) {
 				return done(scriptNode(t, d, c).Crash())
 			case "restart":
 				return done(scriptNode(t, d, c).Restart())
+			case "disk-fail":
+				scriptNode(t, d, c).FailDisk(true)
+				return "ok"
+			case "disk-heal":
+				scriptNode(t, d, c).FailDisk(false)
+				return "ok"
 			case "crash-on":
 				var verb string
 				d.ScanArgs(t, "verb", &verb)
@@ -85,11 +107,35 @@ func TestScripts(t *testing.T) {
 			case "heal":
 				c.Heal()
 				return "ok"
+			case "delay":
+				var from, to string
+				d.ScanArgs(t, "from", &from)
+				d.ScanArgs(t, "to", &to)
+				c.Delay(address(t, d, from), address(t, d, to), duration(t, d, "d"))
+				return "ok"
+			case "wait":
+				time.Sleep(duration(t, d, "for"))
+				c.Settle()
+				return "ok"
+			case "settle":
+				return done(c.AwaitMembership(time.Minute))
+			case "membership":
+				return c.Membership()
 			}
 			d.Fatalf(t, "unknown command %s", d.Cmd)
 			return ""
 		})
-	})
+	}
+}
+
+func duration(t *testing.T, d *datadriven.TestData, arg string) time.Duration {
+	var text string
+	d.ScanArgs(t, arg, &text)
+	v, err := time.ParseDuration(text)
+	if err != nil {
+		d.Fatalf(t, "%s: %v", arg, err)
+	}
+	return v
 }
 
 var verbs = map[string]messaging.Verb{"MUTATION": messaging.VerbMutation, "READ": messaging.VerbRead,

@@ -55,7 +55,7 @@ var allowedImports = map[string][]string{
 	"internal/testutil":   {"mutation", "partitioner"},
 	"test/clients":        {"node", "cql/native", "cql/exec", "cqltype", "tools/cqlsh", "tools/nodetool", "tools/stress"},
 	"test/differential":   {"node", "cqltype"},
-	"simulation": {"node", "coordinator", "cql/exec", "messaging", "mutation", "mutation/request", "partitioner", "ring",
+	"simulation": {"node", "coordinator", "cql/exec", "gossip", "messaging", "mutation", "mutation/request", "partitioner", "ring",
 		"schema", "storage", "cqltype"},
 	"bench": {"storage", "commitlog", "mutation", "mutation/request", "partitioner", "internal/testutil", "node", "cql", "cql/exec",
 		"schema", "cqltype"},
@@ -185,7 +185,9 @@ var confinedDeps = []struct {
 	{"log", []string{"cmd/", "gossip"}},
 	{"github.com/gocql/gocql", []string{"tools/", "test", "bench", "cmd/"}},
 	{"github.com/chzyer/readline", []string{"tools/"}},
-	{"github.com/hashicorp/memberlist", []string{"gossip"}},
+	// simulation carries gossip over its own network: memberlist's
+	// Transport, which gossip.Options takes.
+	{"github.com/hashicorp/memberlist", []string{"gossip", "simulation"}},
 	{"github.com/prometheus/client_golang", []string{"node"}},
 	{"github.com/cockroachdb/pebble/sstable", []string{"sstable", "bench", "test"}},
 	{"github.com/cockroachdb/pebble/objstorage", []string{"sstable", "bench", "test"}},
