@@ -100,8 +100,8 @@ func Up(c *Cluster) error {
 
 // Add adds node N+1 to a running cluster of N nodes, starts it (it joins
 // through node 1, taking tokens of its own; the data already written is
-// not streamed to it) and waits until every node sees every other up, as
-// Up does.
+// not streamed to it) and waits, as Up does, until every running node
+// sees every running node up and lists every other in its system.peers.
 func Add(c *Cluster) error {
 	if c.Nodes >= 254 {
 		return fmt.Errorf("the cluster has %d nodes, the most 127.0.0.x holds", c.Nodes)
@@ -192,25 +192,27 @@ func (c *Cluster) upTimeout() time.Duration {
 	return 2 * time.Minute
 }
 
-// waitAllUp waits until every node sees every node up (its admin API's
-// status) and holds every other in its own system.peers, as a client that
-// connects to it reads them (ccm's wait-other-notice): a client that
-// connects the moment Up returns sees the whole cluster through any node.
+// waitAllUp waits until every running node sees every running node up
+// (its admin API's status) and holds every other node, running or
+// stopped, in its own system.peers, as a client that connects to it reads
+// them (ccm's wait-other-notice): a client that connects the moment Up or
+// Add returns sees the whole cluster through any node.
 func (c *Cluster) waitAllUp() error {
 	deadline := time.Now().Add(c.upTimeout())
-	for k := 1; k <= c.Nodes; k++ {
+	running := c.running()
+	for _, k := range running {
 		for {
 			up, view, err := c.upCount(k)
 			peers := 0
-			if err == nil && up == c.Nodes {
+			if err == nil && up == len(running) {
 				peers, err = c.peerCount(k)
 			}
-			if err == nil && up == c.Nodes && peers == c.Nodes-1 {
+			if err == nil && up == len(running) && peers == c.Nodes-1 {
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("node%d sees %d of %d nodes up and %d of %d peers in system.peers after %s (%v); its view: %s",
-					k, up, c.Nodes, peers, c.Nodes-1, c.upTimeout(), err, view)
+				return fmt.Errorf("node%d sees %d of the %d nodes running up and %d of %d peers in system.peers after %s (%v); its view: %s",
+					k, up, len(running), peers, c.Nodes-1, c.upTimeout(), err, view)
 			}
 			time.Sleep(200 * time.Millisecond)
 		}

@@ -38,9 +38,9 @@ func TestMain(m *testing.M) {
 
 // TestUpStopStartDown runs a three-node cluster of real processes: up
 // returns once every node lists every other in its system.peers, a
-// second up refuses, a stopped node shows down and comes back, a fourth
-// node added is in every node's system.peers when add returns, and down
-// stops every process.
+// second up refuses, a stopped node shows down, a fourth node added while
+// it is stopped is in every running node's system.peers when add
+// returns, the stopped node comes back, and down stops every process.
 func TestUpStopStartDown(t *testing.T) {
 	var out bytes.Buffer
 	gossipPort := testutil.ClusterPort(t, 4)
@@ -79,25 +79,26 @@ func TestUpStopStartDown(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	// A fourth node joins while node3 is stopped; once add returns, every
+	// running node lists it (and node3), and it lists every other.
+	if err := Add(c); err != nil {
+		t.Fatalf("add: %v\n%s", err, out.String())
+	}
+	checkPeers(t, c, "add")
+	if s := status(); len(regexp.MustCompile(`(?m)^UN  127\.0\.0\.[124] `).FindAllString(s, -1)) != 3 ||
+		!strings.Contains(s, "DN  127.0.0.3 ") || !strings.Contains(s, "node4: running") {
+		t.Fatalf("status after add:\n%s", s)
+	}
+	if c, err := Open(c.Dir, &out); err != nil || c.Nodes != 4 || !strings.HasPrefix(c.Name, "cluster test ") {
+		t.Fatalf("the cluster as cluster.json keeps it after add: %+v, %v", c, err)
+	}
 	if err := c.Start(3); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.waitAllUp(); err != nil {
 		t.Fatal(err)
 	}
-
-	// A fourth node joins the running cluster; once add returns, every
-	// node lists it, and it lists every other.
-	if err := Add(c); err != nil {
-		t.Fatalf("add: %v\n%s", err, out.String())
-	}
-	checkPeers(t, c, "add")
-	if s := status(); len(regexp.MustCompile(`(?m)^UN  127\.0\.0\.[1234] `).FindAllString(s, -1)) != 4 || !strings.Contains(s, "node4: running") {
-		t.Fatalf("status after add:\n%s", s)
-	}
-	if c, err := Open(c.Dir, &out); err != nil || c.Nodes != 4 || !strings.HasPrefix(c.Name, "cluster test ") {
-		t.Fatalf("the cluster as cluster.json keeps it after add: %+v, %v", c, err)
-	}
+	checkPeers(t, c, "node3's start")
 
 	pids := c.running()
 	if err := Down(c); err != nil {
@@ -111,11 +112,11 @@ func TestUpStopStartDown(t *testing.T) {
 	}
 }
 
-// checkPeers checks that every node's system.peers, read by a client
-// connecting to it alone, lists every other node.
+// checkPeers checks that every running node's system.peers, read by a
+// client connecting to it alone, lists every other node.
 func checkPeers(t *testing.T, c *Cluster, after string) {
 	t.Helper()
-	for k := 1; k <= c.Nodes; k++ {
+	for _, k := range c.running() {
 		cluster := gocql.NewCluster(Address(k))
 		cluster.Port = c.NativePort
 		cluster.DisableInitialHostLookup = true
