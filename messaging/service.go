@@ -87,7 +87,7 @@ type Service struct {
 	mu      sync.Mutex
 	peers   map[string]*outbound // by peer name
 	inbound map[Conn]bool
-	pending map[uint64]*waiting // requests sent, by id
+	pending map[uint64]waiting // requests sent, by id
 	closed  bool
 	done    chan struct{} // closed by Close: requests waiting give up
 	nextID  atomic.Uint64
@@ -129,7 +129,7 @@ func Start(opts Options) (*Service, error) {
 		return nil, fmt.Errorf("messaging: cannot listen on %s: %w", net.JoinHostPort(opts.Name, strconv.Itoa(opts.Port)), err)
 	}
 	s := &Service{opts: opts, ln: ln, port: ln.Port(), handlers: map[Verb]Handler{}, peers: map[string]*outbound{},
-		inbound: map[Conn]bool{}, pending: map[uint64]*waiting{}, done: make(chan struct{}),
+		inbound: map[Conn]bool{}, pending: map[uint64]waiting{}, done: make(chan struct{}),
 		workers: workers.New(workers.IdleTimeout)}
 	s.wg.Add(1)
 	go s.accept()
@@ -160,7 +160,7 @@ func (s *Service) Request(ctx context.Context, to string, v Verb, payload []byte
 		return nil, err
 	}
 	id := s.nextID.Add(1)
-	w := &waiting{answer: make(chan Frame, 1), conn: c}
+	w := waiting{answer: make(chan Frame, 1), conn: c}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -377,7 +377,7 @@ func (s *Service) serve(c Conn, done func()) {
 			s.workers.Go(func() { s.run(c, f) })
 		case KindResponse, KindFailure:
 			s.mu.Lock()
-			if w := s.pending[f.ID]; w != nil {
+			if w, ok := s.pending[f.ID]; ok {
 				select {
 				case w.answer <- f: // buffered: one answer per request
 				default:
