@@ -29,6 +29,12 @@ type hints struct {
 	mu  sync.Mutex // appends and deliveries, one at a time
 	// delivering are the replicas whose hints are on their way.
 	delivering map[ring.Endpoint]bool
+	// ends are where each replica's next record goes: the end of its
+	// file's last whole record, found once by reading the file (a crash
+	// may have left a torn record after it, which the next one
+	// overwrites, so that no record is ever appended behind one that
+	// cannot be read).
+	ends map[ring.Endpoint]int64
 }
 
 var hintCRC = crc32.MakeTable(crc32.Castagnoli)
@@ -46,19 +52,27 @@ func (h *hints) storeLocked(e ring.Endpoint, mu *mutation.Mutation) error {
 	if err := h.fs.MkdirAll(h.dir, 0o755); err != nil {
 		return err
 	}
+	end, known := h.ends[e]
+	if !known {
+		var err error
+		if end, err = h.scan(e, nil); err != nil {
+			return err
+		}
+	}
 	f, err := h.fs.OpenReadWrite(h.file(e))
 	if err != nil {
 		return err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		return errors.Join(err, f.Close())
-	}
 	body := mutation.AppendMutation(nil, mu)
 	rec := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
 	rec = binary.BigEndian.AppendUint32(rec, crc32.Checksum(body, hintCRC))
-	_, err = f.WriteAt(append(rec, body...), st.Size())
-	return errors.Join(err, f.Close())
+	rec = append(rec, body...)
+	if _, err := f.WriteAt(rec, end); err != nil {
+		delete(h.ends, e) // where the file ends now is for a read to find
+		return errors.Join(err, f.Close())
+	}
+	h.ends[e] = end + int64(len(rec))
+	return f.Close()
 }
 
 // pending reports whether replica e has hints waiting.
@@ -68,48 +82,66 @@ func (h *hints) pending(e ring.Endpoint) bool {
 }
 
 // read returns the hints kept for replica e. A torn last record (a crash
-// while appending) ends them, as does a length longer than the file.
+// while appending) ends them, as does a length longer than the file or
+// zeroed bytes.
 func (h *hints) read(e ring.Endpoint) ([]*mutation.Mutation, error) {
+	var out []*mutation.Mutation
+	_, err := h.scan(e, func(body []byte) error {
+		m, err := mutation.DecodeMutation(body)
+		if err != nil {
+			return fmt.Errorf("hints for %s: %w", e, err)
+		}
+		out = append(out, m)
+		return nil
+	})
+	return out, err
+}
+
+// scan reads replica e's hints file record by record, giving visit (when
+// not nil) each whole record's body, and returns where its last whole
+// record ends (0 for no file).
+func (h *hints) scan(e ring.Endpoint, visit func(body []byte) error) (int64, error) {
 	f, err := h.fs.Open(h.file(e))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return 0, nil
 	}
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	left := st.Size()
+	size := st.Size()
 	r := bufio.NewReader(f)
-	var out []*mutation.Mutation
+	var end int64
 	for {
 		var head [8]byte
 		if _, err := io.ReadFull(r, head[:]); err != nil {
-			return out, nil
+			return end, nil
 		}
-		left -= int64(len(head))
 		n := int64(binary.BigEndian.Uint32(head[:4]))
-		if n > left {
-			return out, nil
+		// No mutation encodes to nothing: a zero length is zeroed bytes
+		// (a torn tail), whose CRC of nothing would match.
+		if n == 0 || n > size-end-int64(len(head)) {
+			return end, nil
 		}
-		left -= n
 		body := make([]byte, n)
 		if _, err := io.ReadFull(r, body); err != nil || crc32.Checksum(body, hintCRC) != binary.BigEndian.Uint32(head[4:]) {
-			return out, nil
+			return end, nil
 		}
-		m, err := mutation.DecodeMutation(body)
-		if err != nil {
-			return out, fmt.Errorf("hints for %s: %w", e, err)
+		if visit != nil {
+			if err := visit(body); err != nil {
+				return end, err
+			}
 		}
-		out = append(out, m)
+		end += int64(len(head)) + n
 	}
 }
 
 func newHints(fs vfs.FS, dir string) *hints {
-	return &hints{fs: fs, dir: dir, delivering: map[ring.Endpoint]bool{}}
+	return &hints{fs: fs, dir: dir, delivering: map[ring.Endpoint]bool{}, ends: map[ring.Endpoint]int64{}}
 }
 
 // hint keeps a write for a replica that could not take it; a failure to
@@ -175,6 +207,7 @@ func (c *Coordinator) sendHints(e ring.Endpoint) error {
 	if err := c.hints.fs.Remove(c.hints.file(e)); err != nil {
 		return err
 	}
+	delete(c.hints.ends, e)
 	c.Stats.HintsDelivered.Add(int64(len(ms)))
 	for _, m := range after[len(ms):] {
 		if err := c.hints.storeLocked(e, m); err != nil {
