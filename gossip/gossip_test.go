@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/memberlist"
 )
 
 // start runs a gossiper on 127.0.0.n with short timings, stopped when the
@@ -170,6 +173,16 @@ func TestOtherClusterRefused(t *testing.T) {
 	case <-g2.Joined():
 		t.Error("the node of another cluster joined through alpha's seed")
 	default:
+	}
+}
+
+// A cluster name past memberlist's label limit is hashed: a label that
+// fits, and one of its own.
+func TestClusterLabel(t *testing.T) {
+	long := strings.Repeat("n", 300)
+	a, b := clusterLabel(long), clusterLabel(long+"2")
+	if len(a) > memberlist.LabelMaxSize || a == b || clusterLabel("Test Cluster") != "Test Cluster" {
+		t.Errorf("labels: %q, %q", a, b)
 	}
 }
 

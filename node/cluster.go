@@ -373,8 +373,9 @@ func (n *Node) announce(endpoint string, s *gossip.EndpointState) {
 	if err != nil {
 		return
 	}
-	serving := inRing(s) && s.Get(gossip.RPCReady) == "true"
-	left := !inRing(s) && gossip.StatusKind(s.Get(gossip.Status)) == gossip.StatusLeft
+	ringed := inRing(s)
+	serving := ringed && s.Get(gossip.RPCReady) == "true"
+	left := !ringed && gossip.StatusKind(s.Get(gossip.Status)) == gossip.StatusLeft
 	n.viewMu.Lock()
 	prev := n.views[endpoint]
 	now := peerView{up: s.Alive && serving, announced: prev.announced && !left || serving}

@@ -117,11 +117,11 @@ func pagedCount(t *testing.T, n *Node, query string) int {
 	}
 }
 
-// runAt runs one statement through n at a consistency level.
 // clusterNameOf names a test cluster after its gossip port: clusters of
 // other tests, on the same addresses, refuse its gossip.
 func clusterNameOf(gossipPort int) string { return fmt.Sprintf("node test %d", gossipPort) }
 
+// runAt runs one statement through n at a consistency level.
 func runAt(t *testing.T, n *Node, cl request.Consistency, text string) (*exec.Result, error) {
 	t.Helper()
 	return exec.NewSession(n).QueryText(text, exec.QueryParams{Consistency: cl})

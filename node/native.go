@@ -35,11 +35,12 @@ func (n *Node) StartNative() (net.Addr, error) {
 		return nil, fmt.Errorf("native_transport_port: cannot listen on %s: %w", addr, err)
 	}
 	n.nativeMu.Lock()
-	defer n.nativeMu.Unlock()
 	n.native, n.nativeDone = srv, make(chan error, 1)
 	n.events.Store(srv)
 	go func() { n.nativeDone <- srv.Serve(l) }()
+	n.nativeMu.Unlock()
 	n.cfg.Logger.Info().Str("address", l.Addr().String()).Msg("CQL native protocol: listening")
+	// Not under nativeMu: the news goes to every peer over TCP.
 	n.setRPCReady(true)
 	return l.Addr(), nil
 }

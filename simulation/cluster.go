@@ -60,7 +60,9 @@ type Cluster struct {
 	cuts   map[[2]ring.Endpoint]bool
 	delays map[[2]ring.Endpoint]time.Duration // one way, [from, to]
 
-	inFlight sync.WaitGroup // requests and packets on a delayed link
+	// inFlight are the network's own goroutines: each connection's
+	// delivery of its frames, gossip packets on a delayed link.
+	inFlight sync.WaitGroup
 }
 
 // gossipPort is every simulated node's gossip port.
@@ -88,8 +90,10 @@ type Node struct {
 	inbox     *gossipTransport
 	crashOn   messaging.Verb // crash when a request of this verb arrives
 	// released is closed once a stopped start's parts are closed (a
-	// crash in a handler closes them on a goroutine of its own).
-	released chan struct{}
+	// crash in a handler closes them on a goroutine of its own), and
+	// releaseErr is what closing them came to.
+	released   chan struct{}
+	releaseErr error
 }
 
 // storagePort is every simulated node's messaging port.
@@ -217,12 +221,15 @@ func (c *Cluster) Node(name ring.Endpoint) *Node { return c.byName[name] }
 func (c *Cluster) Close() error {
 	var errs []error
 	for _, n := range c.nodes {
-		errs = append(errs, n.stop())
+		n.stop()
 		n.mu.Lock()
 		released := n.released
 		n.mu.Unlock()
 		if released != nil {
 			<-released
+			n.mu.Lock()
+			errs = append(errs, n.releaseErr)
+			n.mu.Unlock()
 		}
 	}
 	c.inFlight.Wait()
@@ -378,14 +385,18 @@ func (n *Node) release() error {
 	e, coord, svc, g, released := n.engine, n.coord, n.messaging, n.gossip, n.released
 	n.gossip = nil
 	n.mu.Unlock()
-	defer close(released)
 	var errs []error
 	if g != nil {
 		errs = append(errs, g.Close())
 	}
 	errs = append(errs, svc.Close())
 	coord.Settle()
-	return errors.Join(append(errs, e.Close())...)
+	err := errors.Join(append(errs, e.Close())...)
+	n.mu.Lock()
+	n.releaseErr = err
+	n.mu.Unlock()
+	close(released)
+	return err
 }
 
 // Up reports whether the node runs.

@@ -93,14 +93,13 @@ func (l *frameListener) Port() int { return storagePort }
 
 // frameConn is one end of a connection between two simulated nodes.
 type frameConn struct {
-	c           *Cluster
-	self, peer  ring.Endpoint
-	inbox       chan messaging.Frame // frames that arrived
-	outbox      chan timedFrame      // frames on their way to the peer, in order
-	other       *frameConn
-	once        sync.Once
-	closed      chan struct{}
-	deliverDone chan struct{}
+	c          *Cluster
+	self, peer ring.Endpoint
+	inbox      chan messaging.Frame // frames that arrived
+	outbox     chan timedFrame      // frames on their way to the peer, in order
+	other      *frameConn
+	once       sync.Once
+	closed     chan struct{}
 }
 
 type timedFrame struct {
@@ -116,7 +115,7 @@ const queueDepth = 4096
 func newFrameConnPair(c *Cluster, a, b *Node) (*frameConn, *frameConn) {
 	end := func(self, peer *Node) *frameConn {
 		return &frameConn{c: c, self: self.Name, peer: peer.Name, inbox: make(chan messaging.Frame, queueDepth),
-			outbox: make(chan timedFrame, queueDepth), closed: make(chan struct{}), deliverDone: make(chan struct{})}
+			outbox: make(chan timedFrame, queueDepth), closed: make(chan struct{})}
 	}
 	x, y := end(a, b), end(b, a)
 	x.other, y.other = y, x
@@ -133,7 +132,6 @@ func newFrameConnPair(c *Cluster, a, b *Node) (*frameConn, *frameConn) {
 // come due, in the order they were sent.
 func (e *frameConn) deliver() {
 	defer e.c.inFlight.Done()
-	defer close(e.deliverDone)
 	for {
 		select {
 		case tf := <-e.outbox:
@@ -164,6 +162,8 @@ func (e *frameConn) Send(f messaging.Frame) error {
 	if e.c.cut(e.self, e.peer) {
 		return nil // lost on the way
 	}
+	// A socket takes a copy of what is written: the sender may reuse its
+	// buffer once Send returns.
 	f.Payload = append([]byte(nil), f.Payload...)
 	select {
 	case e.outbox <- timedFrame{f, time.Now().Add(e.c.delay(e.self, e.peer))}:

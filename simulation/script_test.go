@@ -51,81 +51,79 @@ func runScript(t *testing.T, path string) {
 			c.Close()
 		}
 	}()
-	{
-		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-			if d.Cmd != "cluster" && c == nil {
-				d.Fatalf(t, "%s before cluster", d.Cmd)
+	datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+		if d.Cmd != "cluster" && c == nil {
+			d.Fatalf(t, "%s before cluster", d.Cmd)
+		}
+		switch d.Cmd {
+		case "cluster":
+			var err error
+			if c, err = New(scriptConfig(t, d)); err != nil {
+				d.Fatalf(t, "%v", err)
 			}
-			switch d.Cmd {
-			case "cluster":
-				var err error
-				if c, err = New(scriptConfig(t, d)); err != nil {
-					d.Fatalf(t, "%v", err)
-				}
-				return "ok"
-			case "exec":
-				return runStatements(t, d, scriptNode(t, d, c), level(t, d))
-			case "local":
-				n := scriptNode(t, d, c)
-				s := exec.NewSession(localOnly{n})
-				res, err := s.QueryText(strings.TrimSpace(d.Input), exec.QueryParams{Consistency: request.One})
-				return outcome(res, err)
-			case "crash":
-				return done(scriptNode(t, d, c).Crash())
-			case "restart":
-				return done(scriptNode(t, d, c).Restart())
-			case "disk-fail":
-				scriptNode(t, d, c).FailDisk(true)
-				return "ok"
-			case "disk-heal":
-				scriptNode(t, d, c).FailDisk(false)
-				return "ok"
-			case "crash-on":
-				var verb string
-				d.ScanArgs(t, "verb", &verb)
-				v, ok := verbs[verb]
-				if !ok {
-					d.Fatalf(t, "no verb %s", verb)
-				}
-				scriptNode(t, d, c).CrashOn(v)
-				return "ok"
-			case "partition":
-				var list string
-				d.ScanArgs(t, "nodes", &list)
-				var side []ring.Endpoint
-				for _, k := range strings.Split(list, ",") {
-					side = append(side, address(t, d, k))
-				}
-				c.Partition(side...)
-				return "ok"
-			case "cut":
-				var a, b string
-				d.ScanArgs(t, "a", &a)
-				d.ScanArgs(t, "b", &b)
-				c.Cut(address(t, d, a), address(t, d, b))
-				return "ok"
-			case "heal":
-				c.Heal()
-				return "ok"
-			case "delay":
-				var from, to string
-				d.ScanArgs(t, "from", &from)
-				d.ScanArgs(t, "to", &to)
-				c.Delay(address(t, d, from), address(t, d, to), duration(t, d, "d"))
-				return "ok"
-			case "wait":
-				time.Sleep(duration(t, d, "for"))
-				c.Settle()
-				return "ok"
-			case "settle":
-				return done(c.AwaitMembership(time.Minute))
-			case "membership":
-				return c.Membership()
+			return "ok"
+		case "exec":
+			return runStatements(t, d, scriptNode(t, d, c), level(t, d))
+		case "local":
+			n := scriptNode(t, d, c)
+			s := exec.NewSession(localOnly{n})
+			res, err := s.QueryText(strings.TrimSpace(d.Input), exec.QueryParams{Consistency: request.One})
+			return outcome(res, err)
+		case "crash":
+			return done(scriptNode(t, d, c).Crash())
+		case "restart":
+			return done(scriptNode(t, d, c).Restart())
+		case "disk-fail":
+			scriptNode(t, d, c).FailDisk(true)
+			return "ok"
+		case "disk-heal":
+			scriptNode(t, d, c).FailDisk(false)
+			return "ok"
+		case "crash-on":
+			var verb string
+			d.ScanArgs(t, "verb", &verb)
+			v, ok := verbs[verb]
+			if !ok {
+				d.Fatalf(t, "no verb %s", verb)
 			}
-			d.Fatalf(t, "unknown command %s", d.Cmd)
-			return ""
-		})
-	}
+			scriptNode(t, d, c).CrashOn(v)
+			return "ok"
+		case "partition":
+			var list string
+			d.ScanArgs(t, "nodes", &list)
+			var side []ring.Endpoint
+			for _, k := range strings.Split(list, ",") {
+				side = append(side, address(t, d, k))
+			}
+			c.Partition(side...)
+			return "ok"
+		case "cut":
+			var a, b string
+			d.ScanArgs(t, "a", &a)
+			d.ScanArgs(t, "b", &b)
+			c.Cut(address(t, d, a), address(t, d, b))
+			return "ok"
+		case "heal":
+			c.Heal()
+			return "ok"
+		case "delay":
+			var from, to string
+			d.ScanArgs(t, "from", &from)
+			d.ScanArgs(t, "to", &to)
+			c.Delay(address(t, d, from), address(t, d, to), duration(t, d, "d"))
+			return "ok"
+		case "wait":
+			time.Sleep(duration(t, d, "for"))
+			c.Settle()
+			return "ok"
+		case "settle":
+			return done(c.AwaitMembership(time.Minute))
+		case "membership":
+			return c.Membership()
+		}
+		d.Fatalf(t, "unknown command %s", d.Cmd)
+		return ""
+	})
 }
 
 func duration(t *testing.T, d *datadriven.TestData, arg string) time.Duration {

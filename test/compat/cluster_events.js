@@ -3,9 +3,10 @@
 // the moment it connects, and a keyspace and a table created through
 // another node than the one its control connection is on in its metadata
 // within a second, from the SCHEMA_CHANGE events alone (no refresh asked).
-// With "add", it then runs `sibyl cluster add` and wants the new node
-// among the hosts, up, within a second of its serving CQL, from the
-// TOPOLOGY_CHANGE event alone.
+// With "add", it runs `sibyl cluster add` instead and wants the
+// TOPOLOGY_CHANGE within a second of the new node's serving CQL, the node
+// among the hosts within three (the driver's own delays) and up within ten
+// (see addedNode).
 // Usage: cluster_events.js PORT [add SIBYL CLUSTER_DIR]. Exits 1 with the
 // failures listed.
 'use strict';
