@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sibyldb/sibyl/internal/durable"
 	"github.com/sibyldb/sibyl/mutation"
 )
 
@@ -440,15 +441,10 @@ func (l *Log) writeChunks(batch []chunk) error {
 }
 
 func (l *Log) syncDir() error {
-	d, err := l.opts.FS.OpenDir(l.opts.Dir)
-	if err != nil {
-		return fmt.Errorf("open directory %s: %w", l.opts.Dir, err)
-	}
-	if err := d.Sync(); err != nil {
-		d.Close()
+	if err := durable.SyncDir(l.opts.FS, l.opts.Dir); err != nil {
 		return fmt.Errorf("sync directory %s: %w", l.opts.Dir, err)
 	}
-	return d.Close()
+	return nil
 }
 
 // Sync writes and fsyncs everything appended so far.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+
+	"github.com/sibyldb/sibyl/internal/durable"
 )
 
 // ReplayStats says what Replay found.
@@ -195,27 +197,10 @@ func (l *Log) readFile(name string) ([]byte, error) {
 // rewritePrefix replaces a file by its first bytes, atomically: a later
 // replay must not meet the torn record again once newer segments follow it.
 func (l *Log) rewritePrefix(name string, prefix []byte) error {
-	fs := l.opts.FS
-	tmp := name + ".tmp"
-	f, err := fs.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("commitlog: truncate %s: %w", name, err)
+	if err := durable.ReplaceFile(l.opts.FS, name, append([]byte(nil), prefix...)); err != nil {
+		return fmt.Errorf("commitlog: truncate: %w", err)
 	}
-	if _, err := f.Write(append([]byte(nil), prefix...)); err != nil {
-		f.Close()
-		return fmt.Errorf("commitlog: truncate %s: %w", name, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("commitlog: truncate %s: %w", name, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("commitlog: truncate %s: %w", name, err)
-	}
-	if err := fs.Rename(tmp, name); err != nil {
-		return fmt.Errorf("commitlog: truncate %s: %w", name, err)
-	}
-	return l.syncDir()
+	return nil
 }
 
 // forget drops a segment that no longer exists from the list.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sibyldb/sibyl/internal/wire"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/partitioner"
@@ -14,69 +15,17 @@ import (
 // fields one after another, byte strings with a uvarint length, numbers
 // as varints. Rows travel in the commit log's row encoding.
 
-type msgWriter struct{ b []byte }
+var errShortMessage = wire.ErrShort
 
-func (w *msgWriter) bytes(v []byte) {
-	w.b = binary.AppendUvarint(w.b, uint64(len(v)))
-	w.b = append(w.b, v...)
-}
-func (w *msgWriter) int(v int64) { w.b = binary.AppendVarint(w.b, v) }
-func (w *msgWriter) bool(v bool) {
-	if v {
-		w.int(1)
-	} else {
-		w.int(0)
-	}
-}
-
-// optional writes a value that may be absent (nil) as a flag and the
-// value.
-func (w *msgWriter) optional(v []byte) {
-	w.bool(v != nil)
-	if v != nil {
-		w.bytes(v)
-	}
-}
-
-type msgReader struct {
-	b   []byte
-	err error
-}
-
-var errShortMessage = errors.New("coordinator: a message ends too soon")
-
-func (r *msgReader) bytes() []byte {
-	n, k := binary.Uvarint(r.b)
-	if k <= 0 || uint64(len(r.b)-k) < n {
-		r.err, r.b = errShortMessage, nil
-		return nil
-	}
-	v := r.b[k : k+int(n)]
-	r.b = r.b[k+int(n):]
-	return v
-}
-
-func (r *msgReader) int() int64 {
-	v, k := binary.Varint(r.b)
-	if k <= 0 {
-		r.err, r.b = errShortMessage, nil
-		return 0
-	}
-	r.b = r.b[k:]
-	return v
-}
-
-func (r *msgReader) bool() bool { return r.int() != 0 }
-
-// tableID reads a table's id, refusing one of the wrong length.
-func (r *msgReader) tableID() mutation.TableID {
-	b := r.bytes()
-	if r.err != nil {
+// readTableID reads a table's id, refusing one of the wrong length.
+func readTableID(r *wire.Reader) mutation.TableID {
+	b := r.Bytes()
+	if r.Err != nil {
 		return mutation.TableID{}
 	}
 	id, err := tableIDFrom(b)
 	if err != nil {
-		r.err, r.b = err, nil
+		r.Fail(err)
 	}
 	return id
 }
@@ -91,81 +40,59 @@ func tableIDFrom(b []byte) (id mutation.TableID, err error) {
 	return id, nil
 }
 
-// count reads the length of a list, refusing one longer than the bytes
-// left could hold (every element takes at least one), so that a corrupt
-// length cannot size an allocation.
-func (r *msgReader) count() int {
-	n := r.int()
-	if n < 0 || n > int64(len(r.b)) {
-		r.err, r.b = errShortMessage, nil
-		return 0
-	}
-	return int(n)
-}
-
-func (r *msgReader) optional() []byte {
-	if !r.bool() {
-		return nil
-	}
-	if v := r.bytes(); v != nil {
-		return v
-	}
-	return []byte{}
-}
-
 // encodeRead asks a replica for its entries of a partition, or with digest
 // set for only their digest.
 func encodeRead(table mutation.TableID, q request.PartitionRead, digest bool) []byte {
-	var w msgWriter
-	w.bool(digest)
-	w.bytes(table[:])
-	w.bytes(q.Key)
-	w.optional(q.Start)
-	w.optional(q.End)
-	w.bool(q.Reverse)
-	w.int(int64(q.Limit))
-	w.int(q.Now)
-	return w.b
+	var w wire.Writer
+	w.Bool(digest)
+	w.Bytes(table[:])
+	w.Bytes(q.Key)
+	w.Optional(q.Start)
+	w.Optional(q.End)
+	w.Bool(q.Reverse)
+	w.Int(int64(q.Limit))
+	w.Int(q.Now)
+	return w.B
 }
 
 func decodeRead(b []byte) (table mutation.TableID, q request.PartitionRead, digest bool, err error) {
-	r := msgReader{b: b}
-	digest = r.bool()
-	table = r.tableID()
-	q.Key = r.bytes()
-	q.Start, q.End = r.optional(), r.optional()
-	q.Reverse = r.bool()
-	q.Limit = int(r.int())
-	q.Now = r.int()
-	return table, q, digest, r.err
+	r := wire.Reader{B: b}
+	digest = r.Bool()
+	table = readTableID(&r)
+	q.Key = r.Bytes()
+	q.Start, q.End = r.Optional(), r.Optional()
+	q.Reverse = r.Bool()
+	q.Limit = int(r.Int())
+	q.Now = r.Int()
+	return table, q, digest, r.Err
 }
 
 func encodeScan(table mutation.TableID, q request.RangeRead) []byte {
-	var w msgWriter
-	w.bytes(table[:])
-	w.int(int64(q.Limit))
-	w.int(int64(q.PerPartitionLimit))
-	w.int(q.Now)
-	w.optional(q.After)
+	var w wire.Writer
+	w.Bytes(table[:])
+	w.Int(int64(q.Limit))
+	w.Int(int64(q.PerPartitionLimit))
+	w.Int(q.Now)
+	w.Optional(q.After)
 	for _, t := range []*partitioner.Token{q.From, q.To} {
 		if t == nil {
-			w.optional(nil)
+			w.Optional(nil)
 		} else {
-			w.optional(t.AppendBytes(nil))
+			w.Optional(t.AppendBytes(nil))
 		}
 	}
-	return w.b
+	return w.B
 }
 
 func decodeScan(b []byte, p partitioner.Partitioner) (table mutation.TableID, q request.RangeRead, err error) {
-	r := msgReader{b: b}
-	table = r.tableID()
-	q.Limit = int(r.int())
-	q.PerPartitionLimit = int(r.int())
-	q.Now = r.int()
-	q.After = r.optional()
+	r := wire.Reader{B: b}
+	table = readTableID(&r)
+	q.Limit = int(r.Int())
+	q.PerPartitionLimit = int(r.Int())
+	q.Now = r.Int()
+	q.After = r.Optional()
 	for _, t := range []**partitioner.Token{&q.From, &q.To} {
-		if raw := r.optional(); raw != nil {
+		if raw := r.Optional(); raw != nil {
 			tok, err := p.TokenFromBytes(raw)
 			if err != nil {
 				return table, q, err
@@ -173,65 +100,65 @@ func decodeScan(b []byte, p partitioner.Partitioner) (table mutation.TableID, q 
 			*t = &tok
 		}
 	}
-	return table, q, r.err
+	return table, q, r.Err
 }
 
 // encodeEntries carries a replica's raw entries of a partition (READ's
 // answer): each one's key, kind and value in the engine's encodings.
 func encodeEntries(es []mutation.Entry) []byte {
-	var w msgWriter
-	w.int(int64(len(es)))
+	var w wire.Writer
+	w.Int(int64(len(es)))
 	var value []byte // one buffer for every entry's value
 	for i := range es {
-		w.bytes(es[i].Key)
-		w.int(int64(es[i].Kind))
+		w.Bytes(es[i].Key)
+		w.Int(int64(es[i].Kind))
 		value = mutation.AppendEntryValue(value[:0], &es[i])
-		w.bytes(value)
+		w.Bytes(value)
 	}
-	return w.b
+	return w.B
 }
 
 func decodeEntries(b []byte) ([]mutation.Entry, error) {
-	r := msgReader{b: b}
-	n := r.count()
+	r := wire.Reader{B: b}
+	n := r.Count()
 	out := make([]mutation.Entry, 0, n)
-	for i := 0; i < n && r.err == nil; i++ {
-		key := r.bytes()
-		kind := mutation.EntryKind(r.int())
-		e, err := mutation.DecodeEntry(key, kind, r.bytes())
+	for i := 0; i < n && r.Err == nil; i++ {
+		key := r.Bytes()
+		kind := mutation.EntryKind(r.Int())
+		e, err := mutation.DecodeEntry(key, kind, r.Bytes())
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, e)
 	}
-	return out, r.err
+	return out, r.Err
 }
 
 // encodeRawPartitions carries a replica's raw partitions (RANGE_READ's
 // answer): each one's key and its entries.
 func encodeRawPartitions(ps []request.RawPartition) []byte {
-	var w msgWriter
-	w.int(int64(len(ps)))
+	var w wire.Writer
+	w.Int(int64(len(ps)))
 	for _, p := range ps {
-		w.bytes(p.Key)
-		w.bytes(encodeEntries(p.Entries))
+		w.Bytes(p.Key)
+		w.Bytes(encodeEntries(p.Entries))
 	}
-	return w.b
+	return w.B
 }
 
 func decodeRawPartitions(b []byte) ([]request.RawPartition, error) {
-	r := msgReader{b: b}
-	n := r.count()
+	r := wire.Reader{B: b}
+	n := r.Count()
 	out := make([]request.RawPartition, 0, n)
-	for i := 0; i < n && r.err == nil; i++ {
-		key := r.bytes()
-		es, err := decodeEntries(r.bytes())
+	for i := 0; i < n && r.Err == nil; i++ {
+		key := r.Bytes()
+		es, err := decodeEntries(r.Bytes())
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, request.RawPartition{Key: key, Entries: es})
 	}
-	return out, r.err
+	return out, r.Err
 }
 
 // EncodeMutations frames mutations for a message: each one's length, then

@@ -7,6 +7,8 @@ import (
 	"sort"
 
 	"github.com/cockroachdb/pebble/vfs"
+
+	"github.com/sibyldb/sibyl/internal/durable"
 	"github.com/sibyldb/sibyl/internal/invariants"
 )
 
@@ -57,14 +59,14 @@ func WriteObsoleteLog(fs vfs.FS, dir string, id uint64, log ObsoleteLog) error {
 		return err
 	}
 	name := fs.PathJoin(dir, ObsoleteLogFileName(id))
-	if err := writeSynced(fs, name+tempSuffix, body); err != nil {
+	if err := durable.WriteFile(fs, name+tempSuffix, body); err != nil {
 		_ = fs.Remove(name + tempSuffix)
 		return fmt.Errorf("sstable: write %s: %w", name, err)
 	}
 	if err := fs.Rename(name+tempSuffix, name); err != nil {
 		return fmt.Errorf("sstable: write %s: %w", name, err)
 	}
-	if err := syncDir(fs, dir); err != nil {
+	if err := durable.SyncDir(fs, dir); err != nil {
 		return fmt.Errorf("sstable: write %s: %w", name, err)
 	}
 	return nil
@@ -74,7 +76,7 @@ func WriteObsoleteLog(fs vfs.FS, dir string, id uint64, log ObsoleteLog) error {
 // removed: it makes the removals durable, then deletes the log.
 func FinishObsoleteLog(fs vfs.FS, dir string, id uint64) error {
 	name := fs.PathJoin(dir, ObsoleteLogFileName(id))
-	if err := syncDir(fs, dir); err != nil {
+	if err := durable.SyncDir(fs, dir); err != nil {
 		return fmt.Errorf("sstable: finish %s: %w", name, err)
 	}
 	if err := fs.Remove(name); err != nil {
@@ -82,7 +84,7 @@ func FinishObsoleteLog(fs vfs.FS, dir string, id uint64) error {
 	}
 	// A log that came back after a crash would be completed again; that is
 	// harmless only while its generations are not reused, so make it go.
-	if err := syncDir(fs, dir); err != nil {
+	if err := durable.SyncDir(fs, dir); err != nil {
 		return fmt.Errorf("sstable: finish %s: %w", name, err)
 	}
 	return nil
@@ -164,21 +166,4 @@ func readObsoleteLog(fs vfs.FS, name string) (*ObsoleteLog, error) {
 		return nil, fmt.Errorf("sstable: %s: %w", name, invariants.Corruptf("obsolete log checksum mismatch"))
 	}
 	return &lf.Log, nil
-}
-
-// writeSynced creates name with body and fsyncs it.
-func writeSynced(fs vfs.FS, name string, body []byte) error {
-	f, err := fs.Create(name)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(body); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

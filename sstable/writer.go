@@ -8,6 +8,8 @@ import (
 	"github.com/cockroachdb/pebble/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/sstable"
 	"github.com/cockroachdb/pebble/vfs"
+
+	"github.com/sibyldb/sibyl/internal/durable"
 	"github.com/sibyldb/sibyl/mutation"
 )
 
@@ -87,7 +89,7 @@ func DataFileName(gen uint64) string { return fmt.Sprintf("sb-%d-Data.db", gen) 
 // StatisticsFileName is the name of the Statistics component.
 func StatisticsFileName(gen uint64) string { return fmt.Sprintf("sb-%d-Statistics.db", gen) }
 
-const tempSuffix = ".tmp"
+const tempSuffix = durable.TempSuffix
 
 // Writer builds one SSTable. Entries must be added in strictly increasing
 // key order. Nothing is visible until Finish succeeds.
@@ -229,10 +231,10 @@ func (w *Writer) Finish() (*Metadata, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if err := writeSynced(fs, filterTmp, w.filter.encode()); err != nil {
+	if err := durable.WriteFile(fs, filterTmp, w.filter.encode()); err != nil {
 		return fail(err)
 	}
-	if err := writeSynced(fs, statsTmp, body); err != nil {
+	if err := durable.WriteFile(fs, statsTmp, body); err != nil {
 		return fail(err)
 	}
 	if err := fs.Rename(dataTmp, fs.PathJoin(w.dir, DataFileName(gen))); err != nil {
@@ -247,7 +249,7 @@ func (w *Writer) Finish() (*Metadata, error) {
 		_ = fs.Remove(fs.PathJoin(w.dir, FilterFileName(gen)))
 		return fail(err)
 	}
-	if err := syncDir(fs, w.dir); err != nil {
+	if err := durable.SyncDir(fs, w.dir); err != nil {
 		return nil, fmt.Errorf("sstable: finish generation %d in %s: %w", gen, w.dir, err)
 	}
 	return w.meta, nil
@@ -261,18 +263,6 @@ func (w *Writer) Abort() {
 	w.closed = true
 	_ = w.w.Close()
 	_ = w.fs.Remove(w.fs.PathJoin(w.dir, DataFileName(w.meta.Generation)+tempSuffix))
-}
-
-func syncDir(fs vfs.FS, dir string) error {
-	d, err := fs.OpenDir(dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		d.Close()
-		return err
-	}
-	return d.Close()
 }
 
 func (w *Writer) checksumFooter(name string) error {

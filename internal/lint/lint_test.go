@@ -30,8 +30,8 @@ var allowedImports = map[string][]string{
 	"mutation":         {"partitioner"},
 	"mutation/request": {"mutation", "partitioner"},
 	"memtable":         {"mutation", "partitioner"},
-	"sstable":          {"mutation", "partitioner"},
-	"commitlog":        {"mutation", "partitioner"},
+	"sstable":          {"mutation", "partitioner", "internal/durable"},
+	"commitlog":        {"mutation", "partitioner", "internal/durable"},
 	"storage":          {"memtable", "sstable", "commitlog", "mutation", "mutation/request", "partitioner"},
 	"schema":           {"mutation", "partitioner"},
 	"cql":              {},
@@ -40,8 +40,9 @@ var allowedImports = map[string][]string{
 	"ring":             {"partitioner"},
 	"gossip":           {},
 	"messaging":        {"internal/workers"},
-	"coordinator":      {"ring", "messaging", "mutation", "mutation/request", "partitioner", "schema"},
-	"node": {"cql/native", "cql/exec", "coordinator", "gossip", "messaging", "ring", "schema",
+	"coordinator":      {"ring", "messaging", "mutation", "mutation/request", "partitioner", "schema", "internal/wire"},
+	"metadata":         {"internal/wire", "internal/durable"},
+	"node": {"cql/native", "cql/exec", "coordinator", "metadata", "gossip", "messaging", "ring", "schema",
 		"storage", "mutation", "mutation/request", "partitioner"},
 	"tools":               {},
 	"tools/cqlsh":         {},
@@ -52,10 +53,12 @@ var allowedImports = map[string][]string{
 	"internal/lint":       {},
 	"internal/invariants": {},
 	"internal/workers":    {},
+	"internal/wire":       {},
+	"internal/durable":    {},
 	"internal/testutil":   {"mutation", "partitioner"},
 	"test/clients":        {"node", "cql/native", "cql/exec", "cqltype", "tools/cqlsh", "tools/nodetool", "tools/stress"},
 	"test/differential":   {"node", "cqltype"},
-	"simulation": {"node", "coordinator", "cql/exec", "gossip", "messaging", "mutation", "mutation/request", "partitioner", "ring",
+	"simulation": {"node", "coordinator", "metadata", "cql/exec", "gossip", "messaging", "mutation", "mutation/request", "partitioner", "ring",
 		"schema", "storage", "cqltype"},
 	"bench": {"storage", "commitlog", "mutation", "mutation/request", "partitioner", "internal/testutil", "node", "cql", "cql/exec",
 		"schema", "cqltype"},
@@ -69,7 +72,7 @@ var testOnlyImports = map[string][]string{
 
 // neverCQLType lists the packages that may not use cqltype (it sits above them).
 var neverCQLType = map[string]bool{"partitioner": true, "cqltype": true, "gossip": true, "messaging": true,
-	"internal/invariants": true, "internal/lint": true, "internal/workers": true}
+	"internal/invariants": true, "internal/lint": true, "internal/workers": true, "internal/wire": true, "internal/durable": true}
 
 type goPackage struct {
 	ImportPath   string
@@ -193,7 +196,10 @@ var confinedDeps = []struct {
 	{"github.com/cockroachdb/pebble/objstorage", []string{"sstable", "bench", "test"}},
 	{"github.com/cockroachdb/pebble/bloom", []string{"sstable", "bench", "test"}},
 	{"github.com/cockroachdb/pebble/internal", []string{"sstable", "bench", "test"}},
-	{"github.com/cockroachdb/pebble/vfs", []string{"commitlog", "sstable", "storage", "coordinator", "node", "simulation", "bench", "test"}},
+	{"github.com/cockroachdb/pebble/vfs", []string{"commitlog", "sstable", "storage", "coordinator", "metadata", "internal/durable", "node",
+		"simulation", "bench", "test"}},
+	{"go.etcd.io/raft", []string{"metadata"}},
+	{"github.com/anishathalye/porcupine", []string{"test"}},
 	// sstable takes the block cache constructor from the root package: pebble v1
 	// has no public cache package.
 	{"github.com/cockroachdb/pebble", []string{"bench", "test", "sstable"}},
@@ -371,7 +377,7 @@ func TestFilesThroughVFS(t *testing.T) {
 		"Rename": true, "MkdirAll": true, "Mkdir": true, "ReadFile": true, "WriteFile": true, "Stat": true,
 		"ReadDir": true, "Lstat": true, "Truncate": true}
 	for _, s := range parseSources(t) {
-		if s.test || !(s.pkg == "commitlog" || s.pkg == "sstable" || s.pkg == "storage" || s.pkg == "memtable" || s.pkg == "coordinator") {
+		if s.test || !(s.pkg == "commitlog" || s.pkg == "sstable" || s.pkg == "storage" || s.pkg == "memtable" || s.pkg == "coordinator" || s.pkg == "metadata") {
 			continue
 		}
 		selectors(s.file, "os", func(sel *ast.SelectorExpr) {
@@ -388,7 +394,7 @@ func TestDeterministicCores(t *testing.T) {
 		"AfterFunc": true, "Tick": true, "Since": true, "Until": true}
 	for _, s := range parseSources(t) {
 		core := s.pkg == "partitioner" || s.pkg == "mutation" || s.pkg == "mutation/request" || s.pkg == "ring" ||
-			((s.pkg == "gossip" || s.pkg == "coordinator") && !strings.HasSuffix(s.path, "_driver.go"))
+			((s.pkg == "gossip" || s.pkg == "coordinator" || s.pkg == "metadata") && !strings.HasSuffix(s.path, "_driver.go"))
 		if s.test || !core {
 			continue
 		}
@@ -561,7 +567,7 @@ func TestDecodersFuzzed(t *testing.T) {
 		}
 	}
 	for _, pkg := range []string{"partitioner", "cqltype", "mutation", "commitlog", "sstable", "cql", "cql/native", "messaging",
-		"coordinator", "gossip"} {
+		"coordinator", "gossip", "metadata"} {
 		if present[pkg] && !fuzzed[pkg] {
 			t.Errorf("package %s decodes bytes but has no FuzzXxx test", pkg)
 		}

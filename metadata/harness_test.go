@@ -1,0 +1,222 @@
+package metadata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/vfs"
+
+	"github.com/sibyldb/sibyl/internal/wire"
+)
+
+// schemaRecorder stands in for a node's system_schema: the changes
+// applied, by epoch (applying one again, as a restart replays entries
+// after its snapshot, changes nothing, as with system_schema's cells).
+type schemaRecorder struct {
+	mu       sync.Mutex
+	changes  map[uint64]string
+	restores int
+}
+
+func newRecorder() *schemaRecorder { return &schemaRecorder{changes: map[uint64]string{}} }
+
+func (r *schemaRecorder) ApplySchema(m []byte, shift int64, epoch uint64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.changes[epoch] = fmt.Sprintf("%s+%d", m, shift)
+	return nil
+}
+
+func (r *schemaRecorder) SchemaSnapshot() ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var w wire.Writer
+	for _, e := range slices.Sorted(maps.Keys(r.changes)) {
+		w.Uint(e)
+		w.String(r.changes[e])
+	}
+	return w.B, nil
+}
+
+func (r *schemaRecorder) RestoreSchema(b []byte, epoch uint64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rd := wire.Reader{B: b}
+	for len(rd.B) > 0 && rd.Err == nil {
+		e := rd.Uint()
+		r.changes[e] = rd.String()
+	}
+	r.restores++
+	return rd.Err
+}
+
+func (r *schemaRecorder) history() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var parts []string
+	for _, e := range slices.Sorted(maps.Keys(r.changes)) {
+		parts = append(parts, fmt.Sprintf("%d:%s", e, r.changes[e]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// testGroup is a group of Logs joined by an in-memory network whose links
+// can be cut. Names are endpoints; node i has Raft id i.
+type testGroup struct {
+	t         *testing.T
+	mu        sync.Mutex
+	logs      map[string]*Log
+	recorders map[string]*schemaRecorder
+	fss       map[string]vfs.FS
+	cut       map[[2]string]bool
+	snapEvery uint64
+}
+
+func newTestGroup(t *testing.T) *testGroup {
+	return &testGroup{t: t, logs: map[string]*Log{}, recorders: map[string]*schemaRecorder{}, fss: map[string]vfs.FS{}, cut: map[[2]string]bool{}}
+}
+
+func endpoint(i int) string { return fmt.Sprintf("10.0.0.%d", i) }
+
+func (g *testGroup) reachable(from, to string) *Log {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cut[[2]string{from, to}] || g.cut[[2]string{to, from}] {
+		return nil
+	}
+	return g.logs[to]
+}
+
+// open opens (or reopens, on the same disk) node i's log, not started.
+func (g *testGroup) open(i int) *Log {
+	name := endpoint(i)
+	g.mu.Lock()
+	fs, ok := g.fss[name]
+	if !ok {
+		fs = vfs.NewMem()
+		g.fss[name] = fs
+		g.recorders[name] = newRecorder()
+	}
+	rec := g.recorders[name]
+	g.mu.Unlock()
+	l, err := Open(Options{
+		Self: Member{ID: uint64(i), Endpoint: name, DataCenter: "dc1", Rack: fmt.Sprintf("rack%d", i%3)},
+		FS:   fs, Dir: "metadata", Applier: rec, SnapshotEntries: g.snapEvery,
+		Send: func(_ context.Context, to string, b []byte) error {
+			if l := g.reachable(name, to); l != nil {
+				return l.Step(name, b)
+			}
+			return errors.New("unreachable")
+		},
+		Request: func(ctx context.Context, to string, b []byte) ([]byte, error) {
+			if l := g.reachable(name, to); l != nil {
+				return l.HandleJoin(ctx, b)
+			}
+			return nil, errors.New("unreachable")
+		},
+	})
+	if err != nil {
+		g.t.Fatalf("opening node %d: %v", i, err)
+	}
+	g.mu.Lock()
+	g.logs[name] = l
+	g.mu.Unlock()
+	return l
+}
+
+func (g *testGroup) log(i int) *Log {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.logs[endpoint(i)]
+}
+
+// start opens node i and makes it a member: node 1 founds the group, the
+// others join through the nodes before them.
+func (g *testGroup) start(i int) *Log {
+	l := g.open(i)
+	if err := l.Start(); err != nil {
+		g.t.Fatal(err)
+	}
+	var peers []string
+	for j := 1; j < i; j++ {
+		peers = append(peers, endpoint(j))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := l.JoinOrBootstrap(ctx, func() []string { return peers }, i == 1, 0); err != nil {
+		g.t.Fatalf("node %d joining: %v", i, err)
+	}
+	return l
+}
+
+// stop closes node i's log, as a crash would leave its disk (every write
+// the log made was synced or is the torn tail a crash may leave).
+func (g *testGroup) stop(i int) {
+	g.mu.Lock()
+	l := g.logs[endpoint(i)]
+	delete(g.logs, endpoint(i))
+	g.mu.Unlock()
+	if err := l.Close(); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+func (g *testGroup) close() {
+	g.mu.Lock()
+	logs := slices.Collect(maps.Values(g.logs))
+	g.logs = map[string]*Log{}
+	g.mu.Unlock()
+	for _, l := range logs {
+		_ = l.Close()
+	}
+}
+
+// partition cuts node i off from every other.
+func (g *testGroup) partition(i int, nodes int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for j := 1; j <= nodes; j++ {
+		if j != i {
+			g.cut[[2]string{endpoint(i), endpoint(j)}] = true
+		}
+	}
+}
+
+func (g *testGroup) heal() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	clear(g.cut)
+}
+
+// eventually waits (in the bubble's time) until cond holds.
+func (g *testGroup) eventually(what string, cond func() bool) {
+	g.t.Helper()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	g.t.Fatalf("not within a minute: %s", what)
+}
+
+// propose proposes a schema change through node i against the schema
+// epoch it has applied, again while another change came first (as a
+// statement is checked again).
+func (g *testGroup) propose(i int, change string) (uint64, error) {
+	l := g.log(i)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		epoch, err := l.ProposeSchema(ctx, l.Status().State.SchemaEpoch, 1, 1, []byte(change))
+		if !errors.Is(err, ErrSchemaChanged) {
+			return epoch, err
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package metadata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// joinRetry is how long a node that could not join waits before it asks
+// again.
+const joinRetry = 500 * time.Millisecond
+
+// HandleJoin answers a node that asks to join (its Member in payload):
+// the leader adds it as a learner and answers with the index of that
+// change once committed; another member points to the leader; a node with
+// no log says so.
+func (l *Log) HandleJoin(ctx context.Context, payload []byte) ([]byte, error) {
+	m, err := decodeMember(payload)
+	if err != nil {
+		return nil, err
+	}
+	st := l.Status()
+	switch {
+	case !st.HasLog:
+		return encodeJoinAnswer(joinAnswer{Kind: joinNoGroup}), nil
+	case st.Role != "leader":
+		return encodeJoinAnswer(joinAnswer{Kind: joinRedirect, Leader: st.LeaderEndpoint()}), nil
+	}
+	if _, ok := st.State.Members[m.ID]; ok {
+		// A member that restarted without its log, or asks again: adding
+		// it once more would demote it if it votes.
+		return encodeJoinAnswer(joinAnswer{Kind: joinAdded, Index: st.Commit}), nil
+	}
+	id := proposalID{Node: l.opts.Self.ID, Seq: l.seq.Add(1)}
+	cc := raftpb.ConfChangeV2{
+		Changes: []raftpb.ConfChangeSingle{{Type: raftpb.ConfChangeAddLearnerNode, NodeID: m.ID}},
+		Context: encodeConfContext(confContext{Proposal: id, Members: []Member{m}}),
+	}
+	o, err := l.propose(ctx, id, &proposal{conf: &cc})
+	if err != nil {
+		return nil, err
+	}
+	l.opts.Logger.Info().Str("node", m.Endpoint).Uint64("id", m.ID).Msg("metadata: a node joined the group as a learner")
+	return encodeJoinAnswer(joinAnswer{Kind: joinAdded, Index: o.index}), nil
+}
+
+// JoinOrBootstrap makes this running node a member of the group: it asks
+// each of peers() in turn (and the leader any of them names) to add it,
+// and returns once it has applied the change that did. With mayBootstrap
+// (the node that starts a cluster) it makes a new group instead, once
+// every peer it can see answers that it has none: a node whose data was
+// lost must not found a second group beside a live one.
+func (l *Log) JoinOrBootstrap(ctx context.Context, peers func() []string, mayBootstrap bool, schemaTimestamp int64) error {
+	self := encodeMember(l.opts.Self)
+	for {
+		if l.HasLog() {
+			return nil
+		}
+		noGroup, asked := true, 0
+		for _, p := range peers() {
+			index, leader, err := l.ask(ctx, p, self)
+			if err == nil && leader != "" {
+				index, _, err = l.ask(ctx, leader, self)
+			}
+			switch {
+			case err == nil && index > 0:
+				return l.WaitApplied(ctx, index)
+			case errors.Is(err, errNoGroup):
+				asked++
+			default:
+				noGroup = false
+				if err != nil {
+					l.opts.Logger.Debug().Err(err).Str("peer", p).Msg("metadata: asking to join")
+				}
+			}
+		}
+		if mayBootstrap && noGroup {
+			l.opts.Logger.Info().Int("peers", asked).Msg("metadata: no peer has a metadata log; starting the group")
+			return l.Bootstrap(schemaTimestamp)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("metadata: joining the group: %w", ctx.Err())
+		case <-l.stop:
+			return ErrClosed
+		case <-time.After(joinRetry):
+		}
+	}
+}
+
+// ask sends a join request to a node: the index to catch up to once
+// added, or the leader it names instead (index 0).
+func (l *Log) ask(ctx context.Context, to string, self []byte) (index uint64, leader string, err error) {
+	b, err := l.opts.Request(ctx, to, self)
+	if err != nil {
+		return 0, "", err
+	}
+	a, err := decodeJoinAnswer(b)
+	if err != nil {
+		return 0, "", err
+	}
+	switch a.Kind {
+	case joinAdded:
+		return a.Index, "", nil
+	case joinRedirect:
+		if a.Leader == "" || a.Leader == to {
+			return 0, "", fmt.Errorf("metadata: %s knows no leader", to)
+		}
+		return 0, a.Leader, nil
+	case joinNoGroup:
+		return 0, "", errNoGroup
+	}
+	return 0, "", fmt.Errorf("metadata: a join answer of unknown kind %d", a.Kind)
+}

@@ -1,0 +1,228 @@
+package metadata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestSingleNodeCommitsAndRefusesAStaleBase(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newTestGroup(t)
+		defer g.close()
+		l := g.start(1)
+		if st := l.Status(); st.Role != "leader" || !slices.Equal(st.Voters, []uint64{1}) {
+			t.Fatalf("a lone node: role %s voters %v, want the leader and the only voter", st.Role, st.Voters)
+		}
+		ctx := context.Background()
+		epoch, err := l.ProposeSchema(ctx, 0, 10, 20, []byte("create ks"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := l.Status().State; st.SchemaEpoch != epoch || st.Epoch != epoch || st.SchemaTimestamp != 20 {
+			t.Fatalf("state %+v after a change at epoch %d", st, epoch)
+		}
+		if _, err := l.ProposeSchema(ctx, 0, 30, 30, []byte("create ks again")); !errors.Is(err, ErrSchemaChanged) {
+			t.Fatalf("a change against epoch 0 after epoch %d: %v, want ErrSchemaChanged", epoch, err)
+		}
+		// A change whose clock is behind the last one's moves after it.
+		next, err := l.ProposeSchema(ctx, epoch, 5, 7, []byte("drop ks"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("%d:create ks+0 %d:drop ks+16", epoch, next); g.recorders[endpoint(1)].history() != want {
+			t.Fatalf("applied %q, want %q", g.recorders[endpoint(1)].history(), want)
+		}
+		if ts := l.Status().State.SchemaTimestamp; ts != 23 {
+			t.Fatalf("schema timestamp %d after a change of 5..7 shifted by 16, want 23", ts)
+		}
+	})
+}
+
+func TestThreeNodesJoinAndAgree(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newTestGroup(t)
+		defer g.close()
+		for i := 1; i <= 4; i++ {
+			g.start(i)
+		}
+		g.eventually("three voters of four members", func() bool {
+			st := g.log(1).Status()
+			return len(st.Voters) == 3 && len(st.State.Members) == 4 && len(st.Learners) == 1
+		})
+		for i := 1; i <= 4; i++ {
+			if _, err := g.propose(i, fmt.Sprintf("change via %d", i)); err != nil {
+				t.Fatalf("a change through node %d: %v", i, err)
+			}
+		}
+		g.eventually("every node applied every change", func() bool {
+			for i := 2; i <= 4; i++ {
+				if g.log(i).Applied() != g.log(1).Applied() {
+					return false
+				}
+			}
+			return true
+		})
+		want := g.recorders[endpoint(1)].history()
+		for i := 2; i <= 4; i++ {
+			if got := g.recorders[endpoint(i)].history(); got != want {
+				t.Fatalf("node %d applied %q; node 1 %q", i, got, want)
+			}
+			if g.log(i).Status().State.Epoch != g.log(1).Status().State.Epoch {
+				t.Fatalf("node %d is at epoch %d, node 1 at %d", i, g.log(i).Status().State.Epoch, g.log(1).Status().State.Epoch)
+			}
+		}
+	})
+}
+
+func TestConflictingChangesOneWins(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newTestGroup(t)
+		defer g.close()
+		for i := 1; i <= 3; i++ {
+			g.start(i)
+		}
+		g.eventually("three voters", func() bool { return len(g.log(1).Status().Voters) == 3 })
+		g.eventually("every node at the same epoch", func() bool {
+			return g.log(2).Applied() == g.log(1).Applied() && g.log(3).Applied() == g.log(1).Applied()
+		})
+		base := g.log(1).Status().State.SchemaEpoch
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for i := 1; i <= 3; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = g.log(i).ProposeSchema(context.Background(), base, 1, 1, []byte(fmt.Sprintf("create t as %d", i)))
+			}()
+		}
+		wg.Wait()
+		won := 0
+		for i := 1; i <= 3; i++ {
+			switch {
+			case errs[i] == nil:
+				won++
+			case !errors.Is(errs[i], ErrSchemaChanged):
+				t.Fatalf("node %d: %v", i, errs[i])
+			}
+		}
+		if won != 1 {
+			t.Fatalf("%d of 3 conflicting changes won (%v), want 1", won, errs[1:])
+		}
+	})
+}
+
+func TestLeaderCrashDuringChanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newTestGroup(t)
+		defer g.close()
+		for i := 1; i <= 3; i++ {
+			g.start(i)
+		}
+		g.eventually("three voters", func() bool { return len(g.log(1).Status().Voters) == 3 })
+		if _, err := g.propose(2, "before"); err != nil {
+			t.Fatal(err)
+		}
+		leader := int(g.log(2).Status().Leader)
+		other := 1 + leader%3
+		// A change in flight as the leader goes down commits once another
+		// is elected, or times out; it never applies twice.
+		done := make(chan error, 1)
+		go func() { _, err := g.propose(other, "during"); done <- err }()
+		g.stop(leader)
+		if err := <-done; err != nil && !errors.Is(err, ErrSchemaChanged) {
+			t.Logf("the change in flight: %v", err)
+		}
+		if _, err := g.propose(other, "after"); err != nil {
+			t.Fatalf("a change with the leader down: %v", err)
+		}
+		if st := g.log(other).Status(); st.Leader == uint64(leader) || st.Leader == 0 {
+			t.Fatalf("leader %d after node %d crashed", st.Leader, leader)
+		}
+		restarted := g.open(leader)
+		if err := restarted.Start(); err != nil {
+			t.Fatal(err)
+		}
+		g.eventually("the old leader catches up", func() bool { return restarted.Applied() == g.log(other).Applied() })
+		if got, want := g.recorders[endpoint(leader)].history(), g.recorders[endpoint(other)].history(); got != want {
+			t.Fatalf("the restarted node applied %q; the others %q", got, want)
+		}
+	})
+}
+
+func TestMinorityCannotChangeAndCatchesUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newTestGroup(t)
+		defer g.close()
+		for i := 1; i <= 3; i++ {
+			g.start(i)
+		}
+		g.eventually("three voters", func() bool { return len(g.log(1).Status().Voters) == 3 })
+		g.partition(3, 3)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := g.log(3).ProposeSchema(ctx, g.log(3).Status().State.SchemaEpoch, 1, 1, []byte("on the minority"))
+		cancel()
+		if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("a change on a node cut off from the majority: %v, want a timeout", err)
+		}
+		if _, err := g.propose(1, "on the majority"); err != nil {
+			t.Fatal(err)
+		}
+		g.heal()
+		g.eventually("the minority applies the majority's change", func() bool { return g.log(3).Applied() == g.log(1).Applied() })
+		if got, want := g.recorders[endpoint(3)].history(), g.recorders[endpoint(1)].history(); got != want {
+			t.Fatalf("the healed node applied %q; the majority %q", got, want)
+		}
+	})
+}
+
+func TestRestartFromSnapshot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newTestGroup(t)
+		g.snapEvery = 5
+		defer g.close()
+		for i := 1; i <= 3; i++ {
+			g.start(i)
+		}
+		g.eventually("three voters", func() bool { return len(g.log(1).Status().Voters) == 3 })
+		g.stop(3)
+		for k := range 3 * keepEntries {
+			if _, err := g.propose(1, fmt.Sprintf("change %d", k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Node 3 is so far behind that the log it missed is gone: it gets
+		// a snapshot.
+		l3 := g.open(3)
+		if err := l3.Start(); err != nil {
+			t.Fatal(err)
+		}
+		g.eventually("node 3 catches up", func() bool { return l3.Applied() == g.log(1).Applied() })
+		if g.recorders[endpoint(3)].restores == 0 {
+			t.Fatal("node 3 caught up without a snapshot")
+		}
+		if got, want := g.recorders[endpoint(3)].history(), g.recorders[endpoint(1)].history(); got != want {
+			t.Fatalf("node 3 has %q; node 1 %q", got, want)
+		}
+		// Node 1 restarts from its own snapshot and the entries after it.
+		want := g.log(1).Status().State
+		applied := g.log(1).Applied()
+		g.stop(1)
+		l1 := g.open(1)
+		if err := l1.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if l1.Applied() != applied || l1.Status().State.Epoch != want.Epoch || l1.Status().State.SchemaEpoch != want.SchemaEpoch ||
+			len(l1.Status().State.Members) != 3 {
+			t.Fatalf("restarted at %d with %+v; stopped at %d with %+v", l1.Applied(), l1.Status().State, applied, want)
+		}
+		if _, err := g.propose(1, "after the restart"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

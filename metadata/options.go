@@ -1,0 +1,95 @@
+package metadata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/vfs"
+	"github.com/rs/zerolog"
+)
+
+// Applier is what applies the log's changes to the node: the schema lives
+// in its system_schema tables, not in this package.
+type Applier interface {
+	// ApplySchema applies a committed schema change: the mutations the
+	// proposer encoded, every timestamp in them moved up by shift, which
+	// make the schema of epoch.
+	ApplySchema(mutations []byte, shift int64, epoch uint64) error
+	// SchemaSnapshot is the whole schema as the node holds it, deletions
+	// included, for a snapshot.
+	SchemaSnapshot() ([]byte, error)
+	// RestoreSchema takes in the schema of a snapshot another member sent,
+	// the schema of epoch.
+	RestoreSchema(schema []byte, epoch uint64) error
+}
+
+// Options configure a Log.
+type Options struct {
+	// Self is this node as a member.
+	Self Member
+	// FS and Dir are where the log and its snapshot live.
+	FS  vfs.FS
+	Dir string
+	// Send sends one Raft message to a node, one way; its failures are
+	// Raft's to recover from (it sends again).
+	Send func(ctx context.Context, to string, msg []byte) error
+	// Request asks a node to add this one to the group, and returns its
+	// answer (HandleJoin's on that node).
+	Request func(ctx context.Context, to string, payload []byte) ([]byte, error)
+	// Applier applies the committed changes.
+	Applier Applier
+	// TickInterval is Raft's tick: a leader's heartbeat goes out every
+	// tick, and a follower that hears nothing for ElectionTicks to twice
+	// that stands for election. Default 100ms and 10.
+	TickInterval  time.Duration
+	ElectionTicks int
+	// SnapshotEntries is how many entries apply between snapshots; the
+	// log then drops what a snapshot covers. Default 1000.
+	SnapshotEntries uint64
+	Logger          *zerolog.Logger
+}
+
+// EnsureDefaults fills in what was left out.
+func (o *Options) EnsureDefaults() {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.TickInterval == 0 {
+		o.TickInterval = 100 * time.Millisecond
+	}
+	if o.ElectionTicks == 0 {
+		o.ElectionTicks = 10
+	}
+	if o.SnapshotEntries == 0 {
+		o.SnapshotEntries = 1000
+	}
+	if o.Logger == nil {
+		nop := zerolog.Nop()
+		o.Logger = &nop
+	}
+	if o.Send == nil {
+		o.Send = func(context.Context, string, []byte) error { return errors.New("metadata: no network") }
+	}
+	if o.Request == nil {
+		o.Request = func(context.Context, string, []byte) ([]byte, error) { return nil, errors.New("metadata: no network") }
+	}
+}
+
+// Validate refuses options a Log cannot run with.
+func (o *Options) Validate() error {
+	switch {
+	case o.Self.ID == 0:
+		return errors.New("metadata: the node's id is 0")
+	case o.Self.Endpoint == "":
+		return errors.New("metadata: the node has no endpoint")
+	case o.Dir == "":
+		return errors.New("metadata: no directory for the log")
+	case o.Applier == nil:
+		return errors.New("metadata: no Applier")
+	case o.ElectionTicks < 2:
+		return fmt.Errorf("metadata: %d election ticks; at least 2", o.ElectionTicks)
+	}
+	return nil
+}
