@@ -9,19 +9,21 @@ import (
 )
 
 // Verb says what a message asks for. The numbers are the wire's; a new
-// verb takes a new number.
+// verb takes a new number, and a retired one's is not taken again (5 and
+// 6 pulled and pushed schemas before the metadata log carried them).
 type Verb uint16
 
 // The verbs.
 const (
-	VerbEcho       Verb = 1 // liveness: the payload comes back
-	VerbMutation   Verb = 2 // apply a mutation
-	VerbRead       Verb = 3 // read (data, or a digest of it)
-	VerbRangeRead  Verb = 4 // read a token range
-	VerbSchemaPull Verb = 5 // send your schema
-	VerbSchemaPush Verb = 6 // here is my schema
-	VerbHint       Verb = 7 // a mutation held for a node that was down
-	VerbTruncate   Verb = 8 // remove every row of a table
+	VerbEcho         Verb = 1  // liveness: the payload comes back
+	VerbMutation     Verb = 2  // apply a mutation
+	VerbRead         Verb = 3  // read (data, or a digest of it)
+	VerbRangeRead    Verb = 4  // read a token range
+	VerbHint         Verb = 7  // a mutation held for a node that was down
+	VerbTruncate     Verb = 8  // remove every row of a table
+	VerbMetadata     Verb = 9  // a Raft message of the metadata group (one way)
+	VerbMetadataJoin Verb = 10 // add me to the metadata group
+	VerbMetadataWait Verb = 11 // answer once you have applied this index
 )
 
 func (v Verb) String() string {
@@ -34,14 +36,16 @@ func (v Verb) String() string {
 		return "READ"
 	case VerbRangeRead:
 		return "RANGE_READ"
-	case VerbSchemaPull:
-		return "SCHEMA_PULL"
-	case VerbSchemaPush:
-		return "SCHEMA_PUSH"
 	case VerbHint:
 		return "HINT"
 	case VerbTruncate:
 		return "TRUNCATE"
+	case VerbMetadata:
+		return "METADATA"
+	case VerbMetadataJoin:
+		return "METADATA_JOIN"
+	case VerbMetadataWait:
+		return "METADATA_WAIT"
 	}
 	return fmt.Sprintf("VERB_%d", uint16(v))
 }

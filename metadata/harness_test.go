@@ -27,7 +27,7 @@ type schemaRecorder struct {
 
 func newRecorder() *schemaRecorder { return &schemaRecorder{changes: map[uint64]string{}} }
 
-func (r *schemaRecorder) ApplySchema(m []byte, shift int64, epoch uint64) error {
+func (r *schemaRecorder) ApplySchema(m []byte, shift int64, epoch uint64, _ bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.changes[epoch] = fmt.Sprintf("%s+%d", m, shift)
@@ -118,6 +118,12 @@ func (g *testGroup) open(i int) *Log {
 		Request: func(ctx context.Context, to string, b []byte) ([]byte, error) {
 			if l := g.reachable(name, to); l != nil {
 				return l.HandleJoin(ctx, b)
+			}
+			return nil, errors.New("unreachable")
+		},
+		Await: func(ctx context.Context, to string, b []byte) ([]byte, error) {
+			if l := g.reachable(name, to); l != nil {
+				return l.HandleAwait(ctx, b)
 			}
 			return nil, errors.New("unreachable")
 		},
@@ -214,9 +220,9 @@ func (g *testGroup) propose(i int, change string) (uint64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for {
-		epoch, err := l.ProposeSchema(ctx, l.Status().State.SchemaEpoch, 1, 1, []byte(change))
+		c, err := l.ProposeSchema(ctx, l.Status().State.SchemaEpoch, 1, 1, []byte(change))
 		if !errors.Is(err, ErrSchemaChanged) {
-			return epoch, err
+			return c.Epoch, err
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/sibyldb/sibyl/internal/wire"
 )
 
 // joinRetry is how long a node that could not join waits before it asks
@@ -89,6 +91,40 @@ func (l *Log) JoinOrBootstrap(ctx context.Context, peers func() []string, mayBoo
 		case <-time.After(joinRetry):
 		}
 	}
+}
+
+// AwaitApplied waits until each of peers has applied index, or ctx ends
+// (then it names those that had not): a schema change returns once the
+// nodes that are up can serve the tables it made.
+func (l *Log) AwaitApplied(ctx context.Context, index uint64, peers []string) error {
+	var w wire.Writer
+	w.Uint(index)
+	errs := make(chan error, len(peers))
+	for _, p := range peers {
+		go func() {
+			_, err := l.opts.Await(ctx, p, w.B)
+			if err != nil {
+				err = fmt.Errorf("%s: %w", p, err)
+			}
+			errs <- err
+		}()
+	}
+	var all []error
+	for range peers {
+		all = append(all, <-errs)
+	}
+	return errors.Join(all...)
+}
+
+// HandleAwait answers AwaitApplied's request once this member has applied
+// the index it names.
+func (l *Log) HandleAwait(ctx context.Context, payload []byte) ([]byte, error) {
+	r := wire.Reader{B: payload}
+	index := r.Uint()
+	if err := r.Done(); err != nil {
+		return nil, fmt.Errorf("metadata: an await request: %w", err)
+	}
+	return nil, l.WaitApplied(ctx, index)
 }
 
 // ask sends a join request to a node: the index to catch up to once

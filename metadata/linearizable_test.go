@@ -74,7 +74,8 @@ func TestSchemaChangesAreLinearizable(t *testing.T) {
 					base := l.Status().State.SchemaEpoch
 					call := clock.Add(1)
 					ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-					epoch, err := l.ProposeSchema(ctx, base, 1, 1, []byte(name))
+					res, err := l.ProposeSchema(ctx, base, 1, 1, []byte(name))
+					epoch := res.Epoch
 					cancel()
 					ret := clock.Add(1)
 					op := schemaOp{base: base, applied: err == nil, refused: errors.Is(err, ErrSchemaChanged), epoch: epoch}

@@ -235,17 +235,23 @@ func (l *Log) WaitApplied(ctx context.Context, index uint64) error {
 	}
 }
 
+// Committed says where a change applied: the epoch it made and the index
+// of its entry (which other members have applied once they reach it).
+type Committed struct {
+	Epoch, Index uint64
+}
+
 // ProposeSchema commits a schema change made against the schema of
 // schema epoch base, and returns once it has applied here: the new schema
 // epoch, or ErrSchemaChanged when another change came first.
-func (l *Log) ProposeSchema(ctx context.Context, base uint64, minTimestamp, maxTimestamp int64, mutations []byte) (uint64, error) {
+func (l *Log) ProposeSchema(ctx context.Context, base uint64, minTimestamp, maxTimestamp int64, mutations []byte) (Committed, error) {
 	id := proposalID{Node: l.opts.Self.ID, Seq: l.seq.Add(1)}
 	c := &schemaChange{Proposal: id, Base: base, MinTimestamp: minTimestamp, MaxTimestamp: maxTimestamp, Mutations: mutations}
 	o, err := l.propose(ctx, id, &proposal{data: encodeSchemaChange(c)})
 	if err != nil {
-		return 0, err
+		return Committed{}, err
 	}
-	return o.Epoch, o.Err
+	return Committed{Epoch: o.Epoch, Index: o.index}, o.Err
 }
 
 // propose hands a proposal to the loop and waits for the entry that
@@ -432,7 +438,7 @@ func (l *Log) apply(e raftpb.Entry) error {
 		}
 		o := l.state.applySchema(c)
 		if o.Err == nil {
-			if err := l.opts.Applier.ApplySchema(c.Mutations, o.Shift, o.Epoch); err != nil {
+			if err := l.opts.Applier.ApplySchema(c.Mutations, o.Shift, o.Epoch, c.Proposal.Node == l.opts.Self.ID); err != nil {
 				return fmt.Errorf("metadata: applying the schema change of index %d: %w", e.Index, err)
 			}
 		}

@@ -20,7 +20,8 @@ func TestSingleNodeCommitsAndRefusesAStaleBase(t *testing.T) {
 			t.Fatalf("a lone node: role %s voters %v, want the leader and the only voter", st.Role, st.Voters)
 		}
 		ctx := context.Background()
-		epoch, err := l.ProposeSchema(ctx, 0, 10, 20, []byte("create ks"))
+		c, err := l.ProposeSchema(ctx, 0, 10, 20, []byte("create ks"))
+		epoch := c.Epoch
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +32,8 @@ func TestSingleNodeCommitsAndRefusesAStaleBase(t *testing.T) {
 			t.Fatalf("a change against epoch 0 after epoch %d: %v, want ErrSchemaChanged", epoch, err)
 		}
 		// A change whose clock is behind the last one's moves after it.
-		next, err := l.ProposeSchema(ctx, epoch, 5, 7, []byte("drop ks"))
+		c, err = l.ProposeSchema(ctx, epoch, 5, 7, []byte("drop ks"))
+		next := c.Epoch
 		if err != nil {
 			t.Fatal(err)
 		}

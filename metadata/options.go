@@ -15,8 +15,9 @@ import (
 type Applier interface {
 	// ApplySchema applies a committed schema change: the mutations the
 	// proposer encoded, every timestamp in them moved up by shift, which
-	// make the schema of epoch.
-	ApplySchema(mutations []byte, shift int64, epoch uint64) error
+	// make the schema of epoch; proposedHere says this node proposed it
+	// (its client has been told).
+	ApplySchema(mutations []byte, shift int64, epoch uint64, proposedHere bool) error
 	// SchemaSnapshot is the whole schema as the node holds it, deletions
 	// included, for a snapshot.
 	SchemaSnapshot() ([]byte, error)
@@ -38,6 +39,9 @@ type Options struct {
 	// Request asks a node to add this one to the group, and returns its
 	// answer (HandleJoin's on that node).
 	Request func(ctx context.Context, to string, payload []byte) ([]byte, error)
+	// Await asks a node to answer once it has applied an index (its
+	// HandleAwait's answer).
+	Await func(ctx context.Context, to string, payload []byte) ([]byte, error)
 	// Applier applies the committed changes.
 	Applier Applier
 	// TickInterval is Raft's tick: a leader's heartbeat goes out every
@@ -74,6 +78,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.Request == nil {
 		o.Request = func(context.Context, string, []byte) ([]byte, error) { return nil, errors.New("metadata: no network") }
+	}
+	if o.Await == nil {
+		o.Await = func(context.Context, string, []byte) ([]byte, error) { return nil, errors.New("metadata: no network") }
 	}
 }
 

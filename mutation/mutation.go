@@ -166,3 +166,64 @@ func FromEntries(table TableID, key []byte, entries []Entry, tokenLen int) (*Mut
 	}
 	return m, nil
 }
+
+// TimestampBounds are the smallest and largest write timestamps m
+// carries (deletions' included); lo > hi when it carries none.
+func (m *Mutation) TimestampBounds() (lo, hi int64) {
+	lo, hi = NoDeletionTime, NoTimestamp
+	see := func(ts int64) { lo, hi = min(lo, ts), max(hi, ts) }
+	if !m.Deletion.IsLive() {
+		see(m.Deletion.MarkedForDeleteAt)
+	}
+	for _, rt := range m.RangeTombstones {
+		see(rt.Deletion.MarkedForDeleteAt)
+	}
+	rows := make([]*Row, 0, len(m.Rows)+1)
+	if m.Static != nil {
+		rows = append(rows, m.Static)
+	}
+	for _, ru := range m.Rows {
+		rows = append(rows, ru.Row)
+	}
+	for _, r := range rows {
+		if rlo, rhi := r.timestampBounds(); rlo <= rhi {
+			see(rlo)
+			see(rhi)
+		}
+	}
+	return lo, hi
+}
+
+// ShiftTimestamps moves every write timestamp of m (deletions' included)
+// by d, keeping their order: a change whose place in an order is decided
+// elsewhere (the metadata log) takes timestamps after those before it.
+func (m *Mutation) ShiftTimestamps(d int64) {
+	shift := func(dt *DeletionTime) {
+		if !dt.IsLive() {
+			dt.MarkedForDeleteAt += d
+		}
+	}
+	shift(&m.Deletion)
+	for i := range m.RangeTombstones {
+		shift(&m.RangeTombstones[i].Deletion)
+	}
+	rows := make([]*Row, 0, len(m.Rows)+1)
+	if m.Static != nil {
+		rows = append(rows, m.Static)
+	}
+	for _, ru := range m.Rows {
+		rows = append(rows, ru.Row)
+	}
+	for _, r := range rows {
+		if !r.Liveness.IsEmpty() {
+			r.Liveness.Timestamp += d
+		}
+		shift(&r.Deletion)
+		for i := range r.Columns {
+			shift(&r.Columns[i].Deletion)
+		}
+		for i := range r.Cells {
+			r.Cells[i].Timestamp += d
+		}
+	}
+}

@@ -222,7 +222,6 @@ func (n *Node) gossipChanged(endpoint string) {
 	if err := n.writePeer(endpoint, s); err != nil {
 		n.cfg.Logger.Error().Err(err).Str("peer", endpoint).Msg("node: updating the peers tables")
 	}
-	n.maybePullSchema(endpoint, s)
 	n.announce(endpoint, s)
 	if s.Alive {
 		n.coord.ReplicaUp(ring.Endpoint(endpoint))

@@ -35,6 +35,10 @@ type Config struct {
 	DataFileDirectories []string `yaml:"data_file_directories"`
 	// CommitLogDirectory is commitlog_directory; default DataDir/commitlog.
 	CommitLogDirectory string `yaml:"commitlog_directory"`
+	// MetadataDirectory is metadata_directory (as Cassandra 5.1 names its
+	// cluster metadata's): the metadata log and its snapshots; default
+	// DataDir/metadata.
+	MetadataDirectory string `yaml:"metadata_directory"`
 	// CommitLogIgnoreReplayErrors sets aside, in a quarantine file in the
 	// commit log directory, each record replay cannot decode, where start-up
 	// would otherwise stop at it (--commitlog-ignore-replay-errors; Cassandra's
@@ -168,6 +172,9 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.CommitLogDirectory == "" {
 		c.CommitLogDirectory = filepath.Join(c.DataDir, "commitlog")
+	}
+	if c.MetadataDirectory == "" {
+		c.MetadataDirectory = filepath.Join(c.DataDir, "metadata")
 	}
 	if c.CommitLogSync == "" {
 		c.CommitLogSync = "periodic"

@@ -12,6 +12,7 @@ import (
 	"github.com/sibyldb/sibyl/cql/native"
 	"github.com/sibyldb/sibyl/gossip"
 	"github.com/sibyldb/sibyl/messaging"
+	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
@@ -44,9 +45,13 @@ type Node struct {
 	ringMu    sync.Mutex         // one ring rebuild at a time
 	gossip    *gossip.Gossiper   // nil when the node has no seeds
 	messaging *messaging.Service // internode requests; nil with no seeds
-	pullMu    sync.Mutex
-	pulling   map[string]bool // peers whose schema is being pulled
-	ready     atomic.Bool     // start-up is done: schema pulls may run
+	// meta is the node's member of the metadata log, through which every
+	// schema change commits.
+	meta *metadata.Log
+	// unopened are the tables this node's clients' schema changes added
+	// that could not be opened, by epoch, for the statement to undo;
+	// guarded by schemaMu.
+	unopened map[uint64]unopenedTables
 	// coord coordinates the requests of the node's clients.
 	coord   *coordinator.Coordinator
 	metrics *metrics
@@ -90,12 +95,12 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n = &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{}), pulling: map[string]bool{}, metrics: newMetrics(), views: map[string]peerView{}}
+	n = &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{}), unopened: map[uint64]unopenedTables{}, metrics: newMetrics(), views: map[string]peerView{}}
 	n.coord = n.newCoordinator()
 	n.metrics.watchEngine(engine)
 	n.metrics.watchCoordinator(&n.coord.Stats)
 	if err := n.start(); err != nil {
-		return nil, errors.Join(err, n.leaveCluster(), engine.Close())
+		return nil, errors.Join(err, n.stopMetadata(), n.leaveCluster(), engine.Close())
 	}
 	return n, nil
 }
@@ -127,12 +132,10 @@ func (n *Node) start() error {
 	if err := n.identify(); err != nil {
 		return err
 	}
-	if err := n.writeLocal(); err != nil {
+	if err := n.startMetadata(); err != nil {
 		return err
 	}
-	n.ready.Store(true)
-	n.syncSchema()
-	return nil
+	return n.writeLocal()
 }
 
 // describeSystemKeyspaces writes the system keyspaces' rows in the
@@ -147,13 +150,21 @@ func (n *Node) describeSystemKeyspaces() error {
 	return n.applyLocal(ms)
 }
 
+// stopMetadata stops the node's member of the metadata log.
+func (n *Node) stopMetadata() error {
+	if n.meta == nil {
+		return nil
+	}
+	return n.meta.Close()
+}
+
 // Close stops the node: the native protocol server drains (no new
 // requests; those in flight are answered), memtables are flushed, and the
 // engine closes.
 func (n *Node) Close() error {
 	n.engine.StopCompactions() // a clean stop does not wait for a long compaction
 	err := n.leaveCluster()
-	err = errors.Join(err, n.stopAdmin(), n.stopNative())
+	err = errors.Join(err, n.stopAdmin(), n.stopNative(), n.stopMetadata())
 	n.coord.Settle() // messaging is closed: what is still on its way ends at once
 	if ferr := n.engine.Flush(); ferr != nil {
 		err = errors.Join(err, fmt.Errorf("node: flushing at shutdown: %w", ferr))

@@ -72,7 +72,7 @@ func TestRestartKeepsSchemaAndRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := n.ApplySchema(append([]*mutation.Mutation{ksm}, tms...)); err != nil {
+	if err := n.ApplySchema(n.Schema(), append([]*mutation.Mutation{ksm}, tms...)); err != nil {
 		t.Fatal(err)
 	}
 	row, err := kv.InsertMutation(map[string][]byte{"k": cqltype.EncodeBigint(7), "v": []byte("seven")}, w)

@@ -115,23 +115,21 @@ func (n *Node) openStoredTables(s *schema.Schema) error {
 	return nil
 }
 
-// ApplySchema makes a schema change: here first, then on every live
-// node of the cluster (see pushSchema).
-func (n *Node) ApplySchema(ms []*mutation.Mutation) error {
-	if err := n.applySchemaLocal(ms, true); err != nil {
-		return err
-	}
-	n.pushSchema(ms)
-	return nil
+// unopenedTables are the tables a schema change added that could not be
+// opened here, and why.
+type unopenedTables struct {
+	tables []*schema.Table
+	err    error
 }
 
-// applySchemaLocal writes schema mutations, flushes system_schema so that
-// the next start-up finds them before replay, and opens the tables they
-// add. Changes apply one at a time. A client's change (own) whose tables
-// cannot be opened here is undone; one another node made, and applied
-// there, is not: undoing it here would drop the table everywhere the
-// deletion spreads.
-func (n *Node) applySchemaLocal(ms []*mutation.Mutation, own bool) error {
+// applySchemaLocal applies a committed schema change (or a snapshot's
+// schema) of the metadata log: it writes the schema mutations, flushes
+// system_schema so that the next start-up finds them before replay, and
+// opens the tables they add, as the schema of epoch. A table that cannot
+// be opened stays closed, and is kept in unopened for the statement that
+// made it (this node's client's) to undo. Changes apply one at a time, in
+// the log's order.
+func (n *Node) applySchemaLocal(ms []*mutation.Mutation, epoch uint64, proposedHere bool) error {
 	n.schemaMu.Lock()
 	defer n.schemaMu.Unlock()
 	for _, m := range ms {
@@ -146,25 +144,45 @@ func (n *Node) applySchemaLocal(ms []*mutation.Mutation, own bool) error {
 	if err != nil {
 		return err
 	}
+	s = s.WithEpoch(epoch)
 	old := n.Schema()
-	if err := n.openTables(s); err != nil {
-		if own {
-			err = errors.Join(err, n.undoNewTables(old, s, ms))
+	if failed := n.openNewTables(s); failed.err != nil {
+		n.cfg.Logger.Error().Err(failed.err).Uint64("epoch", epoch).Msg("node: a schema change added tables this node cannot open")
+		if proposedHere {
+			n.unopened[epoch] = failed
 		}
-		return err
 	}
 	n.schema.Store(s)
 	n.dropTables(old, s)
-	if !own {
+	if !proposedHere {
 		n.announceSchema(old, s)
 	}
 	return n.writeLocal() // its schema_version follows the schema
 }
 
+// openNewTables opens every table of cur the engine does not have open,
+// and returns those it could not.
+func (n *Node) openNewTables(cur *schema.Schema) unopenedTables {
+	var out unopenedTables
+	for _, ks := range cur.Keyspaces() {
+		for _, t := range ks.Tables {
+			if _, err := n.engine.Table(t.ID); err == nil {
+				continue
+			}
+			if _, err := n.engine.OpenTable(StorageTableOptions(t)); err != nil {
+				out.tables = append(out.tables, t)
+				out.err = errors.Join(out.err, fmt.Errorf("node: %w", err))
+			}
+		}
+	}
+	return out
+}
+
 // announceSchema tells this node's clients registered for SCHEMA_CHANGE of
-// what a change another node made (pushed, or pulled) changed here, as
-// Cassandra's nodes each announce what they apply: a driver whose control
-// connection is on this node learns of DDL run through any node.
+// what a change another node made changed here, as Cassandra's nodes each
+// announce what they apply: a driver whose control connection is on this
+// node learns of DDL run through any node. (The native server announces
+// this node's own clients' changes with their results.)
 func (n *Node) announceSchema(old, cur *schema.Schema) {
 	srv := n.events.Load()
 	if srv == nil {
@@ -173,55 +191,6 @@ func (n *Node) announceSchema(old, cur *schema.Schema) {
 	for _, c := range schema.Changes(old, cur) {
 		srv.SchemaEvent(&c)
 	}
-}
-
-// undoNewTables takes out of the schema, and out of the engine, the tables
-// a change added whose files could not be made, so that a DDL that failed
-// leaves nothing behind and the next start-up does not trip on it. The
-// deletions are stamped after everything the change wrote.
-// REQUIRES: n.schemaMu held.
-func (n *Node) undoNewTables(old, cur *schema.Schema, applied []*mutation.Mutation) error {
-	w := &schema.CellWriter{Timestamp: maxTimestamp(applied) + 1, Now: time.Now().Unix()}
-	var undo []*mutation.Mutation
-	for _, ks := range cur.Keyspaces() {
-		for _, t := range ks.Tables {
-			if prev, err := old.Table(ks.Name, t.Name); err == nil && prev.ID == t.ID {
-				continue
-			}
-			ms, err := schema.DropTableMutations(t, w)
-			if err != nil {
-				return err
-			}
-			undo = append(undo, ms...)
-			if err := n.engine.DropTable(t.ID); err != nil && !errors.Is(err, storage.ErrUnknownTable) {
-				n.cfg.Logger.Warn().Err(err).Str("table", t.String()).Msg("node: removing what a failed table creation left")
-			}
-		}
-	}
-	for _, m := range undo {
-		if err := n.engine.Apply(m); err != nil {
-			return fmt.Errorf("node: undoing a schema change: %w", err)
-		}
-	}
-	return n.flushSchema()
-}
-
-// maxTimestamp is the newest write timestamp of ms.
-func maxTimestamp(ms []*mutation.Mutation) int64 {
-	newest := mutation.NoTimestamp
-	for _, m := range ms {
-		newest = max(newest, m.Deletion.MarkedForDeleteAt)
-		for _, rt := range m.RangeTombstones {
-			newest = max(newest, rt.Deletion.MarkedForDeleteAt)
-		}
-		if m.Static != nil {
-			newest = max(newest, m.Static.MaxTimestamp())
-		}
-		for _, ru := range m.Rows {
-			newest = max(newest, ru.Row.MaxTimestamp())
-		}
-	}
-	return newest
 }
 
 // flushSchema flushes the system_schema tables, so that the next start-up

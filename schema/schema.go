@@ -16,6 +16,7 @@ import (
 type Schema struct {
 	keyspaces map[string]*Keyspace
 	version   [16]byte
+	epoch     uint64
 }
 
 // New returns the schema of the given user keyspaces plus the system ones.
@@ -35,6 +36,18 @@ func New(user map[string]*Keyspace) *Schema {
 // definitions, so that nodes with the same schema agree on it, and every
 // change gives a new one.
 func (s *Schema) Version() [16]byte { return s.version }
+
+// Epoch is the cluster metadata epoch of the last schema change this
+// schema holds (0 when it was made from nothing or from disk alone): a
+// change made against it commits only if no other came in between.
+func (s *Schema) Epoch() uint64 { return s.epoch }
+
+// WithEpoch is s as the schema of a metadata epoch.
+func (s *Schema) WithEpoch(epoch uint64) *Schema {
+	c := *s
+	c.epoch = epoch
+	return &c
+}
 
 // Keyspace returns a keyspace, or nil.
 func (s *Schema) Keyspace(name string) *Keyspace { return s.keyspaces[name] }

@@ -542,7 +542,7 @@ type nodeCoordinator struct{ n *Node }
 
 func (nc nodeCoordinator) Schema() *schema.Schema { return nc.n.c.currentSchema() }
 
-func (nc nodeCoordinator) ApplySchema(ms []*mutation.Mutation) error {
+func (nc nodeCoordinator) ApplySchema(_ *schema.Schema, ms []*mutation.Mutation) error {
 	c := nc.n.c
 	for _, o := range c.nodes {
 		if !o.Up() {

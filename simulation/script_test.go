@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
@@ -290,8 +291,10 @@ func done(err error) string {
 // hold: what a replica has, not what a coordinator would answer.
 type localOnly struct{ n *Node }
 
-func (l localOnly) Schema() *schema.Schema                 { return l.n.c.currentSchema() }
-func (l localOnly) ApplySchema([]*mutation.Mutation) error { return errors.New("local reads only") }
+func (l localOnly) Schema() *schema.Schema { return l.n.c.currentSchema() }
+func (l localOnly) ApplySchema(*schema.Schema, []*mutation.Mutation) error {
+	return errors.New("local reads only")
+}
 func (l localOnly) Apply([]*mutation.Mutation, request.Consistency) error {
 	return errors.New("local reads only")
 }

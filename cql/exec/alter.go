@@ -157,7 +157,7 @@ func (s *Session) dropType(st *cql.DropType) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ks := s.c.Schema().Keyspace(ksName)
+	ks := s.schema().Keyspace(ksName)
 	if ks == nil || ks.Types[st.Name.Name] == nil {
 		if st.IfExists {
 			return &Result{Kind: SchemaChangeResult}, nil

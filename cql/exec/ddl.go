@@ -49,7 +49,7 @@ func (s *Session) createKeyspace(st *cql.CreateKeyspace) (*Result, error) {
 	if repl == nil {
 		return nil, invalidf("Missing mandatory option 'replication'")
 	}
-	if s.c.Schema().Keyspace(st.Name) != nil {
+	if s.schema().Keyspace(st.Name) != nil {
 		if st.IfNotExists {
 			return &Result{Kind: SchemaChangeResult}, nil
 		}
@@ -76,7 +76,7 @@ func (s *Session) writeKeyspace(name string, repl, previous map[string]string, d
 }
 
 func (s *Session) alterKeyspace(st *cql.AlterKeyspace) (*Result, error) {
-	old := s.c.Schema().Keyspace(st.Name)
+	old := s.schema().Keyspace(st.Name)
 	if old == nil {
 		if st.IfExists {
 			return &Result{Kind: SchemaChangeResult}, nil
@@ -102,7 +102,7 @@ func (s *Session) alterKeyspace(st *cql.AlterKeyspace) (*Result, error) {
 }
 
 func (s *Session) dropKeyspace(st *cql.DropKeyspace) (*Result, error) {
-	if s.c.Schema().Keyspace(st.Name) == nil {
+	if s.schema().Keyspace(st.Name) == nil {
 		if st.IfExists {
 			return &Result{Kind: SchemaChangeResult}, nil
 		}
@@ -235,7 +235,7 @@ func (s *Session) existingTable(n cql.QualifiedName, ifExists bool) (*schema.Key
 	if err != nil {
 		return nil, nil, err
 	}
-	ks := s.c.Schema().Keyspace(ksName)
+	ks := s.schema().Keyspace(ksName)
 	if ks == nil || ks.Tables[n.Name] == nil {
 		switch {
 		case ifExists:

@@ -57,7 +57,7 @@ type describedElement struct {
 }
 
 func (s *Session) describe(st *cql.Describe) (*Result, error) {
-	sch := s.c.Schema()
+	sch := s.schema()
 	var rows []describedElement
 	listing := false
 	switch st.Kind {

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -24,6 +25,9 @@ import (
 type memCoordinator struct {
 	store  *testutil.MemStore
 	schema *schema.Schema
+	// before, when set, runs once at the next schema change, before it:
+	// another client's change that commits first.
+	before func()
 }
 
 func newMemCoordinator() *memCoordinator {
@@ -32,7 +36,14 @@ func newMemCoordinator() *memCoordinator {
 
 func (c *memCoordinator) Schema() *schema.Schema { return c.schema }
 
-func (c *memCoordinator) ApplySchema(ms []*mutation.Mutation) error {
+func (c *memCoordinator) ApplySchema(base *schema.Schema, ms []*mutation.Mutation) error {
+	if f := c.before; f != nil {
+		c.before = nil
+		f()
+	}
+	if base != nil && base.Epoch() != c.schema.Epoch() {
+		return ErrSchemaChanged
+	}
 	c.store.Apply(ms...)
 	user, err := schema.Load(func(def *schema.Table) ([]map[string]schema.Cell, error) {
 		parts, err := c.store.Partitions(def.ID, time.Now().Unix())
@@ -54,7 +65,7 @@ func (c *memCoordinator) ApplySchema(ms []*mutation.Mutation) error {
 	if err != nil {
 		return err
 	}
-	c.schema = schema.New(user)
+	c.schema = schema.New(user).WithEpoch(c.schema.Epoch() + 1)
 	return nil
 }
 
@@ -314,7 +325,7 @@ func TestDataDriven(t *testing.T) {
 				}
 				return out.String()
 			case "restart":
-				if err := c.ApplySchema(nil); err != nil {
+				if err := c.ApplySchema(nil, nil); err != nil {
 					return "error " + err.Error() + "\n"
 				}
 				s = NewSession(c)
@@ -325,4 +336,40 @@ func TestDataDriven(t *testing.T) {
 			return ""
 		})
 	})
+}
+
+// TestConflictingDDLMeetsTheWinner: a CREATE TABLE checked against a
+// schema that another client's CREATE of the same table moves on from
+// before it commits is checked again, and fails as the second of the two
+// would: AlreadyExists, not a second table id.
+func TestConflictingDDLMeetsTheWinner(t *testing.T) {
+	c := newMemCoordinator()
+	a, b := NewSession(c), NewSession(c)
+	if _, err := a.Run("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"); err != nil {
+		t.Fatal(err)
+	}
+	c.before = func() {
+		if _, err := b.Run("CREATE TABLE ks.t (k int PRIMARY KEY, v text)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := a.Run("CREATE TABLE ks.t (k int PRIMARY KEY, v int)")
+	var e *Error
+	if !errors.As(err, &e) || e.Code != AlreadyExists {
+		t.Fatalf("the second CREATE TABLE: %v, want AlreadyExists", err)
+	}
+	tab, err := c.Schema().Table("ks", "t")
+	if err != nil || tab.Columns[1].Type.String() != "text" {
+		t.Fatalf("the table is %v (%v), want the winner's", tab, err)
+	}
+	// IF NOT EXISTS makes the loser a no-op.
+	c.before = func() {
+		if _, err := b.Run("CREATE TABLE ks.u (k int PRIMARY KEY)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := a.Run("CREATE TABLE IF NOT EXISTS ks.u (k int PRIMARY KEY)")
+	if err != nil || res[0].Change != nil {
+		t.Fatalf("CREATE TABLE IF NOT EXISTS after the same table came first: %v, %v", res, err)
+	}
 }

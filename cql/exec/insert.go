@@ -13,7 +13,7 @@ func (s *Session) table(n cql.QualifiedName) (*schema.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.c.Schema().Table(ks, n.Name)
+	t, err := s.schema().Table(ks, n.Name)
 	return t, asInvalid(err)
 }
 

@@ -459,7 +459,7 @@ func (s *Session) unloggedBatchWarning(ms []*mutation.Mutation) string {
 		return ""
 	}
 	var names []string
-	for _, ks := range s.c.Schema().Keyspaces() {
+	for _, ks := range s.schema().Keyspaces() {
 		for _, t := range ks.Tables {
 			if tables[t.ID] {
 				names = append(names, cqltype.QuoteIdent(t.Keyspace)+"."+cqltype.QuoteIdent(t.Name))

@@ -176,7 +176,7 @@ type dryCoordinator struct{ real Coordinator }
 
 func (d dryCoordinator) Schema() *schema.Schema { return d.real.Schema() }
 
-func (d dryCoordinator) ApplySchema([]*mutation.Mutation) error { return nil }
+func (d dryCoordinator) ApplySchema(*schema.Schema, []*mutation.Mutation) error { return nil }
 
 func (d dryCoordinator) Apply([]*mutation.Mutation, request.Consistency) error { return nil }
 

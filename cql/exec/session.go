@@ -19,9 +19,12 @@ import (
 type Coordinator interface {
 	// Schema is the current schema.
 	Schema() *schema.Schema
-	// ApplySchema makes schema mutations durable and takes them into the
-	// schema before it returns.
-	ApplySchema(ms []*mutation.Mutation) error
+	// ApplySchema makes schema mutations, made against the schema base
+	// (one Schema returned), durable and takes them into the schema
+	// before it returns. When another change has come in since base, it
+	// may refuse with ErrSchemaChanged: the statement is then checked
+	// again against the schema as it is.
+	ApplySchema(base *schema.Schema, ms []*mutation.Mutation) error
 	// Apply makes mutations of tables durable and visible, on as many
 	// replicas as the consistency level asks.
 	Apply(ms []*mutation.Mutation, cl request.Consistency) error
@@ -33,6 +36,15 @@ type Coordinator interface {
 	// Truncate removes every row of a table.
 	Truncate(t *schema.Table) error
 }
+
+// ErrSchemaChanged is what a Coordinator's ApplySchema returns when
+// another schema change committed after the one the statement was checked
+// against.
+var ErrSchemaChanged = errors.New("exec: another schema change came first")
+
+// schemaAttempts bounds how many times a DDL statement is checked again
+// because other changes keep coming first.
+const schemaAttempts = 10
 
 // ResultKind says what a statement returned.
 type ResultKind uint8
@@ -79,6 +91,9 @@ type Session struct {
 	scratch     schema.RowValues
 	point       pointScratch
 	keyspace    string
+	// base is the schema a DDL statement is checked against, the same for
+	// the whole statement; nil outside DDL.
+	base *schema.Schema
 	// Now is the clock of writes' default timestamps; default time.Now.
 	Now func() time.Time
 }
@@ -146,27 +161,27 @@ func (s *Session) Query(st cql.Statement, opts QueryParams) (*Result, error) {
 func (s *Session) run(st cql.Statement, opts QueryParams, bound *binding) (*Result, error) {
 	switch st := st.(type) {
 	case *cql.Use:
-		if s.c.Schema().Keyspace(st.Keyspace) == nil {
+		if s.schema().Keyspace(st.Keyspace) == nil {
 			return nil, invalidf("Keyspace '%s' does not exist", st.Keyspace)
 		}
 		s.keyspace = st.Keyspace
 		return &Result{Kind: SetKeyspaceResult, Keyspace: st.Keyspace}, nil
 	case *cql.CreateKeyspace:
-		return s.createKeyspace(st)
+		return s.schemaChange(func() (*Result, error) { return s.createKeyspace(st) })
 	case *cql.AlterKeyspace:
-		return s.alterKeyspace(st)
+		return s.schemaChange(func() (*Result, error) { return s.alterKeyspace(st) })
 	case *cql.DropKeyspace:
-		return s.dropKeyspace(st)
+		return s.schemaChange(func() (*Result, error) { return s.dropKeyspace(st) })
 	case *cql.CreateTable:
-		return s.createTable(st)
+		return s.schemaChange(func() (*Result, error) { return s.createTable(st) })
 	case *cql.DropTable:
-		return s.dropTable(st)
+		return s.schemaChange(func() (*Result, error) { return s.dropTable(st) })
 	case *cql.CreateType:
-		return s.createType(st)
+		return s.schemaChange(func() (*Result, error) { return s.createType(st) })
 	case *cql.AlterTable:
-		return s.alterTable(st)
+		return s.schemaChange(func() (*Result, error) { return s.alterTable(st) })
 	case *cql.DropType:
-		return s.dropType(st)
+		return s.schemaChange(func() (*Result, error) { return s.dropType(st) })
 	case *cql.Truncate:
 		return s.truncate(st)
 	case *cql.Insert:
@@ -183,6 +198,34 @@ func (s *Session) run(st cql.Statement, opts QueryParams, bound *binding) (*Resu
 		return s.describe(st)
 	}
 	return nil, invalidf("%T statements are not supported yet", st)
+}
+
+// schemaChange runs a DDL statement against one schema, and again against
+// the schema that is then if another change committed first: of two
+// conflicting statements one wins, and the other meets what the winner
+// made (AlreadyExists, or an Invalid), as if they had run one after the
+// other.
+func (s *Session) schemaChange(run func() (*Result, error)) (*Result, error) {
+	defer func() { s.base = nil }()
+	for attempt := 1; ; attempt++ {
+		s.base = s.c.Schema()
+		res, err := run()
+		if !errors.Is(err, ErrSchemaChanged) {
+			return res, err
+		}
+		if attempt == schemaAttempts {
+			return nil, &Error{Code: ServerError, Message: fmt.Sprintf("schema change failed: other schema changes kept committing first (%d attempts)", attempt)}
+		}
+	}
+}
+
+// schema is the schema the running statement sees: the one a DDL
+// statement is checked against, else the current one.
+func (s *Session) schema() *schema.Schema {
+	if s.base != nil {
+		return s.base
+	}
+	return s.c.Schema()
 }
 
 // writer is the cell writer of a schema change made now.
@@ -206,7 +249,7 @@ func (s *Session) userKeyspace(name string) (*schema.Keyspace, error) {
 	if schema.IsSystemKeyspace(name) {
 		return nil, unauthorizedf("%s keyspace is not user-modifiable.", name)
 	}
-	ks := s.c.Schema().Keyspace(name)
+	ks := s.schema().Keyspace(name)
 	if ks == nil {
 		return nil, invalidf("Keyspace '%s' doesn't exist", name)
 	}
@@ -218,7 +261,10 @@ func changed(change, target, keyspace, name string) *Result {
 }
 
 func (s *Session) apply(ms ...*mutation.Mutation) error {
-	if err := s.c.ApplySchema(ms); err != nil {
+	if err := s.c.ApplySchema(s.schema(), ms); err != nil {
+		if errors.Is(err, ErrSchemaChanged) {
+			return err
+		}
 		return &Error{Code: ServerError, Message: fmt.Sprintf("schema change failed: %v", err)}
 	}
 	return nil

@@ -1,0 +1,52 @@
+package node
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sibyldb/sibyl/messaging"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/schema"
+	"github.com/sibyldb/sibyl/storage"
+)
+
+// startMessaging serves internode requests on storage_port: the
+// coordinator's verbs (the metadata log's are added as it starts).
+func (n *Node) startMessaging() error {
+	m, err := messaging.Start(messaging.Options{Name: n.cfg.ListenAddress, Port: n.cfg.StoragePort, Logger: n.cfg.Logger, Transport: n.cfg.Transport})
+	if err != nil {
+		return fmt.Errorf("storage_port: %w", err)
+	}
+	for verb, h := range n.coord.Handlers() {
+		m.Handle(verb, h)
+	}
+	n.messaging = m
+	return nil
+}
+
+// schemaMutations are this node's system_schema contents as mutations:
+// every entry as the engine holds it, deletions included, so that a
+// snapshot of the metadata log carries a DROP as well as a CREATE.
+func (n *Node) schemaMutations() ([]*mutation.Mutation, error) {
+	now := time.Now().Unix()
+	tokenLen := n.engine.Partitioner().TokenBytesLen()
+	var out []*mutation.Mutation
+	for _, t := range n.Schema().Keyspace(schema.SystemSchemaKeyspace).Tables {
+		st, err := n.storageTable(t)
+		if err != nil {
+			return nil, err
+		}
+		parts, err := st.ScanEntries(storage.ScanQuery{Now: now})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range parts {
+			m, err := mutation.FromEntries(t.ID, p.Key, p.Entries, tokenLen)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,276 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"time"
+
+	"github.com/sibyldb/sibyl/coordinator"
+	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/messaging"
+	"github.com/sibyldb/sibyl/metadata"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+const (
+	// metadataTimeout bounds how long a schema change waits for the
+	// metadata log to commit it, and a join request for its answer.
+	metadataTimeout = 10 * time.Second
+	// metadataJoinWait is how long a node that has never been in the
+	// metadata group tries to join one before it gives up starting.
+	metadataJoinWait = time.Minute
+)
+
+// raftID is a node's id in the metadata group, from its host id (which
+// never changes, where its address may).
+func raftID(hostID []byte) uint64 {
+	id := binary.BigEndian.Uint64(hostID[:8]) ^ binary.BigEndian.Uint64(hostID[8:])
+	return max(id, 1)
+}
+
+// startMetadata opens the node's metadata log and runs it: a node that
+// has one takes up where it stopped (and applies what it committed since
+// its snapshot); one that has none joins the group through its seeds and
+// the live nodes gossip shows, or, the lowest-addressed seed with no peer
+// that has a group, founds it. A node with no seeds runs a group of its
+// own. Data written before the metadata log existed stays: the founder's
+// schema is the group's first, and the others', the same schema, are left
+// as they are.
+func (n *Node) startMetadata() error {
+	l, err := metadata.Open(metadata.Options{
+		Self: metadata.Member{ID: raftID(n.hostID), Endpoint: n.cfg.ListenAddress, DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack},
+		Dir:  n.cfg.MetadataDirectory,
+		Send: func(ctx context.Context, to string, msg []byte) error {
+			return n.messaging.Send(ctx, to, messaging.VerbMetadata, msg)
+		},
+		Request: func(ctx context.Context, to string, payload []byte) ([]byte, error) {
+			return n.messaging.Request(ctx, to, messaging.VerbMetadataJoin, payload)
+		},
+		Await: func(ctx context.Context, to string, payload []byte) ([]byte, error) {
+			return n.messaging.Request(ctx, to, messaging.VerbMetadataWait, payload)
+		},
+		Applier: schemaApplier{n},
+		Logger:  n.cfg.Logger,
+	})
+	if err != nil {
+		return fmt.Errorf("metadata_directory: %w", err)
+	}
+	n.meta = l
+	if n.messaging != nil {
+		n.messaging.Handle(messaging.VerbMetadata, func(from string, payload []byte) ([]byte, error) {
+			return nil, l.Step(from, payload)
+		})
+		n.messaging.Handle(messaging.VerbMetadataJoin, func(_ string, payload []byte) ([]byte, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), metadataTimeout)
+			defer cancel()
+			return l.HandleJoin(ctx, payload)
+		})
+		n.messaging.Handle(messaging.VerbMetadataWait, func(_ string, payload []byte) ([]byte, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), metadataTimeout)
+			defer cancel()
+			return l.HandleAwait(ctx, payload)
+		})
+	}
+	if err := l.Start(); err != nil {
+		return err
+	}
+	if !l.HasLog() {
+		ms, err := n.schemaMutations()
+		if err != nil {
+			return err
+		}
+		_, newest := timestampBounds(ms)
+		if n.messaging == nil {
+			err = l.Bootstrap(newest)
+		} else {
+			ctx, cancel := context.WithTimeout(context.Background(), metadataJoinWait)
+			err = l.JoinOrBootstrap(ctx, n.metadataPeers, n.foundsCluster(), newest)
+			cancel()
+			if err != nil {
+				err = fmt.Errorf("%w; the lowest-addressed seed founds the metadata group: start it first", err)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	n.schemaMu.Lock()
+	n.schema.Store(n.Schema().WithEpoch(l.Status().State.SchemaEpoch))
+	n.schemaMu.Unlock()
+	return nil
+}
+
+// metadataPeers are the nodes a join request may go to: the seeds, then
+// every other node gossip sees up.
+func (n *Node) metadataPeers() []string {
+	var out []string
+	for _, s := range n.cfg.Seeds {
+		if h := seedHost(s); h != n.cfg.ListenAddress && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	if n.gossip != nil {
+		for e, s := range n.gossip.Endpoints() {
+			if e != n.cfg.ListenAddress && s.Alive && !slices.Contains(out, e) {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// foundsCluster reports whether this node is the one that makes a new
+// metadata group when no peer has one: the seed with the lowest address.
+func (n *Node) foundsCluster() bool {
+	var lowest net.IP
+	for _, s := range n.cfg.Seeds {
+		ip := net.ParseIP(seedHost(s))
+		if ip != nil && (lowest == nil || bytes.Compare(ip.To16(), lowest.To16()) < 0) {
+			lowest = ip
+		}
+	}
+	return lowest != nil && lowest.Equal(net.ParseIP(n.cfg.ListenAddress))
+}
+
+func seedHost(seed string) string {
+	if host, _, err := net.SplitHostPort(seed); err == nil {
+		return host
+	}
+	return seed
+}
+
+// ApplySchema makes a schema change made against base: it commits through
+// the metadata log, and returns once it has applied here and on every
+// node gossip sees up (or metadataTimeout has passed), so that a client
+// finds the change on whichever node it asks next, and a driver's wait
+// for schema agreement ends at once. A node that is down applies it when
+// its log catches up. A change another committed
+// first refuses it (exec.ErrSchemaChanged: the statement is checked
+// again). A change whose new tables cannot be opened here is undone, also
+// through the log, so that a failed statement leaves nothing behind.
+func (n *Node) ApplySchema(base *schema.Schema, ms []*mutation.Mutation) error {
+	if base == nil {
+		base = n.Schema()
+	}
+	c, err := n.proposeSchema(base.Epoch(), ms)
+	if err != nil {
+		return err
+	}
+	n.awaitPeers(c.Index)
+	epoch := c.Epoch
+	n.schemaMu.Lock()
+	failed := n.unopened[epoch]
+	delete(n.unopened, epoch)
+	n.schemaMu.Unlock()
+	if failed.err == nil {
+		return nil
+	}
+	return errors.Join(failed.err, n.undoTables(failed.tables))
+}
+
+func (n *Node) proposeSchema(base uint64, ms []*mutation.Mutation) (metadata.Committed, error) {
+	lo, hi := timestampBounds(ms)
+	ctx, cancel := context.WithTimeout(context.Background(), metadataTimeout)
+	defer cancel()
+	c, err := n.meta.ProposeSchema(ctx, base, lo, hi, coordinator.EncodeMutations(ms))
+	if errors.Is(err, metadata.ErrSchemaChanged) {
+		return c, exec.ErrSchemaChanged
+	}
+	return c, err
+}
+
+// awaitPeers waits, up to metadataTimeout, for the nodes gossip sees up to
+// apply index. One that does not is only late: it applies the change as
+// its log catches up.
+func (n *Node) awaitPeers(index uint64) {
+	if n.gossip == nil {
+		return
+	}
+	var peers []string
+	for e, s := range n.gossip.Endpoints() {
+		if e != n.cfg.ListenAddress && s.Alive {
+			peers = append(peers, e)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), metadataTimeout)
+	defer cancel()
+	if err := n.meta.AwaitApplied(ctx, index, peers); err != nil {
+		n.cfg.Logger.Warn().Err(err).Msg("node: a schema change has not reached every node that is up; they apply it as their logs catch up")
+	}
+}
+
+// undoTables drops, through the log, the tables a change of this node's
+// client added that could not be opened here.
+func (n *Node) undoTables(tables []*schema.Table) error {
+	now := time.Now()
+	w := &schema.CellWriter{Timestamp: now.UnixMicro(), Now: now.Unix()}
+	var undo []*mutation.Mutation
+	for _, t := range tables {
+		ms, err := schema.DropTableMutations(t, w)
+		if err != nil {
+			return err
+		}
+		undo = append(undo, ms...)
+	}
+	for range 10 {
+		_, err := n.proposeSchema(n.Schema().Epoch(), undo)
+		if !errors.Is(err, exec.ErrSchemaChanged) {
+			if err != nil {
+				return fmt.Errorf("node: undoing a schema change: %w", err)
+			}
+			return nil
+		}
+	}
+	return errors.New("node: undoing a schema change: other changes kept committing first")
+}
+
+// timestampBounds are the smallest and largest write timestamps of ms.
+func timestampBounds(ms []*mutation.Mutation) (lo, hi int64) {
+	lo, hi = mutation.NoDeletionTime, mutation.NoTimestamp
+	for _, m := range ms {
+		if mlo, mhi := m.TimestampBounds(); mlo <= mhi {
+			lo, hi = min(lo, mlo), max(hi, mhi)
+		}
+	}
+	if lo > hi {
+		return 0, 0
+	}
+	return lo, hi
+}
+
+// schemaApplier applies the metadata log's schema changes to the node's
+// system_schema tables.
+type schemaApplier struct{ n *Node }
+
+func (a schemaApplier) ApplySchema(b []byte, shift int64, epoch uint64, proposedHere bool) error {
+	ms, err := coordinator.DecodeMutations(b)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		m.ShiftTimestamps(shift)
+	}
+	return a.n.applySchemaLocal(ms, epoch, proposedHere)
+}
+
+func (a schemaApplier) SchemaSnapshot() ([]byte, error) {
+	ms, err := a.n.schemaMutations()
+	if err != nil {
+		return nil, err
+	}
+	return coordinator.EncodeMutations(ms), nil
+}
+
+func (a schemaApplier) RestoreSchema(b []byte, epoch uint64) error {
+	ms, err := coordinator.DecodeMutations(b)
+	if err != nil {
+		return err
+	}
+	return a.n.applySchemaLocal(ms, epoch, false)
+}
