@@ -226,3 +226,17 @@ func (g *testGroup) propose(i int, change string) (uint64, error) {
 		}
 	}
 }
+
+// awaitVoters waits until nodes 1 to n all know the same voters, voters of
+// them.
+func (g *testGroup) awaitVoters(n, voters int) {
+	g.t.Helper()
+	g.eventually(fmt.Sprintf("%d nodes know %d voters", n, voters), func() bool {
+		for i := 1; i <= n; i++ {
+			if l := g.log(i); l == nil || len(l.Status().Voters) != voters {
+				return false
+			}
+		}
+		return true
+	})
+}

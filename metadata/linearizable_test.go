@@ -53,7 +53,7 @@ func TestSchemaChangesAreLinearizable(t *testing.T) {
 		for i := 1; i <= 3; i++ {
 			g.start(i)
 		}
-		g.eventually("three voters", func() bool { return len(g.log(1).Status().Voters) == 3 })
+		g.awaitVoters(3, 3)
 		var clock atomic.Int64
 		var mu sync.Mutex
 		var ops []porcupine.Operation

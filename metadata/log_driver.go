@@ -52,6 +52,9 @@ type Log struct {
 	addrs     map[uint64]string // endpoints learned from messages received
 	senders   map[string]chan []byte
 	ticks     uint64
+	// contactTick is the last tick this member led, or heard from the
+	// leader.
+	contactTick uint64
 	// promotedAt is the tick of the last promotion proposed: the next
 	// waits until it has had time to commit.
 	promotedAt uint64
@@ -97,6 +100,12 @@ type Status struct {
 	Role string
 	// HasLog is false on a node that has never been in a group.
 	HasLog bool
+	// Partitioned is true once the member has gone PartitionedAfter
+	// without hearing from a leader: it cannot reach a majority of the
+	// voters, and what it knows of the cluster may be stale.
+	Partitioned bool
+	// SinceContact is how long it has gone without a leader.
+	SinceContact time.Duration
 }
 
 // LeaderEndpoint is the leader's endpoint, or "".
@@ -334,6 +343,9 @@ func (l *Log) run() {
 			if in.msg.From != 0 && in.from != "" {
 				l.addrs[in.msg.From] = in.from
 			}
+			if lead := l.rn.BasicStatus().Lead; lead != 0 && in.msg.From == lead {
+				l.contactTick = l.ticks
+			}
 			if err := l.rn.Step(in.msg); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) && !errors.Is(err, raft.ErrStepLocalMsg) {
 				l.opts.Logger.Debug().Err(err).Msg("metadata: a Raft message")
 			}
@@ -369,6 +381,9 @@ func (l *Log) campaignAlone() {
 func (l *Log) tick() {
 	l.rn.Tick()
 	l.ticks++
+	if l.rn.BasicStatus().RaftState == raft.StateLeader {
+		l.contactTick = l.ticks
+	}
 	if l.ticks%reproposeTicks == 0 {
 		for _, p := range l.pending {
 			l.send(p)
@@ -596,6 +611,8 @@ func (l *Log) publish() {
 		Voters: slices.Clone(l.confState.Voters), Learners: slices.Clone(l.confState.Learners), Role: roleName(bs.RaftState), HasLog: !l.disk.empty()}
 	slices.Sort(s.Voters)
 	slices.Sort(s.Learners)
+	s.SinceContact = time.Duration(l.ticks-l.contactTick) * l.opts.TickInterval
+	s.Partitioned = s.HasLog && s.SinceContact > l.opts.PartitionedAfter
 	l.status.Store(s)
 }
 

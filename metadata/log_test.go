@@ -89,7 +89,7 @@ func TestConflictingChangesOneWins(t *testing.T) {
 		for i := 1; i <= 3; i++ {
 			g.start(i)
 		}
-		g.eventually("three voters", func() bool { return len(g.log(1).Status().Voters) == 3 })
+		g.awaitVoters(3, 3)
 		g.eventually("every node at the same epoch", func() bool {
 			return g.log(2).Applied() == g.log(1).Applied() && g.log(3).Applied() == g.log(1).Applied()
 		})
@@ -126,7 +126,7 @@ func TestLeaderCrashDuringChanges(t *testing.T) {
 		for i := 1; i <= 3; i++ {
 			g.start(i)
 		}
-		g.eventually("three voters", func() bool { return len(g.log(1).Status().Voters) == 3 })
+		g.awaitVoters(3, 3)
 		if _, err := g.propose(2, "before"); err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ func TestMinorityCannotChangeAndCatchesUp(t *testing.T) {
 		for i := 1; i <= 3; i++ {
 			g.start(i)
 		}
-		g.eventually("three voters", func() bool { return len(g.log(1).Status().Voters) == 3 })
+		g.awaitVoters(3, 3)
 		g.partition(3, 3)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_, err := g.log(3).ProposeSchema(ctx, g.log(3).Status().State.SchemaEpoch, 1, 1, []byte("on the minority"))
@@ -191,7 +191,7 @@ func TestRestartFromSnapshot(t *testing.T) {
 		for i := 1; i <= 3; i++ {
 			g.start(i)
 		}
-		g.eventually("three voters", func() bool { return len(g.log(1).Status().Voters) == 3 })
+		g.awaitVoters(3, 3)
 		g.stop(3)
 		for k := range 3 * keepEntries {
 			if _, err := g.propose(1, fmt.Sprintf("change %d", k)); err != nil {
@@ -226,5 +226,48 @@ func TestRestartFromSnapshot(t *testing.T) {
 		if _, err := g.propose(1, "after the restart"); err != nil {
 			t.Fatal(err)
 		}
+	})
+}
+
+func TestPartitionedMemberKnowsIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newTestGroup(t)
+		defer g.close()
+		for i := 1; i <= 4; i++ {
+			g.start(i)
+		}
+		g.eventually("every node knows three voters and a learner", func() bool {
+			for i := 1; i <= 4; i++ {
+				if st := g.log(i).Status(); len(st.Voters) != 3 || len(st.Learners) != 1 {
+					return false
+				}
+			}
+			return true
+		})
+		// The leader and the learner are cut off, each alone.
+		leader := int(g.log(1).Status().Leader)
+		learner := int(g.log(1).Status().Learners[0])
+		g.partition(leader, 4)
+		g.partition(learner, 4)
+		time.Sleep(3 * time.Second)
+		if st := g.log(leader).Status(); st.Partitioned {
+			t.Fatalf("the old leader counts itself cut off after 3s (%s); the limit is 5s", st.SinceContact)
+		}
+		time.Sleep(4 * time.Second)
+		for i := 1; i <= 4; i++ {
+			cut := i == leader || i == learner
+			if st := g.log(i).Status(); st.Partitioned != cut {
+				t.Errorf("node %d (cut off: %v): Partitioned %v, %s without a leader, role %s, leader %d term %d voters %v", i, cut, st.Partitioned, st.SinceContact, st.Role, st.Leader, st.Term, st.Voters)
+			}
+		}
+		g.heal()
+		g.eventually("every node in touch again", func() bool {
+			for i := 1; i <= 4; i++ {
+				if g.log(i).Status().Partitioned {
+					return false
+				}
+			}
+			return true
+		})
 	})
 }

@@ -49,6 +49,11 @@ type Options struct {
 	// that stands for election. Default 100ms and 10.
 	TickInterval  time.Duration
 	ElectionTicks int
+	// PartitionedAfter is how long a member may go without hearing from a
+	// leader (or, leading, from a majority of the voters: Raft then steps
+	// it down) before it counts itself cut off from the group
+	// (Status.Partitioned). Default 5s.
+	PartitionedAfter time.Duration
 	// SnapshotEntries is how many entries apply between snapshots; the
 	// log then drops what a snapshot covers. Default 1000.
 	SnapshotEntries uint64
@@ -65,6 +70,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.ElectionTicks == 0 {
 		o.ElectionTicks = 10
+	}
+	if o.PartitionedAfter == 0 {
+		o.PartitionedAfter = 5 * time.Second
 	}
 	if o.SnapshotEntries == 0 {
 		o.SnapshotEntries = 1000
@@ -95,6 +103,8 @@ func (o *Options) Validate() error {
 		return errors.New("metadata: no directory for the log")
 	case o.Applier == nil:
 		return errors.New("metadata: no Applier")
+	case o.PartitionedAfter < 0:
+		return fmt.Errorf("metadata: PartitionedAfter %s is negative", o.PartitionedAfter)
 	case o.ElectionTicks < 2:
 		return fmt.Errorf("metadata: %d election ticks; at least 2", o.ElectionTicks)
 	}

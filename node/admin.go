@@ -168,6 +168,8 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 	})
 	handle("GET /describering", n.adminDescribeRing)
 	handle("GET /gossipinfo", func(*http.Request) (any, error) { return n.gossipInfo(), nil })
+	handle("GET /metadata", func(*http.Request) (any, error) { return n.adminMetadata(), nil })
+	handle("GET /describecluster", n.adminDescribeCluster)
 	handle("GET /endpoints", n.adminEndpoints)
 	handle("POST /flush", func(r *http.Request) (any, error) {
 		return nil, n.eachTable(r, func(_ *schema.Table, st *storage.Table) error { return st.Flush() })

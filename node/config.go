@@ -76,6 +76,17 @@ type Config struct {
 	ReadRequestTimeout     Duration `yaml:"read_request_timeout"`
 	RangeRequestTimeout    Duration `yaml:"range_request_timeout"`
 	TruncateRequestTimeout Duration `yaml:"truncate_request_timeout"`
+	// PartitionedNodePolicy is partitioned_node_policy: what the node does
+	// with its clients' requests while it cannot reach a majority of the
+	// cluster metadata voters (for PartitionedNodeTimeout): serve (default:
+	// answer from what it has, as Cassandra does) or refuse (Unavailable,
+	// for every table but the node's own system tables, until it rejoins).
+	// Schema changes are refused either way.
+	PartitionedNodePolicy string `yaml:"partitioned_node_policy"`
+	// PartitionedNodeTimeout is partitioned_node_timeout: how long the node
+	// goes without hearing from a metadata leader before it counts itself
+	// partitioned; default 5s.
+	PartitionedNodeTimeout Duration `yaml:"partitioned_node_timeout"`
 	// ClusterName is cluster_name; default "Test Cluster", as Cassandra's.
 	ClusterName string `yaml:"cluster_name"`
 	// ListenAddress is listen_address, the node's address; default
@@ -133,6 +144,12 @@ type Config struct {
 	// drop, delay or cut messages.
 	Transport messaging.Transport `yaml:"-"`
 }
+
+// The partitioned_node_policy values.
+const (
+	PartitionedServe  = "serve"
+	PartitionedRefuse = "refuse"
+)
 
 // SeedProvider is cassandra.yaml's seed_provider entry:
 //
@@ -202,6 +219,12 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.ClusterName == "" {
 		c.ClusterName = "Test Cluster"
+	}
+	if c.PartitionedNodePolicy == "" {
+		c.PartitionedNodePolicy = PartitionedServe
+	}
+	if c.PartitionedNodeTimeout == 0 {
+		c.PartitionedNodeTimeout = Duration(5 * time.Second)
 	}
 	if c.ListenAddress == "" {
 		c.ListenAddress = "127.0.0.1"
@@ -276,6 +299,11 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("commit_failure_policy: %q is not one of stop, stop_commit, die", c.CommitFailurePolicy))
 	}
+	switch c.PartitionedNodePolicy {
+	case "", PartitionedServe, PartitionedRefuse:
+	default:
+		errs = append(errs, fmt.Errorf("partitioned_node_policy: %q is not one of serve, refuse", c.PartitionedNodePolicy))
+	}
 	switch c.DiskFailurePolicy {
 	case "", "stop", "stop_paranoid", "die", "ignore":
 	case "best_effort":
@@ -288,7 +316,7 @@ func (c *Config) Validate() error {
 		value Duration
 	}{{"commitlog_sync_period", c.CommitLogSyncPeriod}, {"write_request_timeout", c.WriteRequestTimeout},
 		{"read_request_timeout", c.ReadRequestTimeout}, {"range_request_timeout", c.RangeRequestTimeout},
-		{"truncate_request_timeout", c.TruncateRequestTimeout}} {
+		{"truncate_request_timeout", c.TruncateRequestTimeout}, {"partitioned_node_timeout", c.PartitionedNodeTimeout}} {
 		if d.value < 0 {
 			errs = append(errs, fmt.Errorf("%s: %s is negative", d.key, time.Duration(d.value)))
 		}

@@ -61,23 +61,63 @@ func (nn nodeNetwork) Request(ctx context.Context, to string, verb messaging.Ver
 
 // Apply writes mutations at a consistency level (coordinator.Apply).
 func (n *Node) Apply(ms []*mutation.Mutation, cl request.Consistency) error {
+	if n.refusing() {
+		for _, m := range ms {
+			if t := n.tableByID(m.Table); t != nil {
+				if err := n.refusePartitioned(t, cl); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	return n.coord.Apply(ms, cl)
 }
 
 // ReadPartition reads a slice of one partition at a consistency level
 // (coordinator.ReadPartition).
 func (n *Node) ReadPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error) {
+	if err := n.refusePartitioned(t, r.Consistency); err != nil {
+		return nil, err
+	}
 	return n.coord.ReadPartition(t, r)
 }
 
 // Scan reads a table's partitions in token order at a consistency level
 // (coordinator.Scan).
 func (n *Node) Scan(t *schema.Table, r request.RangeRead) ([]*request.Partition, error) {
+	if err := n.refusePartitioned(t, r.Consistency); err != nil {
+		return nil, err
+	}
 	return n.coord.Scan(t, r)
 }
 
 // Truncate removes every row of a table, on every node of the ring.
-func (n *Node) Truncate(t *schema.Table) error { return n.coord.Truncate(t) }
+func (n *Node) Truncate(t *schema.Table) error {
+	if err := n.refusePartitioned(t, request.All); err != nil {
+		return err
+	}
+	return n.coord.Truncate(t)
+}
+
+// refusePartitioned is Unavailable, with partitioned_node_policy refuse,
+// for a request of a replicated table while this node is cut off from a
+// majority of the metadata voters: what it knows of the ring may be stale,
+// and a driver's retry policy takes the request to another node. The node's
+// own tables (system, system_schema) stay readable, so that drivers still
+// see what this node knows.
+func (n *Node) refusePartitioned(t *schema.Table, cl request.Consistency) error {
+	if schema.IsSystemKeyspace(t.Keyspace) || !n.refusing() {
+		return nil
+	}
+	required := 1
+	if ks := n.Schema().Keyspace(t.Keyspace); ks != nil {
+		if s, err := coordinator.Strategy(ks, n.endpoint()); err == nil {
+			required = coordinator.BlockFor(request.ReadLevel(cl), s, n.cfg.DataCenter)
+		}
+	}
+	n.metrics.partitionRefusals.Add(1)
+	return &request.Unavailable{Consistency: cl, Required: required, Alive: 0}
+}
 
 // applyLocal writes mutations through this node's engine.
 func (n *Node) applyLocal(ms []*mutation.Mutation) error { return localEngine{n.engine}.Apply(ms) }
@@ -194,4 +234,22 @@ func (n *Node) storageTable(t *schema.Table) (*storage.Table, error) {
 		return nil, fmt.Errorf("node: %s: %w", t, err)
 	}
 	return st, nil
+}
+
+// refusing reports whether the node refuses its clients' requests now:
+// partitioned_node_policy refuse, and cut off from the metadata voters.
+func (n *Node) refusing() bool {
+	return n.cfg.PartitionedNodePolicy == PartitionedRefuse && n.meta != nil && n.meta.Status().Partitioned
+}
+
+// tableByID finds a table of the schema by its id, or nil.
+func (n *Node) tableByID(id mutation.TableID) *schema.Table {
+	for _, ks := range n.Schema().Keyspaces() {
+		for _, t := range ks.Tables {
+			if t.ID == id {
+				return t
+			}
+		}
+	}
+	return nil
 }

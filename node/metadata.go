@@ -55,13 +55,15 @@ func (n *Node) startMetadata() error {
 		Await: func(ctx context.Context, to string, payload []byte) ([]byte, error) {
 			return n.messaging.Request(ctx, to, messaging.VerbMetadataWait, payload)
 		},
-		Applier: schemaApplier{n},
-		Logger:  n.cfg.Logger,
+		Applier:          schemaApplier{n},
+		PartitionedAfter: time.Duration(n.cfg.PartitionedNodeTimeout),
+		Logger:           n.cfg.Logger,
 	})
 	if err != nil {
 		return fmt.Errorf("metadata_directory: %w", err)
 	}
 	n.meta = l
+	n.metrics.watchMetadata(l.Status)
 	if n.messaging != nil {
 		n.messaging.Handle(messaging.VerbMetadata, func(from string, payload []byte) ([]byte, error) {
 			return nil, l.Step(from, payload)
@@ -157,6 +159,9 @@ func seedHost(seed string) string {
 func (n *Node) ApplySchema(base *schema.Schema, ms []*mutation.Mutation) error {
 	if base == nil {
 		base = n.Schema()
+	}
+	if st := n.meta.Status(); st.Partitioned {
+		return fmt.Errorf("this node has not reached a majority of the cluster metadata voters for %s; schema changes are refused until it does", st.SinceContact.Round(time.Second))
 	}
 	c, err := n.proposeSchema(base.Epoch(), ms)
 	if err != nil {

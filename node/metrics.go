@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/messaging"
+	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/storage"
 )
 
@@ -21,6 +22,9 @@ type metrics struct {
 	// storageFailures counts the failures the failure policies acted on,
 	// by kind.
 	storageFailures *prometheus.CounterVec
+	// partitionRefusals counts the requests refused while the node was cut
+	// off from the metadata voters (partitioned_node_policy refuse).
+	partitionRefusals atomic.Int64
 }
 
 func newMetrics() *metrics {
@@ -30,6 +34,32 @@ func newMetrics() *metrics {
 	m.registry.MustRegister(m.storageFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// watchMetadata adds the metadata log's state: whether the node is cut
+// off from a majority of the voters, its epoch, and what it refused.
+func (m *metrics) watchMetadata(status func() *metadata.Status) {
+	gauge := func(name, help string, v func(*metadata.Status) float64) {
+		m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
+			if st := status(); st != nil {
+				return v(st)
+			}
+			return 0
+		}))
+	}
+	gauge("sibyl_metadata_partitioned", "1 while this node cannot reach a majority of the cluster metadata voters (partitioned_node_timeout without a leader).",
+		func(st *metadata.Status) float64 {
+			if st.Partitioned {
+				return 1
+			}
+			return 0
+		})
+	gauge("sibyl_metadata_epoch", "The cluster metadata epoch this node has applied.", func(st *metadata.Status) float64 { return float64(st.State.Epoch) })
+	gauge("sibyl_metadata_seconds_without_leader", "How long this node has gone without hearing from a metadata leader.",
+		func(st *metadata.Status) float64 { return st.SinceContact.Seconds() })
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_partitioned_refusals_total",
+		Help: "Requests refused with Unavailable while this node was cut off from the metadata voters (partitioned_node_policy: refuse)."},
+		func() float64 { return float64(m.partitionRefusals.Load()) }))
 }
 
 // watchEngine adds the engine's own counters.

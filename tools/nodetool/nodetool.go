@@ -230,6 +230,8 @@ func init() {
 		"clearsnapshot":           (*client).clearSnapshot,
 		"drain":                   func(c *client, _ []string) error { return c.call("POST", "/drain", nil, nil) },
 		"version":                 (*client).version,
+		"describecluster":         (*client).describeCluster,
+		"cms":                     (*client).cms,
 	}
 }
 
@@ -331,6 +333,11 @@ func (c *client) status(args []string) error {
 			at++
 		}
 		fmt.Fprintln(c.out)
+	}
+	var meta metadataState
+	if err := c.call("GET", "/metadata", nil, &meta); err == nil && meta.Partitioned {
+		fmt.Fprintf(c.out, "Note: this node has gone %.0fs without reaching a majority of the cluster metadata voters (partitioned); what it shows may be stale.\n",
+			meta.SecondsWithoutLeader)
 	}
 	return nil
 }

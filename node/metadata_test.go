@@ -1,0 +1,197 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/internal/testutil"
+	"github.com/sibyldb/sibyl/messaging"
+	"github.com/sibyldb/sibyl/mutation/request"
+)
+
+// TestConflictingDDLOnTwoNodes runs CREATE TABLE of one name, with two
+// definitions, through two nodes at once, many times over: each time one
+// wins and the other gets AlreadyExists, and every node ends with the
+// winner's table id.
+func TestConflictingDDLOnTwoNodes(t *testing.T) {
+	nodes, _, _ := startThree(t)
+	waitAllUp(t, nodes)
+	if _, err := exec.NewSession(nodes[0]).Run("CREATE KEYSPACE c WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}"); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 5 {
+		table := fmt.Sprintf("c.t%d", round)
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = exec.NewSession(nodes[i]).Run(fmt.Sprintf("CREATE TABLE %s (k int PRIMARY KEY, v%d text)", table, i))
+			}()
+		}
+		wg.Wait()
+		won := -1
+		for i, err := range errs {
+			var e *exec.Error
+			switch {
+			case err == nil && won == -1:
+				won = i
+			case err == nil:
+				t.Fatalf("%s: both CREATE TABLEs succeeded", table)
+			case !errors.As(err, &e) || e.Code != exec.AlreadyExists:
+				t.Fatalf("%s through node %d: %v, want AlreadyExists", table, i+1, err)
+			}
+		}
+		if won == -1 {
+			t.Fatalf("%s: neither CREATE TABLE succeeded: %v", table, errs)
+		}
+		want := mustTable(t, nodes[won], "c", fmt.Sprintf("t%d", round))
+		for _, n := range nodes {
+			got := mustTable(t, n, "c", fmt.Sprintf("t%d", round))
+			if got.ID != want.ID || got.Columns[1].Name != fmt.Sprintf("v%d", won) {
+				t.Fatalf("%s on %s: id %s column %s; the winner's: id %s column v%d", table, n.cfg.ListenAddress, got.ID, got.Columns[1].Name, want.ID, won)
+			}
+		}
+	}
+	versions := map[[16]byte]bool{}
+	for _, n := range nodes {
+		versions[n.Schema().Version()] = true
+	}
+	if len(versions) != 1 {
+		t.Fatalf("%d schema versions after the DDL returned, want 1", len(versions))
+	}
+}
+
+// TestPartitionedNodeRefusesAndRejoins cuts one node of three off from
+// the others' messaging. With partitioned_node_policy refuse it answers
+// Unavailable once partitioned_node_timeout has passed, and refuses DDL;
+// the majority goes on changing the schema; once healed, the node applies
+// what it missed and serves again.
+func TestPartitionedNodeRefusesAndRejoins(t *testing.T) {
+	gossipPort := testutil.ClusterPort(t, 3)
+	faults := messaging.NewFaultyTransport(nil)
+	var nodes []*Node
+	for k := 1; k <= 3; k++ {
+		cfg := Config{DataDir: t.TempDir(), NativePort: freePort(t), Transport: faults, PartitionedNodeTimeout: Duration(2 * time.Second)}
+		if k == 3 {
+			cfg.PartitionedNodePolicy = PartitionedRefuse
+		}
+		nodes = append(nodes, clusterNodeWith(t, k, cfg, gossipPort))
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	}()
+	waitAllUp(t, nodes)
+	waitUntil(t, "three voters", func() (bool, string) {
+		m := nodes[2].adminMetadata()
+		return len(m.Voters) == 3, fmt.Sprintf("%+v", m)
+	})
+	if _, err := exec.NewSession(nodes[0]).Run("CREATE KEYSPACE p WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};" +
+		"CREATE TABLE p.kv (k int PRIMARY KEY, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	cut := nodes[2]
+	if _, err := runAt(t, cut, request.One, "INSERT INTO p.kv (k, v) VALUES (1, 'before')"); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []string{"127.0.0.1", "127.0.0.2"} {
+		faults.Cut("127.0.0.3", o)
+		faults.Cut(o, "127.0.0.3")
+	}
+	cutAt := time.Now()
+	waitUntil(t, "the cut-off node refuses", func() (bool, string) {
+		_, err := runAt(t, cut, request.One, "SELECT * FROM p.kv WHERE k = 1")
+		var e *exec.Error
+		return errors.As(err, &e) && e.Code == exec.Unavailable && e.Replica.Received == 0 && e.Replica.BlockFor == 1, fmt.Sprint(err)
+	})
+	// The timeout counts from the last word of the leader, a heartbeat
+	// (100ms) or less before the cut.
+	if took := time.Since(cutAt); took < 2*time.Second-200*time.Millisecond {
+		t.Fatalf("refused %s after the cut, before partitioned_node_timeout (2s)", took)
+	}
+	if _, err := runAt(t, cut, request.One, "SELECT * FROM system.local"); err != nil {
+		t.Fatalf("the node's own system tables while partitioned: %v", err)
+	}
+	if _, err := exec.NewSession(cut).Run("CREATE TABLE p.minority (k int PRIMARY KEY)"); err == nil || !strings.Contains(err.Error(), "majority of the cluster metadata voters") {
+		t.Fatalf("DDL on the cut-off node: %v, want it refused", err)
+	}
+	if _, err := exec.NewSession(nodes[0]).Run("CREATE TABLE p.majority (k int PRIMARY KEY)"); err != nil {
+		t.Fatalf("DDL on the majority: %v", err)
+	}
+	if _, err := nodes[1].Schema().Table("p", "majority"); err != nil {
+		t.Fatalf("the majority's other node: %v", err)
+	}
+	faults.HealAll()
+	waitUntil(t, "the healed node applies the majority's change and serves", func() (bool, string) {
+		_, terr := cut.Schema().Table("p", "majority")
+		_, err := runAt(t, cut, request.One, "SELECT * FROM p.kv WHERE k = 1")
+		return terr == nil && err == nil, fmt.Sprint(terr, err)
+	})
+	if _, err := cut.Schema().Table("p", "minority"); err == nil {
+		t.Fatal("the change refused on the minority is in the schema")
+	}
+	if m := cut.adminMetadata(); m.Partitioned || m.Epoch != nodes[0].adminMetadata().Epoch {
+		t.Fatalf("after healing: %+v; node 1 at epoch %d", m, nodes[0].adminMetadata().Epoch)
+	}
+}
+
+// TestWholeClusterRestartKeepsMetadata stops every node and starts them
+// again: the schema, its epoch, the host ids, the tokens and the metadata
+// group's voters are those from before, and DDL goes on.
+func TestWholeClusterRestartKeepsMetadata(t *testing.T) {
+	nodes, dirs, gossipPort := startThree(t)
+	waitAllUp(t, nodes)
+	if _, err := exec.NewSession(nodes[1]).Run("CREATE KEYSPACE w WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3};" +
+		"CREATE TABLE w.kv (k int PRIMARY KEY, v text); INSERT INTO w.kv (k, v) VALUES (1, 'kept')"); err != nil {
+		t.Fatal(err)
+	}
+	type identity struct {
+		host, tokens, version string
+		epoch                 uint64
+	}
+	ids := func() []identity {
+		var out []identity
+		for _, n := range nodes {
+			v := n.Schema().Version()
+			out = append(out, identity{host: fmt.Sprintf("%x", n.hostID), tokens: strings.Join(slices.Sorted(slices.Values(n.tokens)), ","),
+				version: fmt.Sprintf("%x", v), epoch: n.Schema().Epoch()})
+		}
+		return out
+	}
+	waitUntil(t, "three voters", func() (bool, string) {
+		m := nodes[0].adminMetadata()
+		return len(m.Voters) == 3, fmt.Sprintf("%+v", m)
+	})
+	before := ids()
+	for _, n := range nodes {
+		if err := n.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := 1; k <= 3; k++ {
+		nodes[k-1] = clusterNode(t, k, dirs[k-1], gossipPort)
+	}
+	waitAllUp(t, nodes)
+	if after := ids(); !slices.Equal(after, before) {
+		t.Fatalf("after a restart of every node: %+v; before: %+v", after, before)
+	}
+	res, err := runAt(t, nodes[2], request.Quorum, "SELECT v FROM w.kv WHERE k = 1")
+	if err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != "kept" {
+		t.Fatalf("the row after the restart: %v, %v", res, err)
+	}
+	if _, err := exec.NewSession(nodes[2]).Run("ALTER TABLE w.kv ADD extra int"); err != nil {
+		t.Fatalf("DDL after the restart: %v", err)
+	}
+	if v := nodes[2].adminMetadata().Voters; len(v) != 3 {
+		t.Fatalf("voters after the restart: %v", v)
+	}
+}
