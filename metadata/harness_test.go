@@ -23,6 +23,8 @@ type schemaRecorder struct {
 	mu       sync.Mutex
 	changes  map[uint64]string
 	restores int
+	// fail, when set, is what applying a change returns (a disk gone bad).
+	fail error
 }
 
 func newRecorder() *schemaRecorder { return &schemaRecorder{changes: map[uint64]string{}} }
@@ -30,6 +32,9 @@ func newRecorder() *schemaRecorder { return &schemaRecorder{changes: map[uint64]
 func (r *schemaRecorder) ApplySchema(m []byte, shift int64, epoch uint64, _ bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.fail != nil {
+		return r.fail
+	}
 	r.changes[epoch] = fmt.Sprintf("%s+%d", m, shift)
 	return nil
 }

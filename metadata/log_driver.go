@@ -49,6 +49,7 @@ type Log struct {
 	applied   uint64
 	snapIndex uint64
 	pending   map[proposalID]*proposal
+	answers   []func()          // to the proposals that applied, once published
 	addrs     map[uint64]string // endpoints learned from messages received
 	senders   map[string]chan []byte
 	ticks     uint64
@@ -268,6 +269,10 @@ func (l *Log) ProposeSchema(ctx context.Context, base uint64, minTimestamp, maxT
 func (l *Log) propose(ctx context.Context, id proposalID, p *proposal) (outcomeAt, error) {
 	p.done = make(chan outcomeAt, 1)
 	if err := l.do(ctx, func() {
+		if l.failed != nil {
+			p.done <- outcomeAt{outcome: outcome{Err: l.failed}}
+			return
+		}
 		l.pending[id] = p
 		l.send(p)
 	}); err != nil {
@@ -358,8 +363,11 @@ func (l *Log) run() {
 		if err := l.ready(); err != nil {
 			l.failed = err
 			l.opts.Logger.Error().Err(err).Msg("metadata: the metadata log stopped; the node must restart")
+			for id, p := range l.pending {
+				delete(l.pending, id)
+				p.done <- outcomeAt{outcome: outcome{Err: err}}
+			}
 		}
-		l.publish()
 	}
 }
 
@@ -393,8 +401,16 @@ func (l *Log) tick() {
 }
 
 // ready persists, sends and applies what Raft has for it, until it has
-// nothing more.
+// nothing more, then publishes the state and answers the proposals that
+// applied.
 func (l *Log) ready() error {
+	defer func() {
+		l.publish()
+		for _, answer := range l.answers {
+			answer()
+		}
+		l.answers = nil
+	}()
 	for l.rn.HasReady() {
 		rd := l.rn.Ready()
 		if err := l.disk.save(rd); err != nil {
@@ -482,13 +498,15 @@ func (l *Log) apply(e raftpb.Entry) error {
 	return nil
 }
 
+// resolve answers the proposal an applied entry carries, once ready has
+// published the state it made (so that its proposer reads it in Status).
 func (l *Log) resolve(id proposalID, o outcomeAt) {
 	if id.Node != l.opts.Self.ID {
 		return
 	}
 	if p, ok := l.pending[id]; ok {
 		delete(l.pending, id)
-		p.done <- o
+		l.answers = append(l.answers, func() { p.done <- o })
 	}
 }
 

@@ -271,3 +271,31 @@ func TestPartitionedMemberKnowsIt(t *testing.T) {
 		})
 	})
 }
+
+// TestApplyFailureStopsTheLog: a change the node cannot apply (its disk
+// failed) stops the log there: the proposal and every later one fail at
+// once, rather than the state moving on without it.
+func TestApplyFailureStopsTheLog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newTestGroup(t)
+		defer g.close()
+		l := g.start(1)
+		if _, err := g.propose(1, "fine"); err != nil {
+			t.Fatal(err)
+		}
+		applied := l.Applied()
+		broken := errors.New("disk failed")
+		rec := g.recorders[endpoint(1)]
+		rec.mu.Lock()
+		rec.fail = broken
+		rec.mu.Unlock()
+		for range 2 {
+			if _, err := l.ProposeSchema(context.Background(), l.Status().State.SchemaEpoch, 1, 1, []byte("lost")); !errors.Is(err, broken) {
+				t.Fatalf("a change the node cannot apply: %v, want the applier's error", err)
+			}
+		}
+		if l.Applied() != applied {
+			t.Fatalf("applied moved from %d to %d past a change that failed", applied, l.Applied())
+		}
+	})
+}

@@ -63,7 +63,7 @@ func (nn nodeNetwork) Request(ctx context.Context, to string, verb messaging.Ver
 func (n *Node) Apply(ms []*mutation.Mutation, cl request.Consistency) error {
 	if n.refusing() {
 		for _, m := range ms {
-			if t := n.tableByID(m.Table); t != nil {
+			if t := n.Schema().TableByID(m.Table); t != nil {
 				if err := n.refusePartitioned(t, cl); err != nil {
 					return err
 				}
@@ -106,16 +106,29 @@ func (n *Node) Truncate(t *schema.Table) error {
 // own tables (system, system_schema) stay readable, so that drivers still
 // see what this node knows.
 func (n *Node) refusePartitioned(t *schema.Table, cl request.Consistency) error {
-	if schema.IsSystemKeyspace(t.Keyspace) || !n.refusing() {
+	if !n.refusing() {
+		return nil
+	}
+	err := PartitionedUnavailable(n.Schema(), t, cl, n.endpoint(), n.cfg.DataCenter)
+	if err != nil {
+		n.metrics.partitionRefusals.Add(1)
+	}
+	return err
+}
+
+// PartitionedUnavailable is the Unavailable a node that refuses while
+// partitioned answers for a request of t at cl: no replica counts as
+// alive. A table of the node's own system keyspaces is served (nil).
+func PartitionedUnavailable(sch *schema.Schema, t *schema.Table, cl request.Consistency, self ring.Endpoint, dc string) error {
+	if schema.IsSystemKeyspace(t.Keyspace) {
 		return nil
 	}
 	required := 1
-	if ks := n.Schema().Keyspace(t.Keyspace); ks != nil {
-		if s, err := coordinator.Strategy(ks, n.endpoint()); err == nil {
-			required = coordinator.BlockFor(request.ReadLevel(cl), s, n.cfg.DataCenter)
+	if ks := sch.Keyspace(t.Keyspace); ks != nil {
+		if s, err := coordinator.Strategy(ks, self); err == nil {
+			required = coordinator.BlockFor(request.ReadLevel(cl), s, dc)
 		}
 	}
-	n.metrics.partitionRefusals.Add(1)
 	return &request.Unavailable{Consistency: cl, Required: required, Alive: 0}
 }
 
@@ -240,16 +253,4 @@ func (n *Node) storageTable(t *schema.Table) (*storage.Table, error) {
 // partitioned_node_policy refuse, and cut off from the metadata voters.
 func (n *Node) refusing() bool {
 	return n.cfg.PartitionedNodePolicy == PartitionedRefuse && n.meta != nil && n.meta.Status().Partitioned
-}
-
-// tableByID finds a table of the schema by its id, or nil.
-func (n *Node) tableByID(id mutation.TableID) *schema.Table {
-	for _, ks := range n.Schema().Keyspaces() {
-		for _, t := range ks.Tables {
-			if t.ID == id {
-				return t
-			}
-		}
-	}
-	return nil
 }

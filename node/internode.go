@@ -24,17 +24,22 @@ func (n *Node) startMessaging() error {
 	return nil
 }
 
-// schemaMutations are this node's system_schema contents as mutations:
+// schemaMutations are this node's system_schema contents as mutations
+// (SchemaMutations).
+func (n *Node) schemaMutations() ([]*mutation.Mutation, error) {
+	return SchemaMutations(n.engine, time.Now().Unix())
+}
+
+// SchemaMutations are an engine's system_schema contents as mutations:
 // every entry as the engine holds it, deletions included, so that a
 // snapshot of the metadata log carries a DROP as well as a CREATE.
-func (n *Node) schemaMutations() ([]*mutation.Mutation, error) {
-	now := time.Now().Unix()
-	tokenLen := n.engine.Partitioner().TokenBytesLen()
+func SchemaMutations(e *storage.Engine, now int64) ([]*mutation.Mutation, error) {
+	tokenLen := e.Partitioner().TokenBytesLen()
 	var out []*mutation.Mutation
-	for _, t := range n.Schema().Keyspace(schema.SystemSchemaKeyspace).Tables {
-		st, err := n.storageTable(t)
+	for _, t := range schema.SystemSchemaTables() {
+		st, err := e.Table(t.ID)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("node: %s: %w", t, err)
 		}
 		parts, err := st.ScanEntries(storage.ScanQuery{Now: now})
 		if err != nil {

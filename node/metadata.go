@@ -16,6 +16,7 @@ import (
 	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/schema"
+	"github.com/sibyldb/sibyl/storage"
 )
 
 const (
@@ -160,10 +161,7 @@ func (n *Node) ApplySchema(base *schema.Schema, ms []*mutation.Mutation) error {
 	if base == nil {
 		base = n.Schema()
 	}
-	if st := n.meta.Status(); st.Partitioned {
-		return fmt.Errorf("this node has not reached a majority of the cluster metadata voters for %s; schema changes are refused until it does", st.SinceContact.Round(time.Second))
-	}
-	c, err := n.proposeSchema(base.Epoch(), ms)
+	c, err := ProposeSchema(n.meta, base.Epoch(), ms)
 	if err != nil {
 		return err
 	}
@@ -179,15 +177,37 @@ func (n *Node) ApplySchema(base *schema.Schema, ms []*mutation.Mutation) error {
 	return errors.Join(failed.err, n.undoTables(failed.tables))
 }
 
-func (n *Node) proposeSchema(base uint64, ms []*mutation.Mutation) (metadata.Committed, error) {
+// ProposeSchema commits schema mutations made against the schema of
+// schema epoch base through a metadata log, and returns once they have
+// applied on its node. It refuses at once on a node cut off from the
+// voters (the change could not commit), and with exec.ErrSchemaChanged
+// when another change committed first.
+func ProposeSchema(l *metadata.Log, base uint64, ms []*mutation.Mutation) (metadata.Committed, error) {
+	if st := l.Status(); st.Partitioned {
+		return metadata.Committed{}, fmt.Errorf("this node has not reached a majority of the cluster metadata voters for %s; schema changes are refused until it does",
+			st.SinceContact.Round(time.Second))
+	}
 	lo, hi := timestampBounds(ms)
 	ctx, cancel := context.WithTimeout(context.Background(), metadataTimeout)
 	defer cancel()
-	c, err := n.meta.ProposeSchema(ctx, base, lo, hi, coordinator.EncodeMutations(ms))
+	c, err := l.ProposeSchema(ctx, base, lo, hi, coordinator.EncodeMutations(ms))
 	if errors.Is(err, metadata.ErrSchemaChanged) {
 		return c, exec.ErrSchemaChanged
 	}
 	return c, err
+}
+
+// DecodeSchemaChange is the mutations of a committed schema change, their
+// timestamps moved by the log's shift.
+func DecodeSchemaChange(b []byte, shift int64) ([]*mutation.Mutation, error) {
+	ms, err := coordinator.DecodeMutations(b)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		m.ShiftTimestamps(shift)
+	}
+	return ms, nil
 }
 
 // awaitPeers waits, up to metadataTimeout, for the nodes gossip sees up to
@@ -224,7 +244,7 @@ func (n *Node) undoTables(tables []*schema.Table) error {
 		undo = append(undo, ms...)
 	}
 	for range 10 {
-		_, err := n.proposeSchema(n.Schema().Epoch(), undo)
+		_, err := ProposeSchema(n.meta, n.Schema().Epoch(), undo)
 		if !errors.Is(err, exec.ErrSchemaChanged) {
 			if err != nil {
 				return fmt.Errorf("node: undoing a schema change: %w", err)
@@ -254,28 +274,29 @@ func timestampBounds(ms []*mutation.Mutation) (lo, hi int64) {
 type schemaApplier struct{ n *Node }
 
 func (a schemaApplier) ApplySchema(b []byte, shift int64, epoch uint64, proposedHere bool) error {
-	ms, err := coordinator.DecodeMutations(b)
+	ms, err := DecodeSchemaChange(b, shift)
 	if err != nil {
 		return err
-	}
-	for _, m := range ms {
-		m.ShiftTimestamps(shift)
 	}
 	return a.n.applySchemaLocal(ms, epoch, proposedHere)
 }
 
-func (a schemaApplier) SchemaSnapshot() ([]byte, error) {
-	ms, err := a.n.schemaMutations()
-	if err != nil {
-		return nil, err
-	}
-	return coordinator.EncodeMutations(ms), nil
-}
+func (a schemaApplier) SchemaSnapshot() ([]byte, error) { return EncodeSchemaSnapshot(a.n.engine) }
 
 func (a schemaApplier) RestoreSchema(b []byte, epoch uint64) error {
-	ms, err := coordinator.DecodeMutations(b)
+	ms, err := DecodeSchemaChange(b, 0)
 	if err != nil {
 		return err
 	}
 	return a.n.applySchemaLocal(ms, epoch, false)
+}
+
+// EncodeSchemaSnapshot is an engine's whole schema (SchemaMutations) as a
+// snapshot of the metadata log carries it.
+func EncodeSchemaSnapshot(e *storage.Engine) ([]byte, error) {
+	ms, err := SchemaMutations(e, time.Now().Unix())
+	if err != nil {
+		return nil, err
+	}
+	return coordinator.EncodeMutations(ms), nil
 }

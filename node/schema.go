@@ -132,12 +132,7 @@ type unopenedTables struct {
 func (n *Node) applySchemaLocal(ms []*mutation.Mutation, epoch uint64, proposedHere bool) error {
 	n.schemaMu.Lock()
 	defer n.schemaMu.Unlock()
-	for _, m := range ms {
-		if err := n.engine.Apply(m); err != nil {
-			return fmt.Errorf("node: schema change: %w", err)
-		}
-	}
-	if err := n.flushSchema(); err != nil {
+	if err := WriteSchema(n.engine, ms); err != nil {
 		return err
 	}
 	s, err := n.loadSchema()
@@ -193,11 +188,17 @@ func (n *Node) announceSchema(old, cur *schema.Schema) {
 	}
 }
 
-// flushSchema flushes the system_schema tables, so that the next start-up
-// finds the schema before replay.
-func (n *Node) flushSchema() error {
-	for _, t := range n.Schema().Keyspace(schema.SystemSchemaKeyspace).Tables {
-		st, err := n.engine.Table(t.ID)
+// WriteSchema writes schema mutations to an engine's system_schema
+// tables and flushes them, so that the next start-up finds the schema
+// before replay.
+func WriteSchema(e *storage.Engine, ms []*mutation.Mutation) error {
+	for _, m := range ms {
+		if err := e.Apply(m); err != nil {
+			return fmt.Errorf("node: schema change: %w", err)
+		}
+	}
+	for _, t := range schema.SystemSchemaTables() {
+		st, err := e.Table(t.ID)
 		if err != nil {
 			return err
 		}

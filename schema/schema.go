@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/mutation"
 )
 
 // Schema is every keyspace a node knows, system ones included, and the
@@ -74,6 +75,18 @@ func (s *Schema) Table(keyspace, name string) (*Table, error) {
 		return nil, fmt.Errorf("unconfigured table %s", name)
 	}
 	return t, nil
+}
+
+// TableByID finds a table by its id, or nil.
+func (s *Schema) TableByID(id mutation.TableID) *Table {
+	for _, ks := range s.keyspaces {
+		for _, t := range ks.Tables {
+			if t.ID == id {
+				return t
+			}
+		}
+	}
+	return nil
 }
 
 // User returns the user keyspaces (what Load gives back).

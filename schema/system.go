@@ -3,6 +3,7 @@ package schema
 import (
 	"crypto/md5"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sibyldb/sibyl/cqltype"
@@ -128,6 +129,10 @@ var (
 // definition is written to them.
 var schemaTables = []*Table{KeyspacesTable, TablesTable, ColumnsTable, TypesTable, FunctionsTable,
 	AggregatesTable, ViewsTable, IndexesTable, TriggersTable, DroppedColumnsTable}
+
+// SystemSchemaTables are the system_schema tables, in the order a
+// keyspace's definition is written to them.
+func SystemSchemaTables() []*Table { return slices.Clone(schemaTables) }
 
 // SystemKeyspaces returns the system and system_schema keyspaces, as the
 // schema lists them (drivers expect to find them in system_schema).

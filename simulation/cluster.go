@@ -19,6 +19,7 @@ import (
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/gossip"
 	"github.com/sibyldb/sibyl/messaging"
+	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/node"
@@ -41,6 +42,9 @@ type Config struct {
 	Nodes []NodeConfig
 	// NumTokens is each node's vnodes; default 4.
 	NumTokens int
+	// SnapshotEntries is how often the metadata logs take a snapshot (in
+	// entries); default the log's own.
+	SnapshotEntries uint64
 }
 
 // Cluster is a simulated cluster. Its clock is the synctest bubble's it
@@ -55,7 +59,6 @@ type Cluster struct {
 	byName map[ring.Endpoint]*Node
 
 	mu     sync.Mutex
-	schema *schema.Schema
 	sides  map[ring.Endpoint]int // partition sides; 0 unless placed
 	cuts   map[[2]ring.Endpoint]bool
 	delays map[[2]ring.Endpoint]time.Duration // one way, [from, to]
@@ -78,9 +81,20 @@ type Node struct {
 	// as a disk gone bad does.
 	diskFailing atomic.Bool
 
+	// id is the node's id in the metadata group.
+	id uint64
+	// schema is the node's schema, as its metadata log has applied it;
+	// schemaMu makes the changes one at a time.
+	schema   atomic.Pointer[schema.Schema]
+	schemaMu sync.Mutex
+	// refuse is partitioned_node_policy refuse: while cut off from the
+	// metadata voters, the node answers Unavailable.
+	refuse atomic.Bool
+
 	mu        sync.Mutex
 	up        bool
 	starts    int
+	meta      *metadata.Log
 	engine    *storage.Engine
 	coord     *coordinator.Coordinator
 	messaging *messaging.Service
@@ -105,7 +119,7 @@ func New(cfg Config) (*Cluster, error) {
 		cfg.NumTokens = 4
 	}
 	c := &Cluster{cfg: cfg, rand: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed)),
-		byName: map[ring.Endpoint]*Node{}, schema: schema.New(nil), sides: map[ring.Endpoint]int{}, cuts: map[[2]ring.Endpoint]bool{},
+		byName: map[ring.Endpoint]*Node{}, sides: map[ring.Endpoint]int{}, cuts: map[[2]ring.Endpoint]bool{},
 		delays: map[[2]ring.Endpoint]time.Duration{}}
 	part := partitioner.Murmur3()
 	var members []ring.Node
@@ -123,8 +137,8 @@ func New(cfg Config) (*Cluster, error) {
 	}
 	c.ring = m
 	// Every node is known before any starts: gossip looks them up.
-	for _, nc := range cfg.Nodes {
-		n := &Node{c: c, Name: nc.Name, Location: ring.Location{DataCenter: nc.DataCenter, Rack: nc.Rack}}
+	for i, nc := range cfg.Nodes {
+		n := &Node{c: c, Name: nc.Name, Location: ring.Location{DataCenter: nc.DataCenter, Rack: nc.Rack}, id: uint64(i + 1)}
 		n.fs = errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op, _ string) error {
 			if n.diskFailing.Load() && (op == errorfs.OpFileWrite || op == errorfs.OpFileSync) {
 				return errorfs.ErrInjected
@@ -255,25 +269,34 @@ func (n *Node) start() error {
 	if err != nil {
 		return err
 	}
-	if err := node.OpenTables(e, n.c.currentSchema()); err != nil {
+	sch, err := openSchema(e)
+	if err != nil {
 		return errors.Join(err, e.Close())
 	}
 	if _, err := e.Recover(); err != nil {
 		return errors.Join(err, e.Close())
 	}
+	if sch, err = openSchema(e); err != nil {
+		return errors.Join(err, e.Close())
+	}
+	n.schema.Store(sch)
 	svc, err := messaging.Start(messaging.Options{Name: string(n.Name), Port: storagePort, Transport: messagingTransport{n.c}, Logger: &nop})
 	if err != nil {
 		return errors.Join(err, e.Close())
 	}
 	coord := coordinator.New(coordinator.Config{Self: n.Name, DataCenter: n.Location.DataCenter, Engine: node.CoordinatorEngine(e),
-		Network: svc, Alive: n.sees, Ring: func() *ring.Metadata { return n.c.ring }, Schema: n.c.currentSchema,
+		Network: svc, Alive: n.sees, Ring: func() *ring.Metadata { return n.c.ring }, Schema: n.currentSchema,
 		FS: n.fs, HintsDir: "hints", StoragePort: storagePort, Logger: nop, Now: time.Now})
 	for v, h := range coord.Handlers() {
 		svc.Handle(v, n.crashingOn(v, h))
 	}
+	meta, err := n.openMetadata(svc, e)
+	if err != nil {
+		return errors.Join(err, svc.Close(), e.Close())
+	}
 	inbox := newGossipTransport(n)
 	n.mu.Lock()
-	n.engine, n.coord, n.messaging, n.inbox, n.up = e, coord, svc, inbox, true
+	n.engine, n.coord, n.messaging, n.inbox, n.meta, n.up = e, coord, svc, inbox, meta, true
 	n.conns, n.released = map[*frameConn]bool{}, make(chan struct{})
 	n.starts++
 	restart := n.starts > 1
@@ -298,6 +321,9 @@ func (n *Node) start() error {
 	n.mu.Lock()
 	n.gossip = g
 	n.mu.Unlock()
+	if err := n.joinMetadata(); err != nil {
+		return errors.Join(err, n.stop())
+	}
 	return nil
 }
 
@@ -382,13 +408,14 @@ func (n *Node) halt() bool {
 // its handlers return), its coordinator's sends, its engine.
 func (n *Node) release() error {
 	n.mu.Lock()
-	e, coord, svc, g, released := n.engine, n.coord, n.messaging, n.gossip, n.released
+	e, coord, svc, g, meta, released := n.engine, n.coord, n.messaging, n.gossip, n.meta, n.released
 	n.gossip = nil
 	n.mu.Unlock()
 	var errs []error
 	if g != nil {
 		errs = append(errs, g.Close())
 	}
+	errs = append(errs, meta.Close())
 	errs = append(errs, svc.Close())
 	coord.Settle()
 	err := errors.Join(append(errs, e.Close())...)
@@ -511,11 +538,8 @@ func (c *Cluster) Settle() {
 	}
 }
 
-func (c *Cluster) currentSchema() *schema.Schema {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.schema
-}
+// currentSchema is the node's schema.
+func (n *Node) currentSchema() *schema.Schema { return n.schema.Load() }
 
 // session is a client session on node n: its statements are coordinated
 // there, and their write timestamps come from the bubble's clock.
@@ -537,52 +561,55 @@ func (n *Node) Exec(text string, cl request.Consistency) (*exec.Result, error) {
 }
 
 // nodeCoordinator is exec's view of a simulated node: its coordinator
-// for data, and schema changes applied on every node that is up.
+// for data, and its metadata log for schema changes. With the refuse
+// policy, a node cut off from the metadata voters answers Unavailable, as
+// a real node does.
 type nodeCoordinator struct{ n *Node }
 
-func (nc nodeCoordinator) Schema() *schema.Schema { return nc.n.c.currentSchema() }
+func (nc nodeCoordinator) Schema() *schema.Schema { return nc.n.currentSchema() }
 
-func (nc nodeCoordinator) ApplySchema(_ *schema.Schema, ms []*mutation.Mutation) error {
-	c := nc.n.c
-	for _, o := range c.nodes {
-		if !o.Up() {
-			continue
-		}
-		if err := node.CoordinatorEngine(o.engine).Apply(ms); err != nil {
-			return err
-		}
+func (nc nodeCoordinator) ApplySchema(base *schema.Schema, ms []*mutation.Mutation) error {
+	return nc.n.proposeSchema(base, ms)
+}
+
+func (nc nodeCoordinator) refused(t *schema.Table, cl request.Consistency) error {
+	if !nc.n.refuse.Load() || !nc.n.meta.Status().Partitioned {
+		return nil
 	}
-	s, err := node.LoadSchema(nc.n.engine, time.Now().Unix(), func(string, string, error) {})
-	if err != nil {
-		return err
-	}
-	for _, o := range c.nodes {
-		if !o.Up() {
-			continue
-		}
-		if err := node.OpenTables(o.engine, s); err != nil {
-			return err
-		}
-	}
-	c.mu.Lock()
-	c.schema = s
-	c.mu.Unlock()
-	return nil
+	return node.PartitionedUnavailable(nc.n.currentSchema(), t, cl, nc.n.Name, nc.n.Location.DataCenter)
 }
 
 func (nc nodeCoordinator) Apply(ms []*mutation.Mutation, cl request.Consistency) error {
+	for _, m := range ms {
+		if t := nc.n.currentSchema().TableByID(m.Table); t != nil {
+			if err := nc.refused(t, cl); err != nil {
+				return err
+			}
+		}
+	}
 	return nc.n.coord.Apply(ms, cl)
 }
 
 func (nc nodeCoordinator) ReadPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error) {
+	if err := nc.refused(t, r.Consistency); err != nil {
+		return nil, err
+	}
 	return nc.n.coord.ReadPartition(t, r)
 }
 
 func (nc nodeCoordinator) Scan(t *schema.Table, r request.RangeRead) ([]*request.Partition, error) {
+	if err := nc.refused(t, r.Consistency); err != nil {
+		return nil, err
+	}
 	return nc.n.coord.Scan(t, r)
 }
 
-func (nc nodeCoordinator) Truncate(t *schema.Table) error { return nc.n.coord.Truncate(t) }
+func (nc nodeCoordinator) Truncate(t *schema.Table) error {
+	if err := nc.refused(t, request.All); err != nil {
+		return err
+	}
+	return nc.n.coord.Truncate(t)
+}
 
 // Nodes are the cluster's nodes, in the order they were configured.
 func (c *Cluster) Nodes() []*Node { return slices.Clone(c.nodes) }

@@ -21,9 +21,11 @@
 // node sees another down once its failure detector has, and up again
 // once gossip finds it (a healed partition, a restarted seed), and then
 // delivers the hints it holds, as a real node does. Statements run
-// through cql/exec on any node at any consistency level. Schema changes
-// reach every node that is up at once (schema agreement is not
-// simulated).
+// through cql/exec on any node at any consistency level. Each node runs a
+// real metadata log (package metadata) on its own disk and over the same
+// network: schema changes commit through it and apply on every node in
+// its order, a node cut off from the voters knows it (and refuses, with
+// the refuse policy), a restarted node takes up its log again.
 //
 // Owns: the simulated cluster, its network (messaging's and gossip's
 // transports over it) and its faults; the datadriven scripts' commands (testdata/*.txt); the
@@ -31,8 +33,8 @@
 // older than an acknowledged QUORUM write before it).
 // Does not own: anything a node does (coordinator, storage, messaging,
 // gossip, cql/exec).
-// May import: node (for its engine wiring and schema loading) and
-// everything below it.
+// May import: node (for its engine wiring, schema loading and schema
+// changes) and everything below it.
 // Must not import: tools, cmd.
 //
 // Deterministic: the steps, faults, tokens and statement timestamps of a

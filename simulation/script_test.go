@@ -3,8 +3,10 @@ package simulation
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -24,7 +26,8 @@ import (
 // and the outcomes they must have (cockroachdb/datadriven's format; run
 // with -rewrite to take the outcomes as they are). The commands:
 //
-//	cluster nodes=N [dcs=dc1:3,dc2:3] [seed=S]   start N nodes, 127.0.0.1 to .N
+//	cluster nodes=N [dcs=dc1:3,dc2:3] [seed=S] [snapshot-entries=E]
+//	                                              start N nodes, 127.0.0.1 to .N (a metadata snapshot every E entries)
 //	exec node=K [cl=LEVEL]                        run the input's statements on node K
 //	local node=K                                  read the input's SELECT from node K's own data alone
 //	crash node=K | restart node=K                 stop node K as a crash would; start it again
@@ -36,6 +39,12 @@ import (
 //	wait for=DURATION                             let the cluster's time run (gossip, timeouts, late messages)
 //	settle                                        wait (up to a minute) until every node's gossip sees up exactly the nodes up and reachable, and hints are delivered
 //	membership                                    each node's view of the others, as its gossip sees them
+//	concurrent                                    run the input's lines "K: STATEMENT" at once, each on its node; the outcomes, sorted
+//	exec node=K async                             start the input's statement on node K, and go on; await gives its outcome
+//	await                                         the outcomes of the statements started async, in the order started
+//	policy node=K partitioned=refuse|serve        node K's partitioned_node_policy
+//	metadata                                      each node's view of the metadata log: voters, schema epoch, whether partitioned
+//	schema                                        each node's user tables, and whether the nodes up agree on the schema and its ids
 //
 // Each script runs in a synctest bubble: its time is the bubble's, and
 // runs only while the cluster waits.
@@ -47,6 +56,7 @@ func TestScripts(t *testing.T) {
 
 func runScript(t *testing.T, path string) {
 	var c *Cluster
+	var started []chan string // the async statements' outcomes
 	defer func() {
 		if c != nil {
 			c.Close()
@@ -64,7 +74,34 @@ func runScript(t *testing.T, path string) {
 			}
 			return "ok"
 		case "exec":
+			if d.HasArg("async") {
+				n, cl, stmt, out := scriptNode(t, d, c), level(t, d), strings.TrimSpace(d.Input), make(chan string, 1)
+				started = append(started, out)
+				go func() { out <- outcome(n.Exec(stmt, cl)) }()
+				return "started"
+			}
 			return runStatements(t, d, scriptNode(t, d, c), level(t, d))
+		case "await":
+			var out []string
+			for _, ch := range started {
+				out = append(out, <-ch)
+			}
+			started = nil
+			return strings.Join(out, "\n")
+		case "concurrent":
+			return runConcurrently(t, d, c)
+		case "policy":
+			var policy string
+			d.ScanArgs(t, "partitioned", &policy)
+			if policy != "refuse" && policy != "serve" {
+				d.Fatalf(t, "partitioned=%s: refuse or serve", policy)
+			}
+			scriptNode(t, d, c).SetPartitionedPolicy(policy == "refuse")
+			return "ok"
+		case "metadata":
+			return c.MetadataViews()
+		case "schema":
+			return c.SchemaViews()
 		case "local":
 			n := scriptNode(t, d, c)
 			s := exec.NewSession(localOnly{n})
@@ -127,6 +164,30 @@ func runScript(t *testing.T, path string) {
 	})
 }
 
+// runConcurrently runs each line "K: STATEMENT" of the input on node K,
+// all at once, and gives the outcomes sorted (which of two conflicting
+// statements wins is the race's).
+func runConcurrently(t *testing.T, d *datadriven.TestData, c *Cluster) string {
+	lines := strings.Split(strings.TrimSpace(d.Input), "\n")
+	out := make([]string, len(lines))
+	var wg sync.WaitGroup
+	for i, line := range lines {
+		k, stmt, ok := strings.Cut(line, ":")
+		n := c.Node(address(t, d, strings.TrimSpace(k)))
+		if !ok || n == nil {
+			d.Fatalf(t, "%q is not K: STATEMENT", line)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = outcome(n.Exec(strings.TrimSpace(stmt), request.Quorum))
+		}()
+	}
+	wg.Wait()
+	slices.Sort(out)
+	return strings.Join(out, "\n")
+}
+
 func duration(t *testing.T, d *datadriven.TestData, arg string) time.Duration {
 	var text string
 	d.ScanArgs(t, arg, &text)
@@ -138,7 +199,8 @@ func duration(t *testing.T, d *datadriven.TestData, arg string) time.Duration {
 }
 
 var verbs = map[string]messaging.Verb{"MUTATION": messaging.VerbMutation, "READ": messaging.VerbRead,
-	"RANGE_READ": messaging.VerbRangeRead, "HINT": messaging.VerbHint}
+	"RANGE_READ": messaging.VerbRangeRead, "HINT": messaging.VerbHint, "METADATA": messaging.VerbMetadata,
+	"METADATA_JOIN": messaging.VerbMetadataJoin, "METADATA_WAIT": messaging.VerbMetadataWait}
 
 func scriptConfig(t *testing.T, d *datadriven.TestData) Config {
 	var n int
@@ -146,6 +208,9 @@ func scriptConfig(t *testing.T, d *datadriven.TestData) Config {
 	cfg := Config{Seed: 1}
 	if d.HasArg("seed") {
 		d.ScanArgs(t, "seed", &cfg.Seed)
+	}
+	if d.HasArg("snapshot-entries") {
+		d.ScanArgs(t, "snapshot-entries", &cfg.SnapshotEntries)
 	}
 	dcOf := func(int) string { return "dc1" }
 	if d.HasArg("dcs") {
@@ -291,7 +356,7 @@ func done(err error) string {
 // hold: what a replica has, not what a coordinator would answer.
 type localOnly struct{ n *Node }
 
-func (l localOnly) Schema() *schema.Schema { return l.n.c.currentSchema() }
+func (l localOnly) Schema() *schema.Schema { return l.n.currentSchema() }
 func (l localOnly) ApplySchema(*schema.Schema, []*mutation.Mutation) error {
 	return errors.New("local reads only")
 }
