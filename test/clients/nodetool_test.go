@@ -73,6 +73,15 @@ func TestNodetool(t *testing.T) {
 		!strings.Contains(out, "  TOKENS:10:<hidden>\n") || !strings.Contains(out, "  NATIVE_ADDRESS_AND_PORT:13:127.0.0.1:"+strconv.Itoa(nativePort)+"\n") {
 		t.Errorf("gossipinfo (%d):\n%s", code, out)
 	}
+	if out, _, code := run("describecluster"); code != 0 || !regexp.MustCompile(`(?s)^Cluster Information:\n\tName: Test Cluster\n.*\tSchema versions:\n\t\t[0-9a-f-]{36}: \[127\.0\.0\.1\]\n.*\tLive: 1\n.*\tks -> Replication class: SimpleStrategy \{replication_factor=1\}\n.*Cluster Metadata Service:\n\tMembers: 127\.0\.0\.1\n\tLearners: \n\tLeader: 127\.0\.0\.1\n\tThis node: leader\n\tEpoch: \d+\n\tSchema epoch: \d+\n.*\tPartitioned: false`).MatchString(out) {
+		t.Errorf("describecluster (%d):\n%s", code, out)
+	}
+	if out, _, code := run("cms", "describe"); code != 0 || !strings.HasPrefix(out, "Cluster Metadata Service:\n\tMembers: 127.0.0.1\n") {
+		t.Errorf("cms describe (%d):\n%s", code, out)
+	}
+	if out, _, code := run("cms", "reconfigure"); code != 1 || !strings.Contains(out, "unknown subcommand") {
+		t.Errorf("cms reconfigure (%d):\n%s", code, out)
+	}
 	if _, errs, code := run("describering", "system"); code != 2 || !strings.HasPrefix(errs, "error: There is no ring for the keyspace: system") {
 		t.Errorf("describering system (%d): %q", code, errs)
 	}
