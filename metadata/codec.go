@@ -3,6 +3,8 @@ package metadata
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/sibyldb/sibyl/internal/wire"
 )
@@ -13,7 +15,10 @@ import (
 
 type entryKind byte
 
-const entrySchema entryKind = 1
+const (
+	entrySchema entryKind = 1
+	entryNode   entryKind = 2
+)
 
 func encodeSchemaChange(c *schemaChange) []byte {
 	w := wire.Writer{B: []byte{byte(entrySchema)}}
@@ -26,22 +31,67 @@ func encodeSchemaChange(c *schemaChange) []byte {
 	return w.B
 }
 
-// decodeEntry decodes a normal entry's data: a schema change, or nil for
-// an empty entry.
-func decodeEntry(b []byte) (*schemaChange, error) {
+func encodeNodeChange(c *nodeChange) []byte {
+	w := wire.Writer{B: []byte{byte(entryNode)}}
+	w.Uint(c.Proposal.Node)
+	w.Uint(c.Proposal.Seq)
+	writeNodeRecord(&w, c.Record)
+	return w.B
+}
+
+// decodeEntry decodes a normal entry's data: a schema change or a node's
+// registration, or neither for an empty entry.
+func decodeEntry(b []byte) (*schemaChange, *nodeChange, error) {
 	if len(b) == 0 {
-		return nil, nil
-	}
-	if entryKind(b[0]) != entrySchema {
-		return nil, fmt.Errorf("metadata: an entry of unknown kind %d", b[0])
+		return nil, nil, nil
 	}
 	r := wire.Reader{B: b[1:]}
-	c := &schemaChange{Proposal: proposalID{Node: r.Uint(), Seq: r.Uint()}, Base: r.Uint(), MinTimestamp: r.Int(), MaxTimestamp: r.Int()}
-	c.Mutations = r.Bytes()
-	if err := r.Done(); err != nil {
-		return nil, fmt.Errorf("metadata: a schema change entry: %w", err)
+	switch entryKind(b[0]) {
+	case entrySchema:
+		c := &schemaChange{Proposal: proposalID{Node: r.Uint(), Seq: r.Uint()}, Base: r.Uint(), MinTimestamp: r.Int(), MaxTimestamp: r.Int()}
+		c.Mutations = r.Bytes()
+		if err := r.Done(); err != nil {
+			return nil, nil, fmt.Errorf("metadata: a schema change entry: %w", err)
+		}
+		return c, nil, nil
+	case entryNode:
+		c := &nodeChange{Proposal: proposalID{Node: r.Uint(), Seq: r.Uint()}}
+		c.Record = readNodeRecord(&r)
+		if err := r.Done(); err != nil {
+			return nil, nil, fmt.Errorf("metadata: a node entry: %w", err)
+		}
+		return nil, c, nil
 	}
-	return c, nil
+	return nil, nil, fmt.Errorf("metadata: an entry of unknown kind %d", b[0])
+}
+
+func writeNodeRecord(w *wire.Writer, n NodeRecord) {
+	w.Uint(n.ID)
+	w.Bytes(n.HostID[:])
+	w.String(n.Endpoint)
+	w.String(n.DataCenter)
+	w.String(n.Rack)
+	w.Int(int64(len(n.Tokens)))
+	for _, t := range n.Tokens {
+		w.String(t)
+	}
+	w.Uint(uint64(n.State))
+}
+
+func readNodeRecord(r *wire.Reader) NodeRecord {
+	n := NodeRecord{ID: r.Uint()}
+	if host := r.Bytes(); len(host) == len(n.HostID) {
+		copy(n.HostID[:], host)
+	} else if r.Err == nil {
+		r.Fail(fmt.Errorf("a host id of %d bytes", len(host)))
+	}
+	n.Endpoint, n.DataCenter, n.Rack = r.String(), r.String(), r.String()
+	count := r.Count()
+	for i := 0; i < count && r.Err == nil; i++ {
+		n.Tokens = append(n.Tokens, r.String())
+	}
+	n.State = NodeState(r.Uint())
+	return n
 }
 
 func writeMember(w *wire.Writer, m Member) {
@@ -111,15 +161,24 @@ func encodeSnapshot(s State, schema []byte) []byte {
 		ms = append(ms, s.Members[id])
 	}
 	writeMembers(&w, ms)
+	w.Int(int64(len(s.Nodes)))
+	for _, id := range slices.Sorted(maps.Keys(s.Nodes)) {
+		writeNodeRecord(&w, s.Nodes[id])
+	}
 	w.Bytes(schema)
 	return w.B
 }
 
 func decodeSnapshot(b []byte) (State, []byte, error) {
 	r := wire.Reader{B: b}
-	s := State{Epoch: r.Uint(), SchemaEpoch: r.Uint(), SchemaTimestamp: r.Int(), Members: map[uint64]Member{}}
+	s := State{Epoch: r.Uint(), SchemaEpoch: r.Uint(), SchemaTimestamp: r.Int(), Members: map[uint64]Member{}, Nodes: map[uint64]NodeRecord{}}
 	for _, m := range readMembers(&r) {
 		s.Members[m.ID] = m
+	}
+	count := r.Count()
+	for i := 0; i < count && r.Err == nil; i++ {
+		n := readNodeRecord(&r)
+		s.Nodes[n.ID] = n
 	}
 	schema := r.Bytes()
 	if err := r.Done(); err != nil {

@@ -111,12 +111,14 @@ func TestVotersSpreadAcrossRacksAndDataCentres(t *testing.T) {
 
 func FuzzDecoders(f *testing.F) {
 	f.Add(encodeSchemaChange(&schemaChange{Proposal: proposalID{1, 2}, Base: 3, MinTimestamp: 4, MaxTimestamp: 5, Mutations: []byte("m")}))
-	f.Add(encodeSnapshot(State{Epoch: 2, Members: map[uint64]Member{1: {ID: 1, Endpoint: "a"}}}, []byte("s")))
+	f.Add(encodeSnapshot(State{Epoch: 2, Members: map[uint64]Member{1: {ID: 1, Endpoint: "a"}},
+		Nodes: map[uint64]NodeRecord{1: {ID: 1, Endpoint: "a", Tokens: []string{"1", "2"}, State: Normal}}}, []byte("s")))
+	f.Add(encodeNodeChange(&nodeChange{Proposal: proposalID{1, 3}, Record: NodeRecord{ID: 1, Endpoint: "a", Tokens: []string{"-5"}, State: Normal}}))
 	f.Add(encodeConfContext(confContext{Proposal: proposalID{1, 1}, Members: []Member{{ID: 1, Endpoint: "a"}}}))
 	f.Add(encodeJoinAnswer(joinAnswer{Kind: joinAdded, Index: 7, Leader: "x"}))
 	f.Add(appendRecord(nil, recordHardState, []byte{8, 1}))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = decodeEntry(b)
+		_, _, _ = decodeEntry(b)
 		_, _, _ = decodeSnapshot(b)
 		_, _ = decodeConfContext(b)
 		_, _ = decodeJoinAnswer(b)

@@ -25,6 +25,9 @@ type schemaRecorder struct {
 	restores int
 	// fail, when set, is what applying a change returns (a disk gone bad).
 	fail error
+	// nodes are the ring as last applied, at nodesEpoch.
+	nodes      map[uint64]NodeRecord
+	nodesEpoch uint64
 }
 
 func newRecorder() *schemaRecorder { return &schemaRecorder{changes: map[uint64]string{}} }
@@ -60,6 +63,13 @@ func (r *schemaRecorder) RestoreSchema(b []byte, epoch uint64) error {
 	}
 	r.restores++
 	return rd.Err
+}
+
+func (r *schemaRecorder) ApplyTopology(nodes map[uint64]NodeRecord, epoch uint64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nodes, r.nodesEpoch = nodes, epoch
+	return nil
 }
 
 func (r *schemaRecorder) history() string {

@@ -264,6 +264,18 @@ func (l *Log) ProposeSchema(ctx context.Context, base uint64, minTimestamp, maxT
 	return Committed{Epoch: o.Epoch, Index: o.index}, o.Err
 }
 
+// ProposeNode records a node in the ring (its tokens, location and
+// state), replacing its record, and returns once that has applied here;
+// ErrTokensTaken when another node holds one of its tokens.
+func (l *Log) ProposeNode(ctx context.Context, n NodeRecord) (Committed, error) {
+	id := proposalID{Node: l.opts.Self.ID, Seq: l.seq.Add(1)}
+	o, err := l.propose(ctx, id, &proposal{data: encodeNodeChange(&nodeChange{Proposal: id, Record: n})})
+	if err != nil {
+		return Committed{}, err
+	}
+	return Committed{Epoch: o.Epoch, Index: o.index}, o.Err
+}
+
 // propose hands a proposal to the loop and waits for the entry that
 // carries it to apply here.
 func (l *Log) propose(ctx context.Context, id proposalID, p *proposal) (outcomeAt, error) {
@@ -446,6 +458,9 @@ func (l *Log) restore(snap raftpb.Snapshot) error {
 	if err := l.opts.Applier.RestoreSchema(schema, st.SchemaEpoch); err != nil {
 		return fmt.Errorf("metadata: taking in a snapshot's schema: %w", err)
 	}
+	if err := l.opts.Applier.ApplyTopology(st.clone().Nodes, st.Epoch); err != nil {
+		return fmt.Errorf("metadata: taking in a snapshot's ring: %w", err)
+	}
 	l.state, l.confState = st, snap.Metadata.ConfState
 	l.applied, l.snapIndex = snap.Metadata.Index, snap.Metadata.Index
 	l.setApplied()
@@ -458,22 +473,28 @@ func (l *Log) apply(e raftpb.Entry) error {
 	}
 	switch e.Type {
 	case raftpb.EntryNormal:
-		c, err := decodeEntry(e.Data)
-		if err != nil {
+		c, nc, err := decodeEntry(e.Data)
+		switch {
+		case err != nil:
 			// Every member skips the same bytes the same way.
 			l.opts.Logger.Error().Err(err).Uint64("index", e.Index).Msg("metadata: skipping an entry that does not decode")
-			break
-		}
-		if c == nil {
-			break
-		}
-		o := l.state.applySchema(c)
-		if o.Err == nil {
-			if err := l.opts.Applier.ApplySchema(c.Mutations, o.Shift, o.Epoch, c.Proposal.Node == l.opts.Self.ID); err != nil {
-				return fmt.Errorf("metadata: applying the schema change of index %d: %w", e.Index, err)
+		case c != nil:
+			o := l.state.applySchema(c)
+			if o.Err == nil {
+				if err := l.opts.Applier.ApplySchema(c.Mutations, o.Shift, o.Epoch, c.Proposal.Node == l.opts.Self.ID); err != nil {
+					return fmt.Errorf("metadata: applying the schema change of index %d: %w", e.Index, err)
+				}
 			}
+			l.resolve(c.Proposal, outcomeAt{outcome: o, index: e.Index})
+		case nc != nil:
+			o := l.state.applyNode(nc)
+			if o.Err == nil {
+				if err := l.opts.Applier.ApplyTopology(l.state.clone().Nodes, o.Epoch); err != nil {
+					return fmt.Errorf("metadata: applying the ring change of index %d: %w", e.Index, err)
+				}
+			}
+			l.resolve(nc.Proposal, outcomeAt{outcome: o, index: e.Index})
 		}
-		l.resolve(c.Proposal, outcomeAt{outcome: o, index: e.Index})
 	case raftpb.EntryConfChange, raftpb.EntryConfChangeV2:
 		var cc raftpb.ConfChangeV2
 		if e.Type == raftpb.EntryConfChange {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -296,6 +297,67 @@ func TestApplyFailureStopsTheLog(t *testing.T) {
 		}
 		if l.Applied() != applied {
 			t.Fatalf("applied moved from %d to %d past a change that failed", applied, l.Applied())
+		}
+	})
+}
+
+// TestRingThroughTheLog: nodes register their tokens through the log;
+// tokens another node holds are refused; a node registering again (a
+// restart, a new address) replaces its own record; every member, and a
+// member restarted from a snapshot, applies the same ring.
+func TestRingThroughTheLog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newTestGroup(t)
+		g.snapEvery = 3
+		defer g.close()
+		for i := 1; i <= 3; i++ {
+			g.start(i)
+		}
+		g.awaitVoters(3, 3)
+		ctx := context.Background()
+		register := func(i int, endpoint string, tokens ...string) error {
+			_, err := g.log(i).ProposeNode(ctx, NodeRecord{ID: uint64(i), Endpoint: endpoint, DataCenter: "dc1", Rack: "r1", Tokens: tokens, State: Normal})
+			return err
+		}
+		if err := register(1, endpoint(1), "10", "20"); err != nil {
+			t.Fatal(err)
+		}
+		if err := register(2, endpoint(2), "20", "30"); !errors.Is(err, ErrTokensTaken) {
+			t.Fatalf("tokens node 1 holds: %v, want ErrTokensTaken", err)
+		}
+		if err := register(2, endpoint(2), "30", "40"); err != nil {
+			t.Fatal(err)
+		}
+		if err := register(1, "10.0.0.99", "10", "20"); err != nil {
+			t.Fatalf("node 1 again, at a new address: %v", err)
+		}
+		want := map[uint64]string{1: "10.0.0.99 [10 20]", 2: "10.0.0.2 [30 40]"}
+		ring := func(nodes map[uint64]NodeRecord) map[uint64]string {
+			out := map[uint64]string{}
+			for id, n := range nodes {
+				out[id] = fmt.Sprintf("%s %v", n.Endpoint, n.Tokens)
+			}
+			return out
+		}
+		g.eventually("every member applies the ring", func() bool {
+			for i := 1; i <= 3; i++ {
+				rec := g.recorders[endpoint(i)]
+				rec.mu.Lock()
+				got := ring(rec.nodes)
+				rec.mu.Unlock()
+				if !maps.Equal(got, want) || !maps.Equal(ring(g.log(i).Status().State.Nodes), want) {
+					return false
+				}
+			}
+			return true
+		})
+		g.stop(3)
+		l3 := g.open(3)
+		if err := l3.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if got := ring(l3.Status().State.Nodes); !maps.Equal(got, want) {
+			t.Fatalf("restarted from its snapshot, node 3 has the ring %v, want %v", got, want)
 		}
 	})
 }

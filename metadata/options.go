@@ -24,6 +24,9 @@ type Applier interface {
 	// RestoreSchema takes in the schema of a snapshot another member sent,
 	// the schema of epoch.
 	RestoreSchema(schema []byte, epoch uint64) error
+	// ApplyTopology takes the ring's nodes as a committed change (or a
+	// snapshot) has made them, at epoch: the ring the node routes by.
+	ApplyTopology(nodes map[uint64]NodeRecord, epoch uint64) error
 }
 
 // Options configure a Log.

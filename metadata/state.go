@@ -2,11 +2,16 @@ package metadata
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 
 	"go.etcd.io/raft/v3/raftpb"
 )
+
+// ErrTokensTaken is the outcome of a node's registration whose tokens
+// another node holds: it must choose others against the ring as it is.
+var ErrTokensTaken = errors.New("metadata: another node holds some of these tokens")
 
 // ErrSchemaChanged is the outcome of a schema change proposed against a
 // schema epoch that another change has since moved on from: the
@@ -21,6 +26,44 @@ type Member struct {
 	Rack       string
 }
 
+// NodeState is where a node is in the ring's life cycle.
+type NodeState uint8
+
+// The node states, as Cassandra names them.
+const (
+	Joining NodeState = iota + 1
+	Normal
+	Leaving
+	Left
+)
+
+func (s NodeState) String() string {
+	switch s {
+	case Joining:
+		return "joining"
+	case Normal:
+		return "normal"
+	case Leaving:
+		return "leaving"
+	case Left:
+		return "left"
+	}
+	return fmt.Sprintf("state %d", uint8(s))
+}
+
+// NodeRecord is one node of the ring as the log holds it: who it is,
+// where it is, the tokens it owns and its state. Ownership is decided here,
+// not by gossip.
+type NodeRecord struct {
+	ID         uint64 // its Raft id
+	HostID     [16]byte
+	Endpoint   string
+	DataCenter string
+	Rack       string
+	Tokens     []string // the partitioner's token strings
+	State      NodeState
+}
+
 // State is what the log's entries have made, as of an applied index.
 type State struct {
 	// Epoch counts the changes applied: each accepted entry adds one.
@@ -33,6 +76,8 @@ type State struct {
 	SchemaTimestamp int64
 	// Members are the nodes of the group, by Raft id.
 	Members map[uint64]Member
+	// Nodes are the ring's nodes, by Raft id.
+	Nodes map[uint64]NodeRecord
 }
 
 // clone is a copy the driver's state may go on changing under.
@@ -40,6 +85,10 @@ func (s State) clone() State {
 	s.Members = maps.Clone(s.Members)
 	if s.Members == nil {
 		s.Members = map[uint64]Member{}
+	}
+	s.Nodes = maps.Clone(s.Nodes)
+	if s.Nodes == nil {
+		s.Nodes = map[uint64]NodeRecord{}
 	}
 	return s
 }
@@ -91,6 +140,37 @@ func (s *State) applySchema(c *schemaChange) outcome {
 	s.SchemaEpoch = s.Epoch
 	s.SchemaTimestamp = max(s.SchemaTimestamp, c.MaxTimestamp+shift)
 	return outcome{Epoch: s.Epoch, Shift: shift}
+}
+
+// nodeChange is the entry of a node's registration: the record it takes
+// in the ring, replacing the one of the same id.
+type nodeChange struct {
+	Proposal proposalID
+	Record   NodeRecord
+}
+
+// applyNode records a node in the ring unless another node holds one of
+// its tokens.
+func (s *State) applyNode(c *nodeChange) outcome {
+	held := map[string]bool{}
+	for id, n := range s.Nodes {
+		if id != c.Record.ID && n.State != Left {
+			for _, t := range n.Tokens {
+				held[t] = true
+			}
+		}
+	}
+	for _, t := range c.Record.Tokens {
+		if held[t] {
+			return outcome{Epoch: s.Epoch, Err: ErrTokensTaken}
+		}
+	}
+	if s.Nodes == nil {
+		s.Nodes = map[uint64]NodeRecord{}
+	}
+	s.Nodes[c.Record.ID] = c.Record
+	s.Epoch++
+	return outcome{Epoch: s.Epoch}
 }
 
 // applyMembers applies a configuration change: a member added (as a

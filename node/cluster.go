@@ -12,6 +12,7 @@ import (
 
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/gossip"
+	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/ring"
@@ -24,8 +25,9 @@ const seedWait = 30 * time.Second
 
 // identify settles the node's host id and tokens: those system.local
 // keeps, or at the first start a new host id and tokens chosen against
-// the ring. A node with seeds joins the cluster first, so that the ring
-// it chooses against is the cluster's.
+// the ring. A node with seeds joins the cluster (gossip, then the
+// metadata log) first, so that the ring it chooses against is the
+// cluster's; its tokens are then the log's record of it.
 func (n *Node) identify() error {
 	hostID, tokens, err := n.storedIdentity()
 	if err != nil {
@@ -35,9 +37,11 @@ func (n *Node) identify() error {
 	if err := n.startGossip(tokens); err != nil {
 		return err
 	}
-	if tokens == nil {
-		n.rebuildRing() // the cluster as gossip has shown it, without this node
-		tokens = n.allocateTokens(n.ring.Load())
+	if err := n.startMetadata(); err != nil {
+		return err
+	}
+	if tokens, err = n.registerTokens(tokens); err != nil {
+		return err
 	}
 	n.ringMu.Lock()
 	n.tokens = tokens
@@ -205,10 +209,9 @@ func (n *Node) leaveCluster() error {
 	return err
 }
 
-// gossipChanged follows a change gossip saw: the ring, and the peers
-// tables drivers read.
+// gossipChanged follows a change gossip saw: the peers tables drivers
+// read, the events clients hear, hints for a node back up.
 func (n *Node) gossipChanged(endpoint string) {
-	n.rebuildRing()
 	n.ringMu.Lock()
 	g := n.gossip
 	n.ringMu.Unlock()
@@ -239,47 +242,46 @@ func inRing(s *gossip.EndpointState) bool {
 	return false
 }
 
-// rebuildRing makes the ring from this node's tokens and those of the
-// nodes gossip knows. ringMu guards the tokens and the gossiper while
-// the node starts: gossip calls in before start-up is done.
+// rebuildRing makes the ring the node routes by: the nodes the metadata
+// log has applied (normal or leaving: a node that is down still owns its
+// tokens). Gossip says which of them are up, not which tokens they own.
 func (n *Node) rebuildRing() {
 	n.ringMu.Lock()
 	defer n.ringMu.Unlock()
-	part := n.engine.Partitioner()
-	var nodes []ring.Node
-	if n.tokens != nil {
-		self := ring.Node{Endpoint: n.endpoint(), Location: ring.Location{DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack}}
-		for _, s := range n.tokens {
-			if t, err := part.ParseToken(s); err == nil {
-				self.Tokens = append(self.Tokens, t)
-			}
-		}
-		nodes = append(nodes, self)
+	var nodes map[uint64]metadata.NodeRecord
+	if t := n.topology.Load(); t != nil {
+		nodes = *t
 	}
-	if n.gossip != nil {
-		for e, s := range n.gossip.Endpoints() {
-			if e == n.cfg.ListenAddress || !inRing(s) {
-				continue
-			}
-			peer := ring.Node{Endpoint: ring.Endpoint(e), Location: ring.Location{DataCenter: s.Get(gossip.DataCenter), Rack: s.Get(gossip.Rack)}}
-			for _, v := range strings.Split(s.Get(gossip.Tokens), ",") {
-				if t, err := part.ParseToken(v); err == nil {
-					peer.Tokens = append(peer.Tokens, t)
-				}
-			}
-			nodes = append(nodes, peer)
-		}
-	}
-	m, err := ring.NewMetadata(part, nodes)
+	m, err := ringOf(n.engine.Partitioner(), nodes)
 	if err != nil {
-		// Two nodes claiming a token: keep the ring as it was, and say so.
-		n.cfg.Logger.Error().Err(err).Msg("node: the gossiped ring is inconsistent; keeping the previous one")
+		n.cfg.Logger.Error().Err(err).Msg("node: the metadata log's ring does not make a ring; keeping the previous one")
 		if n.ring.Load() != nil {
 			return
 		}
-		m, _ = ring.NewMetadata(part, nil)
+		m, _ = ring.NewMetadata(n.engine.Partitioner(), nil)
 	}
 	n.ring.Store(m)
+}
+
+// ringOf is the ring of the metadata log's nodes that own tokens.
+func ringOf(part partitioner.Partitioner, nodes map[uint64]metadata.NodeRecord) (*ring.Metadata, error) {
+	var members []ring.Node
+	for _, id := range slices.Sorted(maps.Keys(nodes)) {
+		rec := nodes[id]
+		if rec.State != metadata.Normal && rec.State != metadata.Leaving {
+			continue
+		}
+		node := ring.Node{Endpoint: ring.Endpoint(rec.Endpoint), Location: ring.Location{DataCenter: rec.DataCenter, Rack: rec.Rack}}
+		for _, v := range rec.Tokens {
+			t, err := part.ParseToken(v)
+			if err != nil {
+				return nil, fmt.Errorf("node %s: token %q: %w", rec.Endpoint, v, err)
+			}
+			node.Tokens = append(node.Tokens, t)
+		}
+		members = append(members, node)
+	}
+	return ring.NewMetadata(part, members)
 }
 
 // writePeer keeps a peer's rows in system.peers and system.peers_v2 as

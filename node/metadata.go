@@ -12,6 +12,7 @@ import (
 
 	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/mutation"
@@ -56,7 +57,7 @@ func (n *Node) startMetadata() error {
 		Await: func(ctx context.Context, to string, payload []byte) ([]byte, error) {
 			return n.messaging.Request(ctx, to, messaging.VerbMetadataWait, payload)
 		},
-		Applier:          schemaApplier{n},
+		Applier:          metadataApplier{n},
 		PartitionedAfter: time.Duration(n.cfg.PartitionedNodeTimeout),
 		Logger:           n.cfg.Logger,
 	})
@@ -269,11 +270,11 @@ func timestampBounds(ms []*mutation.Mutation) (lo, hi int64) {
 	return lo, hi
 }
 
-// schemaApplier applies the metadata log's schema changes to the node's
-// system_schema tables.
-type schemaApplier struct{ n *Node }
+// metadataApplier applies the metadata log's changes to the node: schema
+// changes to its system_schema tables, the ring to the ring it routes by.
+type metadataApplier struct{ n *Node }
 
-func (a schemaApplier) ApplySchema(b []byte, shift int64, epoch uint64, proposedHere bool) error {
+func (a metadataApplier) ApplySchema(b []byte, shift int64, epoch uint64, proposedHere bool) error {
 	ms, err := DecodeSchemaChange(b, shift)
 	if err != nil {
 		return err
@@ -281,14 +282,68 @@ func (a schemaApplier) ApplySchema(b []byte, shift int64, epoch uint64, proposed
 	return a.n.applySchemaLocal(ms, epoch, proposedHere)
 }
 
-func (a schemaApplier) SchemaSnapshot() ([]byte, error) { return EncodeSchemaSnapshot(a.n.engine) }
+func (a metadataApplier) SchemaSnapshot() ([]byte, error) { return EncodeSchemaSnapshot(a.n.engine) }
 
-func (a schemaApplier) RestoreSchema(b []byte, epoch uint64) error {
+func (a metadataApplier) RestoreSchema(b []byte, epoch uint64) error {
 	ms, err := DecodeSchemaChange(b, 0)
 	if err != nil {
 		return err
 	}
 	return a.n.applySchemaLocal(ms, epoch, false)
+}
+
+func (a metadataApplier) ApplyTopology(nodes map[uint64]metadata.NodeRecord, _ uint64) error {
+	a.n.topology.Store(&nodes)
+	a.n.rebuildRing()
+	return nil
+}
+
+// registerTokens makes the metadata log's record of this node hold its
+// tokens, and returns them: the record's, when the log has one for it (a
+// restart); the stored ones, else (a node whose data predates the log);
+// else tokens chosen against the log's ring, chosen again if another node
+// took some of them first. A node with a new host id at the address of a
+// node the log knows is refused, as Cassandra refuses it: that is a
+// replacement.
+func (n *Node) registerTokens(stored []string) ([]string, error) {
+	id := raftID(n.hostID)
+	part := n.engine.Partitioner()
+	for attempt := 1; ; attempt++ {
+		nodes := n.meta.Status().State.Nodes
+		rec, known := nodes[id]
+		for other, r := range nodes {
+			if other != id && r.Endpoint == n.cfg.ListenAddress && r.State != metadata.Left {
+				return nil, fmt.Errorf("node: a node with address %s already exists in the cluster metadata (host id %s); a node that replaces it is not supported yet",
+					r.Endpoint, cqltype.UUIDType.Format(r.HostID[:]))
+			}
+		}
+		if known && rec.Endpoint == n.cfg.ListenAddress && rec.DataCenter == n.cfg.DataCenter && rec.Rack == n.cfg.Rack && rec.State == metadata.Normal {
+			return rec.Tokens, nil
+		}
+		tokens := stored
+		if known && len(rec.Tokens) > 0 {
+			tokens = rec.Tokens
+		}
+		if tokens == nil {
+			m, err := ringOf(part, nodes)
+			if err != nil {
+				return nil, err
+			}
+			tokens = n.allocateTokens(m)
+		}
+		r := metadata.NodeRecord{ID: id, Endpoint: n.cfg.ListenAddress, DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack, Tokens: tokens, State: metadata.Normal}
+		copy(r.HostID[:], n.hostID)
+		ctx, cancel := context.WithTimeout(context.Background(), metadataJoinWait)
+		_, err := n.meta.ProposeNode(ctx, r)
+		cancel()
+		switch {
+		case err == nil:
+			return tokens, nil
+		case errors.Is(err, metadata.ErrTokensTaken) && stored == nil && !known && attempt < 5:
+			continue // chosen against a ring another node's join changed
+		}
+		return nil, fmt.Errorf("node: recording the node's tokens in the cluster metadata: %w", err)
+	}
 }
 
 // EncodeSchemaSnapshot is an engine's whole schema (SchemaMutations) as a

@@ -3,6 +3,8 @@ package node
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -193,5 +195,61 @@ func TestWholeClusterRestartKeepsMetadata(t *testing.T) {
 	}
 	if v := nodes[2].adminMetadata().Voters; len(v) != 3 {
 		t.Fatalf("voters after the restart: %v", v)
+	}
+}
+
+// TestUpgradeToTheMetadataLog starts a cluster whose nodes have data and
+// tokens but no metadata log (their metadata directories removed, as a
+// cluster written before the log existed): the lowest seed founds the log
+// with its stored schema, every node records its stored tokens, and the
+// schema, rows, host ids and tokens are those from before.
+func TestUpgradeToTheMetadataLog(t *testing.T) {
+	nodes, dirs, gossipPort := startThree(t)
+	waitAllUp(t, nodes)
+	if _, err := exec.NewSession(nodes[0]).Run("CREATE KEYSPACE u WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3};" +
+		"CREATE TABLE u.kv (k int PRIMARY KEY, v text); INSERT INTO u.kv (k, v) VALUES (1, 'old')"); err != nil {
+		t.Fatal(err)
+	}
+	type identity struct{ host, tokens string }
+	ids := func() []identity {
+		var out []identity
+		for _, n := range nodes {
+			out = append(out, identity{host: fmt.Sprintf("%x", n.hostID), tokens: strings.Join(slices.Sorted(slices.Values(n.tokens)), ",")})
+		}
+		return out
+	}
+	before, table := ids(), mustTable(t, nodes[0], "u", "kv").ID
+	for i, n := range nodes {
+		if err := n.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.RemoveAll(filepath.Join(dirs[i], "metadata")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := 1; k <= 3; k++ {
+		nodes[k-1] = clusterNode(t, k, dirs[k-1], gossipPort)
+	}
+	waitAllUp(t, nodes)
+	if after := ids(); !slices.Equal(after, before) {
+		t.Fatalf("after the upgrade: %+v; before: %+v", after, before)
+	}
+	for _, n := range nodes {
+		if got := mustTable(t, n, "u", "kv").ID; got != table {
+			t.Fatalf("%s: table id %s, before %s", n.cfg.ListenAddress, got, table)
+		}
+		if got := len(n.meta.Status().State.Nodes); got != 3 {
+			t.Fatalf("%s: the log records %d nodes, want 3", n.cfg.ListenAddress, got)
+		}
+		if owners := n.ring.Load().Endpoints(); len(owners) != 3 {
+			t.Fatalf("%s: the ring has %v", n.cfg.ListenAddress, owners)
+		}
+	}
+	res, err := runAt(t, nodes[1], request.All, "SELECT v FROM u.kv WHERE k = 1")
+	if err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != "old" {
+		t.Fatalf("the row after the upgrade: %v, %v", res, err)
+	}
+	if _, err := exec.NewSession(nodes[2]).Run("ALTER TABLE u.kv ADD w int"); err != nil {
+		t.Fatalf("DDL after the upgrade: %v", err)
 	}
 }

@@ -39,9 +39,10 @@ type Node struct {
 	nativeDone chan error
 	hostID     []byte   // the node's host id, kept in system.local
 	tokens     []string // the node's tokens, as system.local holds them
-	// ring is the token ring as this node knows it: itself, and the nodes
-	// gossip has shown it.
+	// ring is the token ring as this node knows it: the metadata log's
+	// nodes (topology), as last applied here.
 	ring      atomic.Pointer[ring.Metadata]
+	topology  atomic.Pointer[map[uint64]metadata.NodeRecord]
 	ringMu    sync.Mutex         // one ring rebuild at a time
 	gossip    *gossip.Gossiper   // nil when the node has no seeds
 	messaging *messaging.Service // internode requests; nil with no seeds
@@ -130,9 +131,6 @@ func (n *Node) start() error {
 		return err
 	}
 	if err := n.identify(); err != nil {
-		return err
-	}
-	if err := n.startMetadata(); err != nil {
 		return err
 	}
 	return n.writeLocal()

@@ -162,6 +162,11 @@ func (a simApplier) RestoreSchema(b []byte, epoch uint64) error {
 	return a.n.applySchema(a.e, ms, epoch)
 }
 
+// ApplyTopology has nothing to apply: a simulated cluster's ring is the
+// one New drew from its seed, and its nodes do not record tokens in the
+// log.
+func (a simApplier) ApplyTopology(map[uint64]metadata.NodeRecord, uint64) error { return nil }
+
 // applySchema writes a committed schema change to the node's engine and
 // takes the schema it makes.
 func (n *Node) applySchema(e *storage.Engine, ms []*mutation.Mutation, epoch uint64) error {
