@@ -68,6 +68,11 @@ type Config struct {
 	Alive func(ring.Endpoint) bool
 	// Ring is the token ring as this node knows it now.
 	Ring func() *ring.Metadata
+	// CatchUp waits, until ctx ends, for this node's ring to reach a
+	// metadata epoch (a replica knew a later ring than this node routed
+	// by, or a coordinator one later than this replica's); nil when the
+	// ring comes from no metadata log.
+	CatchUp func(ctx context.Context, epoch uint64) error
 	// Schema is the current schema.
 	Schema   func() *schema.Schema
 	Timeouts Timeouts

@@ -27,6 +27,8 @@ func FuzzDecodeMessages(f *testing.F) {
 	f.Add(encodeEntries(entries))
 	f.Add(encodeRawPartitions([]request.RawPartition{{Key: m.Key, Entries: entries}}))
 	f.Add(EncodeMutations([]*mutation.Mutation{m}))
+	f.Add(fence(3, encodeRead(mutation.TableID{7}, request.PartitionRead{Key: []byte("k")}, false)))
+	f.Add(fence(0, EncodeMutations([]*mutation.Mutation{m})))
 	f.Add([]byte{})
 	c := New(Config{Self: "a", Engine: &countingEngine{}, Schema: func() *schema.Schema { return schema.New(nil) }})
 	handlers := c.Handlers()
@@ -55,6 +57,11 @@ func FuzzDecodeMessages(f *testing.F) {
 		if ms, err := DecodeMutations(b); err == nil {
 			if again, err := DecodeMutations(EncodeMutations(ms)); err != nil || len(again) != len(ms) {
 				t.Fatalf("mutations decoded from %x re-encode to others: %v", b, err)
+			}
+		}
+		if epoch, rest, err := unfence(b); err == nil {
+			if e2, r2, err := unfence(fence(epoch, rest)); err != nil || e2 != epoch || !bytes.Equal(r2, rest) {
+				t.Fatalf("a ring epoch decoded from %x does not round-trip: %v", b, err)
 			}
 		}
 		for _, verb := range []messaging.Verb{messaging.VerbMutation, messaging.VerbHint, messaging.VerbRead, messaging.VerbRangeRead, messaging.VerbTruncate} {

@@ -23,6 +23,9 @@ import (
 func (c *Coordinator) ReadPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error) {
 	c.Stats.Reads.Add(1)
 	p, err := c.readPartition(t, r)
+	if c.caughtUp(err) {
+		p, err = c.readPartition(t, r) // by the ring the replica knew
+	}
 	return p, c.count(err)
 }
 
@@ -34,6 +37,7 @@ type readPlan struct {
 	strategy ring.Strategy
 	locate   func(ring.Endpoint) ring.Location
 	blockFor int
+	epoch    uint64 // of the ring the replicas were chosen by
 }
 
 func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error) {
@@ -54,7 +58,7 @@ func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*
 	if len(contacts) == 1 && contacts[0] == c.cfg.Self {
 		return c.cfg.Engine.Read(t.ID, r.Key, r.Slice)
 	}
-	plan := readPlan{t: t, r: r, l: l, strategy: p.strategy, locate: m.Location, blockFor: BlockFor(l, p.strategy, c.cfg.DataCenter)}
+	plan := readPlan{t: t, r: r, l: l, strategy: p.strategy, locate: m.Location, blockFor: BlockFor(l, p.strategy, c.cfg.DataCenter), epoch: m.Epoch()}
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Read)
 	defer cancel()
 	wantData := make([]bool, len(contacts))
@@ -143,6 +147,8 @@ func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts [
 			answered, answers = append(answered, rep.from), append(answers, rep.answer)
 			dataIn = dataIn || rep.answer.data
 			return false, nil
+		case isStale(rep.err):
+			return false, rep.err // asked again by the replica's ring
 		case errors.Is(rep.err, messaging.ErrTimeout):
 			return false, &request.ReadTimeout{Consistency: plan.l, Received: len(answered), BlockFor: plan.blockFor, DataPresent: dataIn}
 		}
@@ -209,7 +215,10 @@ func (c *Coordinator) askReplica(ctx context.Context, plan readPlan, r ring.Endp
 	}
 	c.Stats.ForwardedReads.Add(1)
 	start := c.cfg.Now()
-	out, err := c.cfg.Network.Request(ctx, string(r), messaging.VerbRead, encodeRead(plan.t.ID, plan.r, !data))
+	out, err := c.cfg.Network.Request(ctx, string(r), messaging.VerbRead, fence(plan.epoch, encodeRead(plan.t.ID, plan.r, !data)))
+	if stale, ok := staleRingOf(err); ok {
+		return a, stale
+	}
 	took := c.cfg.Now().Sub(start)
 	if err != nil {
 		took = c.cfg.Timeouts.Read // a failure scores as the whole wait
@@ -254,7 +263,7 @@ func (c *Coordinator) repair(ctx context.Context, plan readPlan, replicas []ring
 	concurrently(len(fixes), func(i int) {
 		var payload []byte // this node's own repair needs no encoding
 		if fixes[i].to != c.cfg.Self {
-			payload = EncodeMutations([]*mutation.Mutation{fixes[i].mu})
+			payload = fence(plan.epoch, EncodeMutations([]*mutation.Mutation{fixes[i].mu}))
 		}
 		errs[i] = c.send(ctx, fixes[i].to, fixes[i].mu, payload)
 	})

@@ -19,9 +19,19 @@ func (c *Coordinator) Handlers() map[messaging.Verb]messaging.Handler {
 		return nil, c.cfg.Engine.Apply(ms)
 	}
 	return map[messaging.Verb]messaging.Handler{
-		messaging.VerbMutation: apply,
-		messaging.VerbHint:     apply,
+		messaging.VerbMutation: func(from string, payload []byte) ([]byte, error) {
+			payload, err := c.admit(payload)
+			if err != nil {
+				return nil, err
+			}
+			return apply(from, payload)
+		},
+		messaging.VerbHint: apply, // meant for this node, whatever the ring
 		messaging.VerbRead: func(_ string, payload []byte) ([]byte, error) {
+			payload, err := c.admit(payload)
+			if err != nil {
+				return nil, err
+			}
 			id, q, digest, err := decodeRead(payload)
 			if err != nil {
 				return nil, err

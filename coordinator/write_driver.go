@@ -24,12 +24,17 @@ import (
 // (WriteTimeout). Replicas that took it keep it either way.
 func (c *Coordinator) Apply(ms []*mutation.Mutation, cl request.Consistency) error {
 	c.Stats.Writes.Add(1)
-	return c.count(c.apply(ms, cl))
+	err := c.apply(ms, cl)
+	if c.caughtUp(err) {
+		err = c.apply(ms, cl) // by the ring the replica knew
+	}
+	return c.count(err)
 }
 
 type write struct {
-	m *mutation.Mutation
-	p placement
+	m     *mutation.Mutation
+	p     placement
+	epoch uint64 // of the ring p was chosen by
 }
 
 func (c *Coordinator) apply(ms []*mutation.Mutation, l request.Consistency) error {
@@ -52,7 +57,7 @@ func (c *Coordinator) apply(ms []*mutation.Mutation, l request.Consistency) erro
 				return err
 			}
 		}
-		writes = append(writes, write{mu, p})
+		writes = append(writes, write{mu, p, m.Epoch()})
 	}
 	writeType := request.WriteSimple
 	if len(ms) > 1 {
@@ -88,13 +93,18 @@ func concurrently(count int, do func(i int)) {
 }
 
 // send applies mu on replica r: here, or through the network with
-// payload, mu's encoding (which this node's own write does not need).
+// payload, mu's encoding fenced by its ring's epoch (which this node's
+// own write does not need). A replica that knows a later ring answers
+// StaleRing.
 func (c *Coordinator) send(ctx context.Context, r ring.Endpoint, mu *mutation.Mutation, payload []byte) error {
 	if r == c.cfg.Self {
 		return c.cfg.Engine.Apply([]*mutation.Mutation{mu})
 	}
 	c.Stats.ForwardedMutations.Add(1)
 	_, err := c.cfg.Network.Request(ctx, string(r), messaging.VerbMutation, payload)
+	if stale, ok := staleRingOf(err); ok {
+		return stale
+	}
 	return err
 }
 
@@ -121,14 +131,14 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 	}
 	acks := NewAcks(l, w.p.strategy, c.cfg.DataCenter, targets, locate)
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Write)
-	payload := EncodeMutations([]*mutation.Mutation{mu})
+	payload := fence(w.epoch, EncodeMutations([]*mutation.Mutation{mu}))
 	type answer struct {
 		from ring.Endpoint
 		err  error
 	}
 	writeTo := func(r ring.Endpoint) answer {
 		err := c.send(ctx, r, mu, payload)
-		if err != nil && r != self {
+		if _, stale := err.(*StaleRing); err != nil && r != self && !stale {
 			c.hint(r, mu) // it failed the write, or did not answer in time
 		}
 		return answer{r, err}
@@ -155,6 +165,9 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 	// take counts one answer: done when the level is met, or with the
 	// failure to report once it no longer can be.
 	take := func(a answer) (done bool, err error) {
+		if stale, ok := a.err.(*StaleRing); ok {
+			return true, stale // sent again by the replica's ring
+		}
 		if acks.Ack(a.from, a.err == nil) {
 			return true, nil
 		}

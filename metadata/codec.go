@@ -161,6 +161,7 @@ func encodeSnapshot(s State, schema []byte) []byte {
 		ms = append(ms, s.Members[id])
 	}
 	writeMembers(&w, ms)
+	w.Uint(s.RingEpoch)
 	w.Int(int64(len(s.Nodes)))
 	for _, id := range slices.Sorted(maps.Keys(s.Nodes)) {
 		writeNodeRecord(&w, s.Nodes[id])
@@ -175,6 +176,7 @@ func decodeSnapshot(b []byte) (State, []byte, error) {
 	for _, m := range readMembers(&r) {
 		s.Members[m.ID] = m
 	}
+	s.RingEpoch = r.Uint()
 	count := r.Count()
 	for i := 0; i < count && r.Err == nil; i++ {
 		n := readNodeRecord(&r)

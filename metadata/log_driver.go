@@ -251,6 +251,25 @@ type Committed struct {
 	Epoch, Index uint64
 }
 
+// WaitEpoch waits until this member has applied epoch.
+func (l *Log) WaitEpoch(ctx context.Context, epoch uint64) error {
+	for {
+		l.appliedMu.Lock()
+		wake := l.appliedWake
+		l.appliedMu.Unlock()
+		if l.Status().State.Epoch >= epoch {
+			return nil
+		}
+		select {
+		case <-wake:
+		case <-l.stop:
+			return ErrClosed
+		case <-ctx.Done():
+			return fmt.Errorf("metadata: waiting to apply epoch %d: %w", epoch, ctx.Err())
+		}
+	}
+}
+
 // ProposeSchema commits a schema change made against the schema of
 // schema epoch base, and returns once it has applied here: the new schema
 // epoch, or ErrSchemaChanged when another change came first.
@@ -458,12 +477,11 @@ func (l *Log) restore(snap raftpb.Snapshot) error {
 	if err := l.opts.Applier.RestoreSchema(schema, st.SchemaEpoch); err != nil {
 		return fmt.Errorf("metadata: taking in a snapshot's schema: %w", err)
 	}
-	if err := l.opts.Applier.ApplyTopology(st.clone().Nodes, st.Epoch); err != nil {
+	if err := l.opts.Applier.ApplyTopology(st.clone().Nodes, st.RingEpoch); err != nil {
 		return fmt.Errorf("metadata: taking in a snapshot's ring: %w", err)
 	}
 	l.state, l.confState = st, snap.Metadata.ConfState
 	l.applied, l.snapIndex = snap.Metadata.Index, snap.Metadata.Index
-	l.setApplied()
 	return nil
 }
 
@@ -515,7 +533,6 @@ func (l *Log) apply(e raftpb.Entry) error {
 		l.resolve(ctx.Proposal, outcomeAt{outcome: outcome{Epoch: l.state.Epoch}, index: e.Index})
 	}
 	l.applied = e.Index
-	l.setApplied()
 	return nil
 }
 
@@ -653,6 +670,7 @@ func (l *Log) publish() {
 	s.SinceContact = time.Duration(l.ticks-l.contactTick) * l.opts.TickInterval
 	s.Partitioned = s.HasLog && s.SinceContact > l.opts.PartitionedAfter
 	l.status.Store(s)
+	l.setApplied() // after the status: a waiter woken reads it
 }
 
 func roleName(s raft.StateType) string {

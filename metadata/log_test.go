@@ -351,10 +351,23 @@ func TestRingThroughTheLog(t *testing.T) {
 			}
 			return true
 		})
+		ringEpoch := g.log(1).Status().State.RingEpoch
+		if err := g.log(2).WaitEpoch(ctx, ringEpoch); err != nil {
+			t.Fatalf("waiting for an epoch applied: %v", err)
+		}
+		short, cancel := context.WithTimeout(ctx, time.Second)
+		err := g.log(2).WaitEpoch(short, g.log(2).Status().State.Epoch+100)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("waiting for an epoch no change has made: %v, want a timeout", err)
+		}
 		g.stop(3)
 		l3 := g.open(3)
 		if err := l3.Start(); err != nil {
 			t.Fatal(err)
+		}
+		if got := l3.Status().State.RingEpoch; got != ringEpoch {
+			t.Fatalf("restarted from its snapshot, node 3's ring epoch is %d, want %d", got, ringEpoch)
 		}
 		if got := ring(l3.Status().State.Nodes); !maps.Equal(got, want) {
 			t.Fatalf("restarted from its snapshot, node 3 has the ring %v, want %v", got, want)

@@ -78,6 +78,9 @@ type State struct {
 	Members map[uint64]Member
 	// Nodes are the ring's nodes, by Raft id.
 	Nodes map[uint64]NodeRecord
+	// RingEpoch is the epoch of the last change to Nodes: the ring's
+	// version, which requests carry.
+	RingEpoch uint64
 }
 
 // clone is a copy the driver's state may go on changing under.
@@ -170,6 +173,7 @@ func (s *State) applyNode(c *nodeChange) outcome {
 	}
 	s.Nodes[c.Record.ID] = c.Record
 	s.Epoch++
+	s.RingEpoch = s.Epoch
 	return outcome{Epoch: s.Epoch}
 }
 

@@ -34,6 +34,9 @@ func (n *Node) identify() error {
 		return err
 	}
 	n.hostID = hostID
+	if err := n.openMetadata(); err != nil {
+		return err
+	}
 	if err := n.startGossip(tokens); err != nil {
 		return err
 	}
@@ -248,11 +251,11 @@ func inRing(s *gossip.EndpointState) bool {
 func (n *Node) rebuildRing() {
 	n.ringMu.Lock()
 	defer n.ringMu.Unlock()
-	var nodes map[uint64]metadata.NodeRecord
-	if t := n.topology.Load(); t != nil {
-		nodes = *t
+	t := n.topology.Load()
+	if t == nil {
+		t = &topology{}
 	}
-	m, err := ringOf(n.engine.Partitioner(), nodes)
+	m, err := ringOf(n.engine.Partitioner(), t.nodes)
 	if err != nil {
 		n.cfg.Logger.Error().Err(err).Msg("node: the metadata log's ring does not make a ring; keeping the previous one")
 		if n.ring.Load() != nil {
@@ -260,7 +263,14 @@ func (n *Node) rebuildRing() {
 		}
 		m, _ = ring.NewMetadata(n.engine.Partitioner(), nil)
 	}
-	n.ring.Store(m)
+	n.ring.Store(m.WithEpoch(t.epoch))
+}
+
+// topology is the metadata log's ring as last applied here: its nodes,
+// and the epoch of its last change.
+type topology struct {
+	nodes map[uint64]metadata.NodeRecord
+	epoch uint64
 }
 
 // ringOf is the ring of the metadata log's nodes that own tokens.

@@ -33,8 +33,9 @@ func (n *Node) newCoordinator() *coordinator.Coordinator {
 			g := n.gossip
 			return g != nil && g.Alive(string(e))
 		},
-		Ring:   n.ring.Load,
-		Schema: n.Schema,
+		Ring:    n.ring.Load,
+		CatchUp: func(ctx context.Context, epoch uint64) error { return n.meta.WaitEpoch(ctx, epoch) },
+		Schema:  n.Schema,
 		Timeouts: coordinator.Timeouts{Write: time.Duration(n.cfg.WriteRequestTimeout), Read: time.Duration(n.cfg.ReadRequestTimeout),
 			Range: time.Duration(n.cfg.RangeRequestTimeout), Truncate: time.Duration(n.cfg.TruncateRequestTimeout)},
 		HintsDir:    n.cfg.hintsDirectory(),

@@ -36,15 +36,9 @@ func raftID(hostID []byte) uint64 {
 	return max(id, 1)
 }
 
-// startMetadata opens the node's metadata log and runs it: a node that
-// has one takes up where it stopped (and applies what it committed since
-// its snapshot); one that has none joins the group through its seeds and
-// the live nodes gossip shows, or, the lowest-addressed seed with no peer
-// that has a group, founds it. A node with no seeds runs a group of its
-// own. Data written before the metadata log existed stays: the founder's
-// schema is the group's first, and the others', the same schema, are left
-// as they are.
-func (n *Node) startMetadata() error {
+// openMetadata opens the node's metadata log, before anything that could
+// call on it runs (messaging's handlers, the coordinator's catching up).
+func (n *Node) openMetadata() error {
 	l, err := metadata.Open(metadata.Options{
 		Self: metadata.Member{ID: raftID(n.hostID), Endpoint: n.cfg.ListenAddress, DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack},
 		Dir:  n.cfg.MetadataDirectory,
@@ -66,6 +60,19 @@ func (n *Node) startMetadata() error {
 	}
 	n.meta = l
 	n.metrics.watchMetadata(l.Status)
+	return nil
+}
+
+// startMetadata runs the node's metadata log: a node that
+// has one takes up where it stopped (and applies what it committed since
+// its snapshot); one that has none joins the group through its seeds and
+// the live nodes gossip shows, or, the lowest-addressed seed with no peer
+// that has a group, founds it. A node with no seeds runs a group of its
+// own. Data written before the metadata log existed stays: the founder's
+// schema is the group's first, and the others', the same schema, are left
+// as they are.
+func (n *Node) startMetadata() error {
+	l := n.meta
 	if n.messaging != nil {
 		n.messaging.Handle(messaging.VerbMetadata, func(from string, payload []byte) ([]byte, error) {
 			return nil, l.Step(from, payload)
@@ -104,9 +111,13 @@ func (n *Node) startMetadata() error {
 			return err
 		}
 	}
+	st := l.Status().State
 	n.schemaMu.Lock()
-	n.schema.Store(n.Schema().WithEpoch(l.Status().State.SchemaEpoch))
+	n.schema.Store(n.Schema().WithEpoch(st.SchemaEpoch))
 	n.schemaMu.Unlock()
+	if n.topology.Load() == nil {
+		n.topology.Store(&topology{nodes: st.Nodes, epoch: st.RingEpoch}) // a snapshot, and no entry after it
+	}
 	return nil
 }
 
@@ -292,8 +303,8 @@ func (a metadataApplier) RestoreSchema(b []byte, epoch uint64) error {
 	return a.n.applySchemaLocal(ms, epoch, false)
 }
 
-func (a metadataApplier) ApplyTopology(nodes map[uint64]metadata.NodeRecord, _ uint64) error {
-	a.n.topology.Store(&nodes)
+func (a metadataApplier) ApplyTopology(nodes map[uint64]metadata.NodeRecord, epoch uint64) error {
+	a.n.topology.Store(&topology{nodes: nodes, epoch: epoch})
 	a.n.rebuildRing()
 	return nil
 }

@@ -42,7 +42,7 @@ type Node struct {
 	// ring is the token ring as this node knows it: the metadata log's
 	// nodes (topology), as last applied here.
 	ring      atomic.Pointer[ring.Metadata]
-	topology  atomic.Pointer[map[uint64]metadata.NodeRecord]
+	topology  atomic.Pointer[topology]
 	ringMu    sync.Mutex         // one ring rebuild at a time
 	gossip    *gossip.Gossiper   // nil when the node has no seeds
 	messaging *messaging.Service // internode requests; nil with no seeds

@@ -34,6 +34,19 @@ type Metadata struct {
 	locations map[Endpoint]Location
 	byNode    map[Endpoint][]partitioner.Token
 	endpoints []Endpoint // sorted
+	epoch     uint64
+}
+
+// Epoch is the cluster metadata epoch whose ring this is (0 for a ring
+// no metadata log made): requests routed by it carry it, so that a
+// replica that knows a later ring says so.
+func (m *Metadata) Epoch() uint64 { return m.epoch }
+
+// WithEpoch is m as the ring of a metadata epoch.
+func (m *Metadata) WithEpoch(epoch uint64) *Metadata {
+	c := *m
+	c.epoch = epoch
+	return &c
 }
 
 // NewMetadata builds the ring of nodes. A token held twice, a node listed

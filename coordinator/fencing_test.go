@@ -1,0 +1,86 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sibyldb/sibyl/messaging"
+	"github.com/sibyldb/sibyl/mutation/request"
+	"github.com/sibyldb/sibyl/ring"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+// TestStaleRingIsCaughtUp: a coordinator routing by an older ring than
+// its replicas have applied is refused by them before they write; it
+// catches up to their epoch and sends the write (and a read) again. A
+// replica behind the coordinator catches up before it serves.
+func TestStaleRingIsCaughtUp(t *testing.T) {
+	c := newTestCluster(t, schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, threeNodes)
+	rings := map[ring.Endpoint]*atomic.Pointer[ring.Metadata]{}
+	var mu sync.Mutex
+	caughtUp := map[ring.Endpoint][]uint64{}
+	for e := range threeNodes {
+		rings[e] = &atomic.Pointer[ring.Metadata]{}
+		rings[e].Store(c.ring.WithEpoch(5))
+		c.replicas[e] = New(Config{Self: e, DataCenter: "dc1", Engine: c.engines[e], Network: c,
+			Alive: func(ring.Endpoint) bool { return true }, Ring: rings[e].Load,
+			CatchUp: func(_ context.Context, epoch uint64) error {
+				mu.Lock()
+				caughtUp[e] = append(caughtUp[e], epoch)
+				mu.Unlock()
+				rings[e].Store(c.ring.WithEpoch(max(epoch, rings[e].Load().Epoch())))
+				return nil
+			},
+			Schema: func() *schema.Schema { return c.schema }, HintsDir: t.TempDir(), StoragePort: 7000, Logger: zerolog.Nop(),
+			Timeouts: Timeouts{Write: time.Second, Read: time.Second, Range: time.Second, Truncate: time.Second}, Now: c.clock})
+		t.Cleanup(c.replicas[e].Settle)
+	}
+	rings["a"].Store(c.ring.WithEpoch(3)) // a has not applied the last two changes
+	if err := c.write(c.replicas["a"], request.All); err != nil {
+		t.Fatalf("a write through a coordinator behind its replicas: %v", err)
+	}
+	if got := caughtUp["a"]; len(got) != 1 || got[0] != 5 {
+		t.Fatalf("the coordinator caught up to %v, want [5]", got)
+	}
+	// The replicas that refused wrote nothing the first time; the
+	// coordinator wrote its own share each time (the same cells).
+	for e, want := range map[ring.Endpoint]int{"a": 2, "b": 1, "c": 1} {
+		if n := c.engines[e].writes(); n != want {
+			t.Fatalf("replica %s took %d writes, want %d", e, n, want)
+		}
+	}
+	rings["a"].Store(c.ring.WithEpoch(4))
+	if err := c.read(c.replicas["a"], request.All); err != nil {
+		t.Fatalf("a read through a coordinator behind its replicas: %v", err)
+	}
+	if got := caughtUp["a"]; len(got) != 2 || got[1] != 5 {
+		t.Fatalf("the coordinator caught up to %v, want [5 5]", got)
+	}
+	// Now b is behind the coordinator: it catches up, then serves.
+	rings["b"].Store(c.ring.WithEpoch(2))
+	if err := c.write(c.replicas["a"], request.All); err != nil {
+		t.Fatal(err)
+	}
+	if got := caughtUp["b"]; len(got) != 1 || got[0] != 5 {
+		t.Fatalf("the replica behind caught up to %v, want [5]", got)
+	}
+	// A request without its epoch is refused.
+	if _, err := c.replicas["b"].Handlers()[messaging.VerbMutation]("test", nil); err == nil {
+		t.Fatal("a mutation without a ring epoch was taken")
+	}
+	// The refusal comes back over messaging as a remote failure, and is
+	// still recognised.
+	stale, ok := staleRingOf(&messaging.RemoteError{Peer: "b", Verb: messaging.VerbMutation, Message: (&StaleRing{Epoch: 9}).Error()})
+	if !ok || stale.Epoch != 9 {
+		t.Fatalf("a StaleRing through messaging: %v %v", stale, ok)
+	}
+	if _, ok := staleRingOf(errors.New("some other failure")); ok {
+		t.Fatal("another failure taken for a stale ring")
+	}
+}
