@@ -3,8 +3,11 @@
 // everywhere, and numbered by an epoch that grows with every change.
 //
 // The log's state machine holds the members of the group (each node's
-// Raft id, address, data centre and rack), the epoch, and the epoch of the
-// last schema change. A schema change is an entry carrying the schema
+// Raft id, address, data centre and rack), the ring's nodes (host id,
+// address, location, tokens, state), the epoch, and the epochs of the
+// last schema change and of the last ring change. A node's record is
+// refused when another node holds one of its tokens. A schema change is
+// an entry carrying the schema
 // mutations a statement made and the schema epoch it was checked
 // against: it applies only if no other schema change committed in
 // between, so that of two conflicting statements one wins and the other
@@ -17,11 +20,15 @@
 // learner and promotes learners that have caught up while voters are
 // fewer than the group's size calls for.
 //
+// A member that hears from no leader for PartitionedAfter counts itself
+// cut off from the group (Status.Partitioned).
+//
 // Owns: the Raft group (bootstrap, join, voter promotion), the log and
 // snapshots on disk (through vfs: records with checksums, a torn tail cut
 // off, snapshots written whole and renamed into place), the state machine
-// and its encodings, proposals and waiting for them to apply, the join
-// and status exchange with other nodes.
+// and its encodings, proposals and waiting for them to apply (by index or
+// epoch), the join and await exchanges with other nodes, knowing when it
+// is cut off.
 // Does not own: what a schema change means (schema, node), how messages
 // travel (the node gives a Send function over messaging), failure
 // detection (gossip).

@@ -255,3 +255,29 @@ func (g *testGroup) awaitVoters(n, voters int) {
 		return true
 	})
 }
+
+// startGroup starts nodes 1 to n (node 1 founds the group), snapshots
+// every snapEvery entries (0: the default), and waits until every node
+// knows the voters the group's size calls for.
+func startGroup(t *testing.T, n int, snapEvery uint64) *testGroup {
+	g := newTestGroup(t)
+	g.snapEvery = snapEvery
+	for i := 1; i <= n; i++ {
+		g.start(i)
+	}
+	g.awaitVoters(n, votersWanted(n))
+	return g
+}
+
+// awaitSameApplied waits until nodes 2 to n have applied what node 1 has.
+func (g *testGroup) awaitSameApplied(n int) {
+	g.t.Helper()
+	g.eventually("every node applied what node 1 has", func() bool {
+		for i := 2; i <= n; i++ {
+			if g.log(i).Applied() != g.log(1).Applied() {
+				return false
+			}
+		}
+		return true
+	})
+}

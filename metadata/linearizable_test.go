@@ -48,12 +48,8 @@ var schemaModel = porcupine.Model{
 // outcomes against a compare-and-set register of the schema epoch.
 func TestSchemaChangesAreLinearizable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newTestGroup(t)
+		g := startGroup(t, 3, 0)
 		defer g.close()
-		for i := 1; i <= 3; i++ {
-			g.start(i)
-		}
-		g.awaitVoters(3, 3)
 		var clock atomic.Int64
 		var mu sync.Mutex
 		var ops []porcupine.Operation
@@ -107,9 +103,7 @@ func TestSchemaChangesAreLinearizable(t *testing.T) {
 		if _, err := g.propose(1, "last"); err != nil {
 			t.Fatal(err)
 		}
-		g.eventually("every member applied everything", func() bool {
-			return g.log(2).Applied() == g.log(1).Applied() && g.log(3).Applied() == g.log(1).Applied()
-		})
+		g.awaitSameApplied(3)
 		applied := map[string]uint64{}
 		for _, entry := range strings.Fields(g.recorders[endpoint(1)].history()) {
 			var epoch uint64

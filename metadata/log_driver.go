@@ -228,11 +228,29 @@ func (l *Log) Applied() uint64 {
 
 // WaitApplied waits until this member has applied index.
 func (l *Log) WaitApplied(ctx context.Context, index uint64) error {
+	return l.waitFor(ctx, func() (bool, string) {
+		now := l.Applied()
+		return now >= index, fmt.Sprintf("index %d (applied %d)", index, now)
+	})
+}
+
+// WaitEpoch waits until this member has applied epoch.
+func (l *Log) WaitEpoch(ctx context.Context, epoch uint64) error {
+	return l.waitFor(ctx, func() (bool, string) {
+		now := l.Status().State.Epoch
+		return now >= epoch, fmt.Sprintf("epoch %d (at %d)", epoch, now)
+	})
+}
+
+// waitFor waits until done holds, checking each time the log publishes
+// what it applied; what names the wait in a timeout's error.
+func (l *Log) waitFor(ctx context.Context, done func() (ok bool, what string)) error {
 	for {
 		l.appliedMu.Lock()
-		now, wake := l.appliedNow, l.appliedWake
+		wake := l.appliedWake
 		l.appliedMu.Unlock()
-		if now >= index {
+		ok, what := done()
+		if ok {
 			return nil
 		}
 		select {
@@ -240,7 +258,7 @@ func (l *Log) WaitApplied(ctx context.Context, index uint64) error {
 		case <-l.stop:
 			return ErrClosed
 		case <-ctx.Done():
-			return fmt.Errorf("metadata: waiting to apply index %d (applied %d): %w", index, now, ctx.Err())
+			return fmt.Errorf("metadata: waiting to apply %s: %w", what, ctx.Err())
 		}
 	}
 }
@@ -249,25 +267,6 @@ func (l *Log) WaitApplied(ctx context.Context, index uint64) error {
 // of its entry (which other members have applied once they reach it).
 type Committed struct {
 	Epoch, Index uint64
-}
-
-// WaitEpoch waits until this member has applied epoch.
-func (l *Log) WaitEpoch(ctx context.Context, epoch uint64) error {
-	for {
-		l.appliedMu.Lock()
-		wake := l.appliedWake
-		l.appliedMu.Unlock()
-		if l.Status().State.Epoch >= epoch {
-			return nil
-		}
-		select {
-		case <-wake:
-		case <-l.stop:
-			return ErrClosed
-		case <-ctx.Done():
-			return fmt.Errorf("metadata: waiting to apply epoch %d: %w", epoch, ctx.Err())
-		}
-	}
 }
 
 // ProposeSchema commits a schema change made against the schema of

@@ -85,15 +85,9 @@ func TestThreeNodesJoinAndAgree(t *testing.T) {
 
 func TestConflictingChangesOneWins(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newTestGroup(t)
+		g := startGroup(t, 3, 0)
 		defer g.close()
-		for i := 1; i <= 3; i++ {
-			g.start(i)
-		}
-		g.awaitVoters(3, 3)
-		g.eventually("every node at the same epoch", func() bool {
-			return g.log(2).Applied() == g.log(1).Applied() && g.log(3).Applied() == g.log(1).Applied()
-		})
+		g.awaitSameApplied(3)
 		base := g.log(1).Status().State.SchemaEpoch
 		var wg sync.WaitGroup
 		errs := make([]error, 4)
@@ -122,12 +116,8 @@ func TestConflictingChangesOneWins(t *testing.T) {
 
 func TestLeaderCrashDuringChanges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newTestGroup(t)
+		g := startGroup(t, 3, 0)
 		defer g.close()
-		for i := 1; i <= 3; i++ {
-			g.start(i)
-		}
-		g.awaitVoters(3, 3)
 		if _, err := g.propose(2, "before"); err != nil {
 			t.Fatal(err)
 		}
@@ -160,12 +150,8 @@ func TestLeaderCrashDuringChanges(t *testing.T) {
 
 func TestMinorityCannotChangeAndCatchesUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newTestGroup(t)
+		g := startGroup(t, 3, 0)
 		defer g.close()
-		for i := 1; i <= 3; i++ {
-			g.start(i)
-		}
-		g.awaitVoters(3, 3)
 		g.partition(3, 3)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_, err := g.log(3).ProposeSchema(ctx, g.log(3).Status().State.SchemaEpoch, 1, 1, []byte("on the minority"))
@@ -186,13 +172,8 @@ func TestMinorityCannotChangeAndCatchesUp(t *testing.T) {
 
 func TestRestartFromSnapshot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newTestGroup(t)
-		g.snapEvery = 5
+		g := startGroup(t, 3, 5)
 		defer g.close()
-		for i := 1; i <= 3; i++ {
-			g.start(i)
-		}
-		g.awaitVoters(3, 3)
 		g.stop(3)
 		for k := range 3 * keepEntries {
 			if _, err := g.propose(1, fmt.Sprintf("change %d", k)); err != nil {
@@ -307,13 +288,8 @@ func TestApplyFailureStopsTheLog(t *testing.T) {
 // member restarted from a snapshot, applies the same ring.
 func TestRingThroughTheLog(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newTestGroup(t)
-		g.snapEvery = 3
+		g := startGroup(t, 3, 3)
 		defer g.close()
-		for i := 1; i <= 3; i++ {
-			g.start(i)
-		}
-		g.awaitVoters(3, 3)
 		ctx := context.Background()
 		register := func(i int, endpoint string, tokens ...string) error {
 			_, err := g.log(i).ProposeNode(ctx, NodeRecord{ID: uint64(i), Endpoint: endpoint, DataCenter: "dc1", Rack: "r1", Tokens: tokens, State: Normal})

@@ -178,14 +178,7 @@ func (m *Mutation) TimestampBounds() (lo, hi int64) {
 	for _, rt := range m.RangeTombstones {
 		see(rt.Deletion.MarkedForDeleteAt)
 	}
-	rows := make([]*Row, 0, len(m.Rows)+1)
-	if m.Static != nil {
-		rows = append(rows, m.Static)
-	}
-	for _, ru := range m.Rows {
-		rows = append(rows, ru.Row)
-	}
-	for _, r := range rows {
+	for _, r := range m.allRows() {
 		if rlo, rhi := r.timestampBounds(); rlo <= rhi {
 			see(rlo)
 			see(rhi)
@@ -207,14 +200,7 @@ func (m *Mutation) ShiftTimestamps(d int64) {
 	for i := range m.RangeTombstones {
 		shift(&m.RangeTombstones[i].Deletion)
 	}
-	rows := make([]*Row, 0, len(m.Rows)+1)
-	if m.Static != nil {
-		rows = append(rows, m.Static)
-	}
-	for _, ru := range m.Rows {
-		rows = append(rows, ru.Row)
-	}
-	for _, r := range rows {
+	for _, r := range m.allRows() {
 		if !r.Liveness.IsEmpty() {
 			r.Liveness.Timestamp += d
 		}
@@ -226,4 +212,16 @@ func (m *Mutation) ShiftTimestamps(d int64) {
 			r.Cells[i].Timestamp += d
 		}
 	}
+}
+
+// allRows are m's static row (if any) and its clustering rows.
+func (m *Mutation) allRows() []*Row {
+	rows := make([]*Row, 0, len(m.Rows)+1)
+	if m.Static != nil {
+		rows = append(rows, m.Static)
+	}
+	for _, ru := range m.Rows {
+		rows = append(rows, ru.Row)
+	}
+	return rows
 }

@@ -9,12 +9,14 @@
 // then the services that take requests), orderly shutdown, the system
 // tables it writes (system.local, system.peers), the admin API and its
 // metrics, the coordinator's wiring (coordinator.go: the engine, network
-// and liveness it is given), schema agreement (schemasync.go), the
-// storage failure policies (failure.go).
+// and liveness it is given), the node's member of the cluster metadata
+// log and what it applies (metadata.go: schema changes, the ring, the
+// partitioned node policy), the storage failure policies (failure.go).
 // Does not own: what any part does (storage, schema, cql, coordinator,
 // gossip, messaging, ring own that).
-// May import: cql/native, cql/exec, coordinator, gossip, messaging, ring,
-// schema, storage, mutation, mutation/request, partitioner.
+// May import: cql/native, cql/exec, coordinator, metadata, gossip,
+// messaging, ring, schema, storage, mutation, mutation/request,
+// partitioner.
 // Must not import: tools, cmd.
 //
 // Concurrency: Open and Close are called once each, from one goroutine.

@@ -174,15 +174,7 @@ func TestWholeClusterRestartKeepsMetadata(t *testing.T) {
 		return len(m.Voters) == 3, fmt.Sprintf("%+v", m)
 	})
 	before := ids()
-	for _, n := range nodes {
-		if err := n.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for k := 1; k <= 3; k++ {
-		nodes[k-1] = clusterNode(t, k, dirs[k-1], gossipPort)
-	}
-	waitAllUp(t, nodes)
+	restartAll(t, nodes, dirs, gossipPort, func(int) {})
 	if after := ids(); !slices.Equal(after, before) {
 		t.Fatalf("after a restart of every node: %+v; before: %+v", after, before)
 	}
@@ -219,18 +211,11 @@ func TestUpgradeToTheMetadataLog(t *testing.T) {
 		return out
 	}
 	before, table := ids(), mustTable(t, nodes[0], "u", "kv").ID
-	for i, n := range nodes {
-		if err := n.Close(); err != nil {
-			t.Fatal(err)
-		}
+	restartAll(t, nodes, dirs, gossipPort, func(i int) {
 		if err := os.RemoveAll(filepath.Join(dirs[i], "metadata")); err != nil {
 			t.Fatal(err)
 		}
-	}
-	for k := 1; k <= 3; k++ {
-		nodes[k-1] = clusterNode(t, k, dirs[k-1], gossipPort)
-	}
-	waitAllUp(t, nodes)
+	})
 	if after := ids(); !slices.Equal(after, before) {
 		t.Fatalf("after the upgrade: %+v; before: %+v", after, before)
 	}
@@ -252,4 +237,21 @@ func TestUpgradeToTheMetadataLog(t *testing.T) {
 	if _, err := exec.NewSession(nodes[2]).Run("ALTER TABLE u.kv ADD w int"); err != nil {
 		t.Fatalf("DDL after the upgrade: %v", err)
 	}
+}
+
+// restartAll stops every node, runs between(i) for each (its node
+// stopped), starts them again one after another, and waits until all are
+// up.
+func restartAll(t *testing.T, nodes []*Node, dirs []string, gossipPort int, between func(i int)) {
+	t.Helper()
+	for i, n := range nodes {
+		if err := n.Close(); err != nil {
+			t.Fatal(err)
+		}
+		between(i)
+	}
+	for k := 1; k <= len(nodes); k++ {
+		nodes[k-1] = clusterNode(t, k, dirs[k-1], gossipPort)
+	}
+	waitAllUp(t, nodes)
 }
