@@ -5,7 +5,8 @@
 //
 // Owns: Config (the node's settings, with Cassandra's names where it has
 // them), start-up order (storage engine, then the tables the schema knows,
-// then commit log replay, then joining the cluster and choosing tokens,
+// then commit log replay, then joining the cluster (gossip, then the
+// metadata log) and recording its tokens in the log,
 // then the services that take requests), orderly shutdown, the system
 // tables it writes (system.local, system.peers), the admin API and its
 // metrics, the coordinator's wiring (coordinator.go: the engine, network
