@@ -2,17 +2,38 @@ package testutil
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"testing"
 )
 
+// Test ports come from below the kernel's ephemeral range (32768 on
+// Linux), where the local ports of outgoing connections are chosen: a port
+// the kernel handed out as free (port 0) can be taken by a connection
+// between the test choosing it and its server binding it.
+const (
+	lowestTestPort  = 10000
+	highestTestPort = 32767
+)
+
+// listenTestPort listens on a free port of 127.0.0.1 below the ephemeral
+// range.
+func listenTestPort(t testing.TB) net.Listener {
+	t.Helper()
+	for range 1000 {
+		port := lowestTestPort + rand.IntN(highestTestPort-lowestTestPort+1)
+		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			return l
+		}
+	}
+	t.Fatal("no free port on 127.0.0.1 between 10000 and 32767 in 1000 tries")
+	return nil
+}
+
 // FreePort is a TCP port free on 127.0.0.1 a moment ago.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := listenTestPort(t)
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
@@ -24,10 +45,7 @@ func FreePort(t testing.TB) int {
 func ClusterPort(t testing.TB, nodes int) int {
 	t.Helper()
 	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := listenTestPort(t)
 		port := l.Addr().(*net.TCPAddr).Port
 		if freeOnAll(port, nodes) {
 			l.Close()
