@@ -48,6 +48,7 @@ type Log struct {
 	confState raftpb.ConfState
 	applied   uint64
 	snapIndex uint64
+	restored  uint64 // the index of the last snapshot taken in
 	pending   map[proposalID]*proposal
 	answers   []func()          // to the proposals that applied, once published
 	addrs     map[uint64]string // endpoints learned from messages received
@@ -107,6 +108,9 @@ type Status struct {
 	Partitioned bool
 	// SinceContact is how long it has gone without a leader.
 	SinceContact time.Duration
+	// Restored is the index of the last snapshot this member took in from
+	// another (it was too far behind for the entries); 0 if none.
+	Restored uint64
 }
 
 // LeaderEndpoint is the leader's endpoint, or "".
@@ -480,7 +484,8 @@ func (l *Log) restore(snap raftpb.Snapshot) error {
 		return fmt.Errorf("metadata: taking in a snapshot's ring: %w", err)
 	}
 	l.state, l.confState = st, snap.Metadata.ConfState
-	l.applied, l.snapIndex = snap.Metadata.Index, snap.Metadata.Index
+	l.applied, l.snapIndex, l.restored = snap.Metadata.Index, snap.Metadata.Index, snap.Metadata.Index
+	l.opts.Logger.Info().Uint64("index", snap.Metadata.Index).Uint64("epoch", st.Epoch).Msg("metadata: caught up from a snapshot")
 	return nil
 }
 
@@ -663,7 +668,7 @@ func (l *Log) promote() {
 func (l *Log) publish() {
 	bs := l.rn.BasicStatus()
 	s := &Status{ID: l.opts.Self.ID, Leader: bs.Lead, Term: bs.Term, Commit: bs.Commit, Applied: l.applied, State: l.state.clone(),
-		Voters: slices.Clone(l.confState.Voters), Learners: slices.Clone(l.confState.Learners), Role: roleName(bs.RaftState), HasLog: !l.disk.empty()}
+		Voters: slices.Clone(l.confState.Voters), Learners: slices.Clone(l.confState.Learners), Role: roleName(bs.RaftState), HasLog: !l.disk.empty(), Restored: l.restored}
 	slices.Sort(s.Voters)
 	slices.Sort(s.Learners)
 	s.SinceContact = time.Duration(l.ticks-l.contactTick) * l.opts.TickInterval

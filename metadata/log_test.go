@@ -187,7 +187,7 @@ func TestRestartFromSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 		g.eventually("node 3 catches up", func() bool { return l3.Applied() == g.log(1).Applied() })
-		if g.recorders[endpoint(3)].restores == 0 {
+		if g.recorders[endpoint(3)].restores == 0 || l3.Status().Restored == 0 {
 			t.Fatal("node 3 caught up without a snapshot")
 		}
 		if got, want := g.recorders[endpoint(3)].history(), g.recorders[endpoint(1)].history(); got != want {

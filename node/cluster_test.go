@@ -54,13 +54,15 @@ func clusterNodeOn(t *testing.T, k int, dir string, gossipPort, nativePort int) 
 }
 
 // clusterNodeWith opens node k of a local cluster with cfg's data
-// directory, native port, transport and partitioned node settings.
+// directory, native port, transport, partitioned node settings and
+// metadata snapshot interval.
 func clusterNodeWith(t *testing.T, k int, cfg Config, gossipPort int) *Node {
 	t.Helper()
 	n, err := Open(Config{DataDir: cfg.DataDir, ListenAddress: fmt.Sprintf("127.0.0.%d", k), NativePort: cfg.NativePort, Transport: cfg.Transport,
 		GossipPort: gossipPort, StoragePort: storagePortOf(t, gossipPort), Seeds: []string{fmt.Sprintf("127.0.0.1:%d", gossipPort)},
 		ClusterName: clusterNameOf(gossipPort), Rack: fmt.Sprintf("rack%d", k),
-		PartitionedNodePolicy: cfg.PartitionedNodePolicy, PartitionedNodeTimeout: cfg.PartitionedNodeTimeout})
+		PartitionedNodePolicy: cfg.PartitionedNodePolicy, PartitionedNodeTimeout: cfg.PartitionedNodeTimeout,
+		MetadataSnapshotEntries: cfg.MetadataSnapshotEntries})
 	if err != nil {
 		t.Fatal(err)
 	}

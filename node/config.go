@@ -143,6 +143,9 @@ type Config struct {
 	// Transport carries internode messages; default TCP. Tests wrap it to
 	// drop, delay or cut messages.
 	Transport messaging.Transport `yaml:"-"`
+	// MetadataSnapshotEntries is how many entries the metadata log applies
+	// between snapshots; default the log's (1,000). Tests lower it.
+	MetadataSnapshotEntries uint64 `yaml:"-"`
 }
 
 // The partitioned_node_policy values.

@@ -53,6 +53,7 @@ func (n *Node) openMetadata() error {
 		},
 		Applier:          metadataApplier{n},
 		PartitionedAfter: time.Duration(n.cfg.PartitionedNodeTimeout),
+		SnapshotEntries:  n.cfg.MetadataSnapshotEntries,
 		Logger:           n.cfg.Logger,
 	})
 	if err != nil {

@@ -255,3 +255,109 @@ func restartAll(t *testing.T, nodes []*Node, dirs []string, gossipPort int, betw
 	}
 	waitAllUp(t, nodes)
 }
+
+// TestLeaderCrashDuringDDL closes the metadata leader while a DDL through
+// another node is on its way to it: the other two elect a leader, the
+// change commits once, and the old leader has it when it is back.
+func TestLeaderCrashDuringDDL(t *testing.T) {
+	gossipPort := testutil.ClusterPort(t, 3)
+	faults := messaging.NewFaultyTransport(nil)
+	var nodes []*Node
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	for k := 1; k <= 3; k++ {
+		nodes = append(nodes, clusterNodeWith(t, k, Config{DataDir: dirs[k-1], NativePort: freePort(t), Transport: faults}, gossipPort))
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	}()
+	waitAllUp(t, nodes)
+	waitUntil(t, "three voters", func() (bool, string) {
+		m := nodes[2].adminMetadata()
+		return len(m.Voters) == 3 && m.Leader != "", fmt.Sprintf("%+v", m)
+	})
+	if _, err := exec.NewSession(nodes[0]).Run("CREATE KEYSPACE l WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}"); err != nil {
+		t.Fatal(err)
+	}
+	leaderAt := slices.IndexFunc(nodes, func(n *Node) bool { return n.cfg.ListenAddress == nodes[0].adminMetadata().Leader })
+	via := nodes[(leaderAt+1)%3]
+	faults.Delay(via.cfg.ListenAddress, nodes[leaderAt].cfg.ListenAddress, 300*time.Millisecond)
+	done := make(chan error, 1)
+	go func() {
+		_, err := exec.NewSession(via).Run("CREATE TABLE l.during (k int PRIMARY KEY)")
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if err := nodes[leaderAt].Close(); err != nil {
+		t.Fatal(err)
+	}
+	faults.HealAll()
+	if err := <-done; err != nil {
+		t.Fatalf("DDL with its leader gone: %v", err)
+	}
+	id := mustTable(t, via, "l", "during").ID
+	for i, n := range nodes {
+		if i != leaderAt && mustTable(t, n, "l", "during").ID != id {
+			t.Fatalf("%s has another table id", n.cfg.ListenAddress)
+		}
+	}
+	nodes[leaderAt] = clusterNodeWith(t, leaderAt+1, Config{DataDir: dirs[leaderAt], NativePort: freePort(t), Transport: faults}, gossipPort)
+	waitUntil(t, "the old leader has the change", func() (bool, string) {
+		tb, err := nodes[leaderAt].Schema().Table("l", "during")
+		return err == nil && tb.ID == id, fmt.Sprint(err)
+	})
+}
+
+// TestRestartFromSnapshot makes the metadata log snapshot every five
+// entries: a node down through more changes than the log keeps gets the
+// leader's snapshot, and a node restarted takes up its own snapshot; both
+// end with the schema of the others.
+func TestRestartFromSnapshot(t *testing.T) {
+	gossipPort := testutil.ClusterPort(t, 3)
+	var nodes []*Node
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	open := func(k int) *Node {
+		return clusterNodeWith(t, k, Config{DataDir: dirs[k-1], NativePort: freePort(t), MetadataSnapshotEntries: 5}, gossipPort)
+	}
+	for k := 1; k <= 3; k++ {
+		nodes = append(nodes, open(k))
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	}()
+	waitAllUp(t, nodes)
+	s := exec.NewSession(nodes[0])
+	if _, err := s.Run("CREATE KEYSPACE s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}; CREATE TABLE s.t (k int PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes[2].Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 110 { // more than the 100 entries a snapshot leaves
+		if _, err := s.Run(fmt.Sprintf("ALTER TABLE s.t WITH comment = 'change %d'", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nodes[2] = open(3)
+	want := mustTable(t, nodes[0], "s", "t").Options.Comment
+	waitUntil(t, "the node that was down has the last change", func() (bool, string) {
+		got := mustTable(t, nodes[2], "s", "t").Options.Comment
+		return got == want, got
+	})
+	if nodes[2].meta.Status().Restored == 0 {
+		t.Fatal("the node that was down caught up without the leader's snapshot")
+	}
+	if err := nodes[1].Close(); err != nil {
+		t.Fatal(err)
+	}
+	nodes[1] = open(2)
+	if got := mustTable(t, nodes[1], "s", "t").Options.Comment; got != want {
+		t.Fatalf("restarted from its snapshot, node 2 has comment %q, want %q", got, want)
+	}
+	if a, b := nodes[1].adminMetadata(), nodes[0].adminMetadata(); a.SchemaEpoch != b.SchemaEpoch {
+		t.Fatalf("schema epoch %d after the restart; node 1 at %d", a.SchemaEpoch, b.SchemaEpoch)
+	}
+}
