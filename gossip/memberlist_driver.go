@@ -235,11 +235,17 @@ func (g *Gossiper) Set(k ApplicationState, value string) {
 
 // SetNow changes one of this node's facts and sends it to every live node
 // directly (over TCP) before returning, for what others must know at once:
-// a joining node's tokens, before the next node chooses its own.
+// a joining node's tokens, before the next node chooses its own. The fact
+// goes out even when Set had already changed it (and gossip not yet
+// carried it).
 func (g *Gossiper) SetNow(k ApplicationState, value string) {
-	if msg := g.set(k, value); msg != nil {
-		g.sendToAll(msg)
-	}
+	g.set(k, value)
+	g.mu.Lock()
+	self := g.endpoints[g.opts.Name]
+	delta := &EndpointState{Generation: self.Generation, States: map[ApplicationState]VersionedValue{k: self.States[k]}}
+	g.mu.Unlock()
+	msg, _ := json.Marshal(map[string]*EndpointState{g.opts.Name: delta})
+	g.sendToAll(msg)
 }
 
 // sendToAll sends a message to every other live node; one that misses it

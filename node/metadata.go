@@ -13,6 +13,7 @@ import (
 	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/gossip"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/mutation"
@@ -86,7 +87,11 @@ func (n *Node) startMetadata() error {
 		n.messaging.Handle(messaging.VerbMetadataWait, func(_ string, payload []byte) ([]byte, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), metadataTimeout)
 			defer cancel()
-			return l.HandleAwait(ctx, payload)
+			answer, err := l.HandleAwait(ctx, payload)
+			if err == nil {
+				n.sendSchemaVersion()
+			}
+			return answer, err
 		})
 	}
 	if err := l.Start(); err != nil {
@@ -179,6 +184,7 @@ func (n *Node) ApplySchema(base *schema.Schema, ms []*mutation.Mutation) error {
 		return err
 	}
 	n.awaitPeers(c.Index)
+	n.sendSchemaVersion()
 	epoch := c.Epoch
 	n.schemaMu.Lock()
 	failed := n.unopened[epoch]
@@ -221,6 +227,19 @@ func DecodeSchemaChange(b []byte, shift int64) ([]*mutation.Mutation, error) {
 		m.ShiftTimestamps(shift)
 	}
 	return ms, nil
+}
+
+// sendSchemaVersion sends this node's schema version to every live node
+// at once, rather than with gossip's next round: a node that has applied a
+// schema change tells the others before it says so to the change's
+// proposer, so that when the DDL returns the system.peers rows drivers
+// read for schema agreement already agree.
+func (n *Node) sendSchemaVersion() {
+	if n.gossip == nil {
+		return
+	}
+	version := n.Schema().Version()
+	n.gossip.SetNow(gossip.Schema, cqltype.UUIDType.Format(version[:]))
 }
 
 // awaitPeers waits, up to metadataTimeout, for the nodes gossip sees up to

@@ -69,6 +69,26 @@ func TestConflictingDDLOnTwoNodes(t *testing.T) {
 	if len(versions) != 1 {
 		t.Fatalf("%d schema versions after the DDL returned, want 1", len(versions))
 	}
+	// What drivers read for schema agreement: every node's system.peers
+	// shows the others at its own version.
+	for _, n := range nodes {
+		waitUntil(t, "system.peers agrees with system.local on "+n.cfg.ListenAddress, func() (bool, string) {
+			local, err := runAt(t, n, request.One, "SELECT schema_version FROM system.local")
+			if err != nil {
+				return false, err.Error()
+			}
+			peers, err := runAt(t, n, request.One, "SELECT peer, schema_version FROM system.peers")
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, r := range peers.Rows {
+				if string(r[1]) != string(local.Rows[0][0]) {
+					return false, fmt.Sprintf("peer %x at %x, local %x", r[0], r[1], local.Rows[0][0])
+				}
+			}
+			return len(peers.Rows) == 2, fmt.Sprintf("%d peers", len(peers.Rows))
+		})
+	}
 }
 
 // TestPartitionedNodeRefusesAndRejoins cuts one node of three off from
