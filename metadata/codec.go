@@ -122,10 +122,13 @@ func readMembers(r *wire.Reader) []Member {
 }
 
 // confContext is what a configuration change carries beside Raft's ids:
-// the proposal it answers and the members it adds.
+// the proposal it answers, the members it adds, and (the founding change
+// only) the newest schema timestamp of the founder's stored schema, after
+// which every schema change's timestamps fall.
 type confContext struct {
-	Proposal proposalID
-	Members  []Member
+	Proposal        proposalID
+	Members         []Member
+	SchemaTimestamp int64
 }
 
 func encodeConfContext(c confContext) []byte {
@@ -133,6 +136,7 @@ func encodeConfContext(c confContext) []byte {
 	w.Uint(c.Proposal.Node)
 	w.Uint(c.Proposal.Seq)
 	writeMembers(&w, c.Members)
+	w.Int(c.SchemaTimestamp)
 	return w.B
 }
 
@@ -143,6 +147,7 @@ func decodeConfContext(b []byte) (confContext, error) {
 	r := wire.Reader{B: b}
 	c := confContext{Proposal: proposalID{Node: r.Uint(), Seq: r.Uint()}}
 	c.Members = readMembers(&r)
+	c.SchemaTimestamp = r.Int()
 	if err := r.Done(); err != nil {
 		return confContext{}, fmt.Errorf("metadata: a configuration change's context: %w", err)
 	}

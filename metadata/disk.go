@@ -100,6 +100,12 @@ func (d *disk) readLog() error {
 	}
 	snapIndex, _ := d.mem.FirstIndex()
 	snapIndex--
+	snapTerm, _ := d.mem.Term(snapIndex)
+	// stale: the log's entry at the snapshot's index is of another term.
+	// A crash between keeping a snapshot another member sent and
+	// rewriting the log leaves the old log, whose entries after that
+	// index belong to a history the snapshot replaced.
+	stale := false
 	for len(b) > 0 {
 		typ, body, rest, err := nextRecord(b)
 		if err != nil {
@@ -124,7 +130,10 @@ func (d *disk) readLog() error {
 			if err := e.Unmarshal(body); err != nil {
 				return fmt.Errorf("metadata: an entry in the log: %w", errors.Join(invariants.ErrCorruption, err))
 			}
-			if e.Index <= snapIndex {
+			if e.Index == snapIndex && snapIndex > 0 && e.Term != snapTerm {
+				stale = true
+			}
+			if e.Index <= snapIndex || stale {
 				continue
 			}
 			if err := d.mem.Append([]raftpb.Entry{e}); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -14,6 +15,12 @@ import (
 // joinRetry is how long a node that could not join waits before it asks
 // again.
 const joinRetry = 500 * time.Millisecond
+
+// foundAfterRounds is how many rounds in a row (of joinRetry) must find no
+// group before a node may found one: long enough for gossip to show it
+// the live nodes of a cluster it restarts into (a seed whose log was
+// lost must join theirs, not start a second).
+const foundAfterRounds = 4
 
 // HandleJoin answers a node that asks to join (its Member in payload):
 // the leader adds it as a learner and answers with the index of that
@@ -32,8 +39,15 @@ func (l *Log) HandleJoin(ctx context.Context, payload []byte) ([]byte, error) {
 		return encodeJoinAnswer(joinAnswer{Kind: joinRedirect, Leader: st.LeaderEndpoint()}), nil
 	}
 	if _, ok := st.State.Members[m.ID]; ok {
-		// A member that restarted without its log, or asks again: adding
-		// it once more would demote it if it votes.
+		if slices.Contains(st.Voters, m.ID) {
+			// A voter asks to join only when its log is gone, and with it
+			// the votes it cast and the entries it acknowledged: let back
+			// in, it could help elect a leader that lacks committed
+			// entries.
+			return nil, fmt.Errorf("metadata: node %s (id %x) votes in the metadata group but has lost its log; it cannot rejoin as it is", m.Endpoint, m.ID)
+		}
+		// A learner that asks again (it lost its log, or never got an
+		// entry): it catches up from the leader as any learner does.
 		return encodeJoinAnswer(joinAnswer{Kind: joinAdded, Index: st.Commit}), nil
 	}
 	id := proposalID{Node: l.opts.Self.ID, Seq: l.seq.Add(1)}
@@ -53,10 +67,13 @@ func (l *Log) HandleJoin(ctx context.Context, payload []byte) ([]byte, error) {
 // each of peers() in turn (and the leader any of them names) to add it,
 // and returns once it has applied the change that did. With mayBootstrap
 // (the node that starts a cluster) it makes a new group instead, once
-// every peer it can see answers that it has none: a node whose data was
-// lost must not found a second group beside a live one.
+// every peer it can see has answered that it has none for
+// foundAfterRounds rounds in a row: a node whose data was lost must not
+// found a second group beside a live one. A peer that does not answer
+// blocks the founding, so peers() should name only nodes known to run.
 func (l *Log) JoinOrBootstrap(ctx context.Context, peers func() []string, mayBootstrap bool, schemaTimestamp int64) error {
 	self := encodeMember(l.opts.Self)
+	quiet := 0 // rounds in a row that found no group
 	for {
 		if l.HasLog() {
 			return nil
@@ -79,7 +96,9 @@ func (l *Log) JoinOrBootstrap(ctx context.Context, peers func() []string, mayBoo
 				}
 			}
 		}
-		if mayBootstrap && noGroup {
+		if !mayBootstrap || !noGroup {
+			quiet = 0
+		} else if quiet++; quiet >= foundAfterRounds {
 			l.opts.Logger.Info().Int("peers", asked).Msg("metadata: no peer has a metadata log; starting the group")
 			return l.Bootstrap(schemaTimestamp)
 		}

@@ -151,6 +151,10 @@ func Open(opts Options) (*Log, error) {
 		return nil, errors.Join(fmt.Errorf("metadata: %w", err), d.close())
 	}
 	l.rn = rn
+	// Proposal numbers of this run start from the clock: an entry this
+	// node proposed in an earlier run may still commit, and must not
+	// answer a proposal of this one.
+	l.seq.Store(uint64(time.Now().UnixNano()))
 	l.publish()
 	return l, nil
 }
@@ -170,8 +174,7 @@ func (l *Log) Bootstrap(schemaTimestamp int64) error {
 			err = errors.New("metadata: the node already has a metadata log")
 			return
 		}
-		l.state.SchemaTimestamp = schemaTimestamp
-		ctx := encodeConfContext(confContext{Members: []Member{l.opts.Self}})
+		ctx := encodeConfContext(confContext{Members: []Member{l.opts.Self}, SchemaTimestamp: schemaTimestamp})
 		if err = l.rn.Bootstrap([]raft.Peer{{ID: l.opts.Self.ID, Context: ctx}}); err != nil {
 			err = fmt.Errorf("metadata: %w", err)
 			return
@@ -447,13 +450,17 @@ func (l *Log) ready() error {
 	}()
 	for l.rn.HasReady() {
 		rd := l.rn.Ready()
-		if err := l.disk.save(rd); err != nil {
-			return err
-		}
+		// A snapshot from another member goes to the Applier before it is
+		// kept: kept first, a crash (or a failed restore) in between would
+		// leave a log that says applied what the node never took in.
+		// Taking it in twice is harmless (its schema merges).
 		if !raft.IsEmptySnap(rd.Snapshot) {
 			if err := l.restore(rd.Snapshot); err != nil {
 				return err
 			}
+		}
+		if err := l.disk.save(rd); err != nil {
+			return err
 		}
 		for _, m := range rd.Messages {
 			l.deliver(m)
@@ -503,7 +510,8 @@ func (l *Log) apply(e raftpb.Entry) error {
 		case c != nil:
 			o := l.state.applySchema(c)
 			if o.Err == nil {
-				if err := l.opts.Applier.ApplySchema(c.Mutations, o.Shift, o.Epoch, c.Proposal.Node == l.opts.Self.ID); err != nil {
+				_, proposedHere := l.pending[c.Proposal]
+				if err := l.opts.Applier.ApplySchema(c.Mutations, o.Shift, o.Epoch, proposedHere); err != nil {
 					return fmt.Errorf("metadata: applying the schema change of index %d: %w", e.Index, err)
 				}
 			}
@@ -532,8 +540,10 @@ func (l *Log) apply(e raftpb.Entry) error {
 		if err != nil {
 			l.opts.Logger.Error().Err(err).Uint64("index", e.Index).Msg("metadata: a configuration change without its members")
 		}
+		cc = keepVoters(cc, l.confState)
 		l.confState = *l.rn.ApplyConfChange(cc)
 		l.state.applyMembers(cc, ctx.Members)
+		l.state.SchemaTimestamp = max(l.state.SchemaTimestamp, ctx.SchemaTimestamp)
 		l.resolve(ctx.Proposal, outcomeAt{outcome: outcome{Epoch: l.state.Epoch}, index: e.Index})
 	}
 	l.applied = e.Index

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
 )
 
 func TestSingleNodeCommitsAndRefusesAStaleBase(t *testing.T) {
@@ -347,6 +349,38 @@ func TestRingThroughTheLog(t *testing.T) {
 		}
 		if got := ring(l3.Status().State.Nodes); !maps.Equal(got, want) {
 			t.Fatalf("restarted from its snapshot, node 3 has the ring %v, want %v", got, want)
+		}
+	})
+}
+
+// TestVoterThatLostItsLogIsRefused: a voter whose log is gone (its votes
+// and acknowledgements with it) may not rejoin as if nothing happened; a
+// learner may. A join that reaches the log twice does not demote a voter.
+func TestVoterThatLostItsLogIsRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := startGroup(t, 4, 0)
+		defer g.close()
+		st := g.log(1).Status()
+		voter := int(st.Voters[1])
+		if voter == int(st.Leader) {
+			voter = int(st.Voters[2])
+		}
+		learner := int(st.Learners[0])
+		ctx := context.Background()
+		leader := g.log(int(st.Leader))
+		if _, err := leader.HandleJoin(ctx, encodeMember(g.log(voter).opts.Self)); err == nil {
+			t.Fatal("a voter asking to join again was let in")
+		}
+		if _, err := leader.HandleJoin(ctx, encodeMember(g.log(learner).opts.Self)); err != nil {
+			t.Fatalf("a learner asking to join again: %v", err)
+		}
+		if !slices.Contains(g.log(1).Status().Voters, uint64(voter)) {
+			t.Fatal("the voter lost its vote")
+		}
+		// The same join committed once more, after the node votes.
+		cc := raftpb.ConfChangeV2{Changes: []raftpb.ConfChangeSingle{{Type: raftpb.ConfChangeAddLearnerNode, NodeID: uint64(voter)}}}
+		if got := keepVoters(cc, raftpb.ConfState{Voters: []uint64{uint64(voter)}}); got.Changes[0].Type != raftpb.ConfChangeAddNode {
+			t.Fatalf("adding a voter as a learner became %v, want it kept a voter", got.Changes[0].Type)
 		}
 	})
 }

@@ -198,6 +198,22 @@ func (s *State) applyMembers(cc raftpb.ConfChangeV2, joining []Member) {
 	s.Epoch++
 }
 
+// keepVoters turns, in a configuration change, the addition as a learner
+// of a node that already votes into a change that keeps it voting: a join
+// sent twice (once before, once after the node was promoted) must not
+// demote it. Every member sees the same configuration at the same entry,
+// so every member turns it the same way.
+func keepVoters(cc raftpb.ConfChangeV2, cs raftpb.ConfState) raftpb.ConfChangeV2 {
+	out := cc
+	out.Changes = slices.Clone(cc.Changes)
+	for i, ch := range out.Changes {
+		if ch.Type == raftpb.ConfChangeAddLearnerNode && (slices.Contains(cs.Voters, ch.NodeID) || slices.Contains(cs.VotersOutgoing, ch.NodeID)) {
+			out.Changes[i].Type = raftpb.ConfChangeAddNode
+		}
+	}
+	return out
+}
+
 // votersWanted is how many voters a group of n members should have: all
 // of them up to three, then five at most, and always an odd number (a
 // fourth voter would make a majority harder to reach, not easier).

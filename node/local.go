@@ -35,7 +35,9 @@ func inetBytes(addr string) []byte {
 // writeLocal writes the system.local row, with the host id and tokens the
 // node chose at its first start (identify), and gossips the schema version.
 func (n *Node) writeLocal() error {
+	n.ringMu.Lock()
 	hostID, tokens := n.hostID, n.tokens
+	n.ringMu.Unlock()
 	inet := inetBytes(n.cfg.ListenAddress)
 	tokenSet := make([][]byte, len(tokens))
 	for i, t := range tokens {

@@ -107,7 +107,13 @@ func (n *Node) startMetadata() error {
 			err = l.Bootstrap(newest)
 		} else {
 			ctx, cancel := context.WithTimeout(context.Background(), metadataJoinWait)
-			err = l.JoinOrBootstrap(ctx, n.metadataPeers, n.foundsCluster(), newest)
+			peers := n.metadataPeers
+			if n.foundsCluster() {
+				// The founder asks only the nodes it sees running: a seed
+				// that is down must not keep a cluster from starting.
+				peers = n.livePeers
+			}
+			err = l.JoinOrBootstrap(ctx, peers, n.foundsCluster(), newest)
 			cancel()
 			if err != nil {
 				err = fmt.Errorf("%w; the lowest-addressed seed founds the metadata group: start it first", err)
@@ -121,9 +127,8 @@ func (n *Node) startMetadata() error {
 	n.schemaMu.Lock()
 	n.schema.Store(n.Schema().WithEpoch(st.SchemaEpoch))
 	n.schemaMu.Unlock()
-	if n.topology.Load() == nil {
-		n.topology.Store(&topology{nodes: st.Nodes, epoch: st.RingEpoch}) // a snapshot, and no entry after it
-	}
+	// A snapshot and no entry after it: nothing applied has set the ring.
+	n.topology.CompareAndSwap(nil, &topology{nodes: st.Nodes, epoch: st.RingEpoch})
 	return nil
 }
 
@@ -136,13 +141,26 @@ func (n *Node) metadataPeers() []string {
 			out = append(out, h)
 		}
 	}
-	if n.gossip != nil {
-		for e, s := range n.gossip.Endpoints() {
-			if e != n.cfg.ListenAddress && s.Alive && !slices.Contains(out, e) {
-				out = append(out, e)
-			}
+	for _, e := range n.livePeers() {
+		if !slices.Contains(out, e) {
+			out = append(out, e)
 		}
 	}
+	return out
+}
+
+// livePeers are the other nodes gossip sees up.
+func (n *Node) livePeers() []string {
+	if n.gossip == nil {
+		return nil
+	}
+	var out []string
+	for e, s := range n.gossip.Endpoints() {
+		if e != n.cfg.ListenAddress && s.Alive {
+			out = append(out, e)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 
@@ -246,14 +264,9 @@ func (n *Node) sendSchemaVersion() {
 // apply index. One that does not is only late: it applies the change as
 // its log catches up.
 func (n *Node) awaitPeers(index uint64) {
-	if n.gossip == nil {
+	peers := n.livePeers()
+	if len(peers) == 0 {
 		return
-	}
-	var peers []string
-	for e, s := range n.gossip.Endpoints() {
-		if e != n.cfg.ListenAddress && s.Alive {
-			peers = append(peers, e)
-		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), metadataTimeout)
 	defer cancel()
