@@ -43,7 +43,12 @@ func tableIDFrom(b []byte) (id mutation.TableID, err error) {
 // encodeRead asks a replica for its entries of a partition, or with digest
 // set for only their digest.
 func encodeRead(table mutation.TableID, q request.PartitionRead, digest bool) []byte {
-	var w wire.Writer
+	return appendRead(nil, table, q, digest)
+}
+
+// appendRead is encodeRead appending to dst (a fenced request's epoch).
+func appendRead(dst []byte, table mutation.TableID, q request.PartitionRead, digest bool) []byte {
+	w := wire.Writer{B: dst}
 	w.Bool(digest)
 	w.Bytes(table[:])
 	w.Bytes(q.Key)
@@ -163,8 +168,11 @@ func decodeRawPartitions(b []byte) ([]request.RawPartition, error) {
 
 // EncodeMutations frames mutations for a message: each one's length, then
 // its encoding (mutation.AppendMutation, the commit log's).
-func EncodeMutations(ms []*mutation.Mutation) []byte {
-	var b []byte
+func EncodeMutations(ms []*mutation.Mutation) []byte { return appendMutations(nil, ms) }
+
+// appendMutations is EncodeMutations appending to b (a fenced request's
+// epoch).
+func appendMutations(b []byte, ms []*mutation.Mutation) []byte {
 	for _, m := range ms {
 		at := len(b)
 		b = binary.BigEndian.AppendUint32(b, 0)

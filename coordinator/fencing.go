@@ -31,12 +31,9 @@ const staleRingPrefix = "stale ring: the replica routes by ring epoch "
 
 func (e *StaleRing) Error() string { return staleRingPrefix + strconv.FormatUint(e.Epoch, 10) }
 
-// fence is a request's payload behind the epoch of the ring it was
-// routed by.
-func fence(epoch uint64, payload []byte) []byte {
-	out := binary.AppendUvarint(make([]byte, 0, len(payload)+binary.MaxVarintLen64), epoch)
-	return append(out, payload...)
-}
+// fenced starts a request's payload with the epoch of the ring it was
+// routed by; the payload's encoding appends to it.
+func fenced(epoch uint64) []byte { return binary.AppendUvarint(nil, epoch) }
 
 // unfence splits a fenced payload.
 func unfence(b []byte) (epoch uint64, payload []byte, err error) {

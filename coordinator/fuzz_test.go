@@ -27,8 +27,8 @@ func FuzzDecodeMessages(f *testing.F) {
 	f.Add(encodeEntries(entries))
 	f.Add(encodeRawPartitions([]request.RawPartition{{Key: m.Key, Entries: entries}}))
 	f.Add(EncodeMutations([]*mutation.Mutation{m}))
-	f.Add(fence(3, encodeRead(mutation.TableID{7}, request.PartitionRead{Key: []byte("k")}, false)))
-	f.Add(fence(0, EncodeMutations([]*mutation.Mutation{m})))
+	f.Add(appendRead(fenced(3), mutation.TableID{7}, request.PartitionRead{Key: []byte("k")}, false))
+	f.Add(appendMutations(fenced(0), []*mutation.Mutation{m}))
 	f.Add([]byte{})
 	c := New(Config{Self: "a", Engine: &countingEngine{}, Schema: func() *schema.Schema { return schema.New(nil) }})
 	handlers := c.Handlers()
@@ -60,7 +60,7 @@ func FuzzDecodeMessages(f *testing.F) {
 			}
 		}
 		if epoch, rest, err := unfence(b); err == nil {
-			if e2, r2, err := unfence(fence(epoch, rest)); err != nil || e2 != epoch || !bytes.Equal(r2, rest) {
+			if e2, r2, err := unfence(append(fenced(epoch), rest...)); err != nil || e2 != epoch || !bytes.Equal(r2, rest) {
 				t.Fatalf("a ring epoch decoded from %x does not round-trip: %v", b, err)
 			}
 		}

@@ -215,7 +215,7 @@ func (c *Coordinator) askReplica(ctx context.Context, plan readPlan, r ring.Endp
 	}
 	c.Stats.ForwardedReads.Add(1)
 	start := c.cfg.Now()
-	out, err := c.cfg.Network.Request(ctx, string(r), messaging.VerbRead, fence(plan.epoch, encodeRead(plan.t.ID, plan.r, !data)))
+	out, err := c.cfg.Network.Request(ctx, string(r), messaging.VerbRead, appendRead(fenced(plan.epoch), plan.t.ID, plan.r, !data))
 	if stale, ok := staleRingOf(err); ok {
 		return a, stale
 	}
@@ -263,7 +263,7 @@ func (c *Coordinator) repair(ctx context.Context, plan readPlan, replicas []ring
 	concurrently(len(fixes), func(i int) {
 		var payload []byte // this node's own repair needs no encoding
 		if fixes[i].to != c.cfg.Self {
-			payload = fence(plan.epoch, EncodeMutations([]*mutation.Mutation{fixes[i].mu}))
+			payload = appendMutations(fenced(plan.epoch), []*mutation.Mutation{fixes[i].mu})
 		}
 		errs[i] = c.send(ctx, fixes[i].to, fixes[i].mu, payload)
 	})

@@ -131,7 +131,7 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 	}
 	acks := NewAcks(l, w.p.strategy, c.cfg.DataCenter, targets, locate)
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Write)
-	payload := fence(w.epoch, EncodeMutations([]*mutation.Mutation{mu}))
+	payload := appendMutations(fenced(w.epoch), []*mutation.Mutation{mu})
 	type answer struct {
 		from ring.Endpoint
 		err  error
