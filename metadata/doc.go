@@ -30,10 +30,10 @@
 // epoch), the join and await exchanges with other nodes, knowing when it
 // is cut off.
 // Does not own: what a schema change means (schema, node), how messages
-// travel (the node gives a Send function over messaging), failure
-// detection (gossip).
-// May import: internal/wire, internal/durable, internal/invariants,
-// go.etcd.io/raft/v3, pebble's vfs, zerolog.
+// travel (messaging, given as a Network), failure detection (gossip).
+// May import: messaging (its verbs and handlers), internal/wire,
+// internal/durable, internal/invariants, go.etcd.io/raft/v3, pebble's
+// vfs, zerolog.
 // Must not import: node, coordinator, storage, or anything above them.
 //
 // Deterministic: state.go and codec.go take no clock, randomness or

@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/sibyldb/sibyl/internal/wire"
+	"github.com/sibyldb/sibyl/messaging"
 )
 
 // schemaRecorder stands in for a node's system_schema: the changes
@@ -109,6 +110,27 @@ func (g *testGroup) reachable(from, to string) *Log {
 	return g.logs[to]
 }
 
+// groupNetwork is one node's end of the group's network: a message or a
+// request goes straight to the handler of the node it names, unless their
+// link is cut.
+type groupNetwork struct {
+	g    *testGroup
+	from string
+}
+
+func (n groupNetwork) Request(_ context.Context, to string, v messaging.Verb, b []byte) ([]byte, error) {
+	l := n.g.reachable(n.from, to)
+	if l == nil {
+		return nil, errors.New("unreachable")
+	}
+	return l.Handlers()[v](n.from, b)
+}
+
+func (n groupNetwork) Send(ctx context.Context, to string, v messaging.Verb, b []byte) error {
+	_, err := n.Request(ctx, to, v, b)
+	return err
+}
+
 // open opens (or reopens, on the same disk) node i's log, not started.
 func (g *testGroup) open(i int) *Log {
 	name := endpoint(i)
@@ -124,24 +146,7 @@ func (g *testGroup) open(i int) *Log {
 	l, err := Open(Options{
 		Self: Member{ID: uint64(i), Endpoint: name, DataCenter: "dc1", Rack: fmt.Sprintf("rack%d", i%3)},
 		FS:   fs, Dir: "metadata", Applier: rec, SnapshotEntries: g.snapEvery,
-		Send: func(_ context.Context, to string, b []byte) error {
-			if l := g.reachable(name, to); l != nil {
-				return l.Step(name, b)
-			}
-			return errors.New("unreachable")
-		},
-		Request: func(ctx context.Context, to string, b []byte) ([]byte, error) {
-			if l := g.reachable(name, to); l != nil {
-				return l.HandleJoin(ctx, b)
-			}
-			return nil, errors.New("unreachable")
-		},
-		Await: func(ctx context.Context, to string, b []byte) ([]byte, error) {
-			if l := g.reachable(name, to); l != nil {
-				return l.HandleAwait(ctx, b)
-			}
-			return nil, errors.New("unreachable")
-		},
+		Network: groupNetwork{g, name},
 	})
 	if err != nil {
 		g.t.Fatalf("opening node %d: %v", i, err)

@@ -10,6 +10,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/sibyldb/sibyl/internal/wire"
+	"github.com/sibyldb/sibyl/messaging"
 )
 
 // joinRetry is how long a node that could not join waits before it asks
@@ -21,6 +22,26 @@ const joinRetry = 500 * time.Millisecond
 // the live nodes of a cluster it restarts into (a seed whose log was
 // lost must join theirs, not start a second).
 const foundAfterRounds = 4
+
+// handlerTimeout bounds how long a join or an await request waits here.
+const handlerTimeout = 10 * time.Second
+
+// Handlers are the verbs a member answers, for messaging to serve:
+// Raft's messages, join requests and await requests.
+func (l *Log) Handlers() map[messaging.Verb]messaging.Handler {
+	within := func(h func(context.Context, []byte) ([]byte, error)) messaging.Handler {
+		return func(_ string, payload []byte) ([]byte, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), handlerTimeout)
+			defer cancel()
+			return h(ctx, payload)
+		}
+	}
+	return map[messaging.Verb]messaging.Handler{
+		messaging.VerbMetadata:     func(from string, payload []byte) ([]byte, error) { return nil, l.Step(from, payload) },
+		messaging.VerbMetadataJoin: within(l.HandleJoin),
+		messaging.VerbMetadataWait: within(l.HandleAwait),
+	}
+}
 
 // HandleJoin answers a node that asks to join (its Member in payload):
 // the leader adds it as a learner and answers with the index of that
@@ -121,7 +142,7 @@ func (l *Log) AwaitApplied(ctx context.Context, index uint64, peers []string) er
 	errs := make(chan error, len(peers))
 	for _, p := range peers {
 		go func() {
-			_, err := l.opts.Await(ctx, p, w.B)
+			_, err := l.opts.Network.Request(ctx, p, messaging.VerbMetadataWait, w.B)
 			if err != nil {
 				err = fmt.Errorf("%s: %w", p, err)
 			}
@@ -149,7 +170,7 @@ func (l *Log) HandleAwait(ctx context.Context, payload []byte) ([]byte, error) {
 // ask sends a join request to a node: the index to catch up to once
 // added, or the leader it names instead (index 0).
 func (l *Log) ask(ctx context.Context, to string, self []byte) (index uint64, leader string, err error) {
-	b, err := l.opts.Request(ctx, to, self)
+	b, err := l.opts.Network.Request(ctx, to, messaging.VerbMetadataJoin, self)
 	if err != nil {
 		return 0, "", err
 	}

@@ -11,6 +11,8 @@ import (
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/sibyldb/sibyl/messaging"
 )
 
 // ErrClosed is the error of a call on a Log that has stopped.
@@ -630,7 +632,7 @@ func (l *Log) sendLoop(to string, q chan []byte) {
 			return
 		case b := <-q:
 			ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-			err := l.opts.Send(ctx, to, b)
+			err := l.opts.Network.Send(ctx, to, messaging.VerbMetadata, b)
 			cancel()
 			if err != nil {
 				l.opts.Logger.Debug().Err(err).Str("peer", to).Msg("metadata: sending a Raft message")

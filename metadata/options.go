@@ -8,6 +8,8 @@ import (
 
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/rs/zerolog"
+
+	"github.com/sibyldb/sibyl/messaging"
 )
 
 // Applier is what applies the log's changes to the node: the schema lives
@@ -29,6 +31,22 @@ type Applier interface {
 	ApplyTopology(nodes map[uint64]NodeRecord, epoch uint64) error
 }
 
+// Network is how a member reaches the others: messaging.Service.
+type Network interface {
+	Send(ctx context.Context, to string, v messaging.Verb, payload []byte) error
+	Request(ctx context.Context, to string, v messaging.Verb, payload []byte) ([]byte, error)
+}
+
+// noNetwork is a lone node's: it never needs to reach another.
+type noNetwork struct{}
+
+var errNoNetwork = errors.New("metadata: no network")
+
+func (noNetwork) Send(context.Context, string, messaging.Verb, []byte) error { return errNoNetwork }
+func (noNetwork) Request(context.Context, string, messaging.Verb, []byte) ([]byte, error) {
+	return nil, errNoNetwork
+}
+
 // Options configure a Log.
 type Options struct {
 	// Self is this node as a member.
@@ -36,15 +54,10 @@ type Options struct {
 	// FS and Dir are where the log and its snapshot live.
 	FS  vfs.FS
 	Dir string
-	// Send sends one Raft message to a node, one way; its failures are
-	// Raft's to recover from (it sends again).
-	Send func(ctx context.Context, to string, msg []byte) error
-	// Request asks a node to add this one to the group, and returns its
-	// answer (HandleJoin's on that node).
-	Request func(ctx context.Context, to string, payload []byte) ([]byte, error)
-	// Await asks a node to answer once it has applied an index (its
-	// HandleAwait's answer).
-	Await func(ctx context.Context, to string, payload []byte) ([]byte, error)
+	// Network carries the group's messages (METADATA, one way) and
+	// requests (METADATA_JOIN, METADATA_WAIT) to the other nodes, whose
+	// messaging serves Handlers; nil for a node alone.
+	Network Network
 	// Applier applies the committed changes.
 	Applier Applier
 	// TickInterval is Raft's tick: a leader's heartbeat goes out every
@@ -84,14 +97,8 @@ func (o *Options) EnsureDefaults() {
 		nop := zerolog.Nop()
 		o.Logger = &nop
 	}
-	if o.Send == nil {
-		o.Send = func(context.Context, string, []byte) error { return errors.New("metadata: no network") }
-	}
-	if o.Request == nil {
-		o.Request = func(context.Context, string, []byte) ([]byte, error) { return nil, errors.New("metadata: no network") }
-	}
-	if o.Await == nil {
-		o.Await = func(context.Context, string, []byte) ([]byte, error) { return nil, errors.New("metadata: no network") }
+	if o.Network == nil {
+		o.Network = noNetwork{}
 	}
 }
 

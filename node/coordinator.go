@@ -49,7 +49,8 @@ func (n *Node) newCoordinator() *coordinator.Coordinator {
 }
 
 // nodeNetwork is the node's messaging, started with gossip before the
-// node takes any request.
+// node takes any request: the coordinator's network and the metadata
+// log's.
 type nodeNetwork struct{ n *Node }
 
 func (nn nodeNetwork) Request(ctx context.Context, to string, verb messaging.Verb, payload []byte) ([]byte, error) {
@@ -58,6 +59,14 @@ func (nn nodeNetwork) Request(ctx context.Context, to string, verb messaging.Ver
 		return nil, messaging.ErrClosed
 	}
 	return m.Request(ctx, to, verb, payload)
+}
+
+func (nn nodeNetwork) Send(ctx context.Context, to string, verb messaging.Verb, payload []byte) error {
+	m := nn.n.messaging
+	if m == nil {
+		return messaging.ErrClosed
+	}
+	return m.Send(ctx, to, verb, payload)
 }
 
 // Apply writes mutations at a consistency level (coordinator.Apply).

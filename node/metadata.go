@@ -41,17 +41,9 @@ func raftID(hostID []byte) uint64 {
 // call on it runs (messaging's handlers, the coordinator's catching up).
 func (n *Node) openMetadata() error {
 	l, err := metadata.Open(metadata.Options{
-		Self: metadata.Member{ID: raftID(n.hostID), Endpoint: n.cfg.ListenAddress, DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack},
-		Dir:  n.cfg.MetadataDirectory,
-		Send: func(ctx context.Context, to string, msg []byte) error {
-			return n.messaging.Send(ctx, to, messaging.VerbMetadata, msg)
-		},
-		Request: func(ctx context.Context, to string, payload []byte) ([]byte, error) {
-			return n.messaging.Request(ctx, to, messaging.VerbMetadataJoin, payload)
-		},
-		Await: func(ctx context.Context, to string, payload []byte) ([]byte, error) {
-			return n.messaging.Request(ctx, to, messaging.VerbMetadataWait, payload)
-		},
+		Self:             metadata.Member{ID: raftID(n.hostID), Endpoint: n.cfg.ListenAddress, DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack},
+		Dir:              n.cfg.MetadataDirectory,
+		Network:          nodeNetwork{n},
 		Applier:          metadataApplier{n},
 		PartitionedAfter: time.Duration(n.cfg.PartitionedNodeTimeout),
 		SnapshotEntries:  n.cfg.MetadataSnapshotEntries,
@@ -76,23 +68,12 @@ func (n *Node) openMetadata() error {
 func (n *Node) startMetadata() error {
 	l := n.meta
 	if n.messaging != nil {
-		n.messaging.Handle(messaging.VerbMetadata, func(from string, payload []byte) ([]byte, error) {
-			return nil, l.Step(from, payload)
-		})
-		n.messaging.Handle(messaging.VerbMetadataJoin, func(_ string, payload []byte) ([]byte, error) {
-			ctx, cancel := context.WithTimeout(context.Background(), metadataTimeout)
-			defer cancel()
-			return l.HandleJoin(ctx, payload)
-		})
-		n.messaging.Handle(messaging.VerbMetadataWait, func(_ string, payload []byte) ([]byte, error) {
-			ctx, cancel := context.WithTimeout(context.Background(), metadataTimeout)
-			defer cancel()
-			answer, err := l.HandleAwait(ctx, payload)
-			if err == nil {
-				n.sendSchemaVersion()
+		for verb, h := range l.Handlers() {
+			if verb == messaging.VerbMetadataWait {
+				h = n.afterAwait(h)
 			}
-			return answer, err
-		})
+			n.messaging.Handle(verb, h)
+		}
 	}
 	if err := l.Start(); err != nil {
 		return err
@@ -245,6 +226,19 @@ func DecodeSchemaChange(b []byte, shift int64) ([]*mutation.Mutation, error) {
 		m.ShiftTimestamps(shift)
 	}
 	return ms, nil
+}
+
+// afterAwait is the await handler h, and once the change it waited for has
+// applied here, the new schema version sent to every node
+// (sendSchemaVersion) before the answer goes.
+func (n *Node) afterAwait(h messaging.Handler) messaging.Handler {
+	return func(from string, payload []byte) ([]byte, error) {
+		answer, err := h(from, payload)
+		if err == nil {
+			n.sendSchemaVersion()
+		}
+		return answer, err
+	}
 }
 
 // sendSchemaVersion sends this node's schema version to every live node

@@ -43,32 +43,14 @@ func (n *Node) openMetadata(svc *messaging.Service, e *storage.Engine) (*metadat
 	l, err := metadata.Open(metadata.Options{
 		Self: metadata.Member{ID: n.id, Endpoint: string(n.Name), DataCenter: n.Location.DataCenter, Rack: n.Location.Rack},
 		FS:   n.fs, Dir: "metadata", Applier: simApplier{n, e}, Logger: &nop, SnapshotEntries: n.c.cfg.SnapshotEntries,
-		Send: func(ctx context.Context, to string, msg []byte) error {
-			return svc.Send(ctx, to, messaging.VerbMetadata, msg)
-		},
-		Request: func(ctx context.Context, to string, payload []byte) ([]byte, error) {
-			return svc.Request(ctx, to, messaging.VerbMetadataJoin, payload)
-		},
-		Await: func(ctx context.Context, to string, payload []byte) ([]byte, error) {
-			return svc.Request(ctx, to, messaging.VerbMetadataWait, payload)
-		},
+		Network: svc,
 	})
 	if err != nil {
 		return nil, err
 	}
-	svc.Handle(messaging.VerbMetadata, n.crashingOn(messaging.VerbMetadata, func(from string, payload []byte) ([]byte, error) {
-		return nil, l.Step(from, payload)
-	}))
-	svc.Handle(messaging.VerbMetadataJoin, n.crashingOn(messaging.VerbMetadataJoin, func(_ string, payload []byte) ([]byte, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return l.HandleJoin(ctx, payload)
-	}))
-	svc.Handle(messaging.VerbMetadataWait, n.crashingOn(messaging.VerbMetadataWait, func(_ string, payload []byte) ([]byte, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return l.HandleAwait(ctx, payload)
-	}))
+	for v, h := range l.Handlers() {
+		svc.Handle(v, n.crashingOn(v, h))
+	}
 	if err := l.Start(); err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ var allowedImports = map[string][]string{
 	"gossip":           {},
 	"messaging":        {"internal/workers"},
 	"coordinator":      {"ring", "messaging", "mutation", "mutation/request", "partitioner", "schema", "internal/wire"},
-	"metadata":         {"internal/wire", "internal/durable"},
+	"metadata":         {"internal/wire", "internal/durable", "messaging"},
 	"node": {"cql/native", "cql/exec", "coordinator", "metadata", "gossip", "messaging", "ring", "schema",
 		"storage", "mutation", "mutation/request", "partitioner"},
 	"tools":               {},
