@@ -38,5 +38,5 @@
 //
 // Deterministic: state.go and codec.go take no clock, randomness or
 // network. log_driver.go runs Raft: its ticks come from a ticker, and
-// its messages go out through the Send function it is given.
+// its messages go out through the Network it is given.
 package metadata

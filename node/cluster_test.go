@@ -135,10 +135,20 @@ func runAt(t *testing.T, n *Node, cl request.Consistency, text string) (*exec.Re
 // holds a place, after restarts).
 func startThree(t *testing.T) (nodes []*Node, dirs []string, gossipPort int) {
 	t.Helper()
+	return startThreeWith(t, func(int) Config { return Config{} })
+}
+
+// startThreeWith is startThree with node k's transport, partitioned node
+// settings and metadata snapshot interval from configure(k) (its data
+// directory and native port are chosen here).
+func startThreeWith(t *testing.T, configure func(k int) Config) (nodes []*Node, dirs []string, gossipPort int) {
+	t.Helper()
 	gossipPort = testutil.ClusterPort(t, 3)
 	dirs = []string{t.TempDir(), t.TempDir(), t.TempDir()}
 	for k := 1; k <= 3; k++ {
-		nodes = append(nodes, clusterNode(t, k, dirs[k-1], gossipPort))
+		cfg := configure(k)
+		cfg.DataDir, cfg.NativePort = dirs[k-1], freePort(t)
+		nodes = append(nodes, clusterNodeWith(t, k, cfg, gossipPort))
 	}
 	t.Cleanup(func() {
 		for _, n := range nodes {
@@ -497,17 +507,8 @@ func TestTokenAwareRouting(t *testing.T) {
 // repairs it. Dropped acknowledgements make an ALL write time out, and
 // two nodes down make QUORUM unavailable.
 func TestReadRepairAndTimeouts(t *testing.T) {
-	gossipPort := testutil.ClusterPort(t, 3)
 	faults := messaging.NewFaultyTransport(nil)
-	var nodes []*Node
-	for k := 1; k <= 3; k++ {
-		nodes = append(nodes, clusterNodeWith(t, k, Config{DataDir: t.TempDir(), NativePort: freePort(t), Transport: faults}, gossipPort))
-	}
-	defer func() {
-		for _, n := range nodes {
-			n.Close()
-		}
-	}()
+	nodes, _, _ := startThreeWith(t, func(int) Config { return Config{Transport: faults} })
 	waitAllUp(t, nodes)
 	if _, err := exec.NewSession(nodes[0]).Run("CREATE KEYSPACE r WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3};" +
 		"CREATE TABLE r.kv (k int PRIMARY KEY, v text)"); err != nil {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/sibyldb/sibyl/cql/exec"
-	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation/request"
 )
@@ -97,21 +96,14 @@ func TestConflictingDDLOnTwoNodes(t *testing.T) {
 // the majority goes on changing the schema; once healed, the node applies
 // what it missed and serves again.
 func TestPartitionedNodeRefusesAndRejoins(t *testing.T) {
-	gossipPort := testutil.ClusterPort(t, 3)
 	faults := messaging.NewFaultyTransport(nil)
-	var nodes []*Node
-	for k := 1; k <= 3; k++ {
-		cfg := Config{DataDir: t.TempDir(), NativePort: freePort(t), Transport: faults, PartitionedNodeTimeout: Duration(2 * time.Second)}
+	nodes, _, _ := startThreeWith(t, func(k int) Config {
+		cfg := Config{Transport: faults, PartitionedNodeTimeout: Duration(2 * time.Second)}
 		if k == 3 {
 			cfg.PartitionedNodePolicy = PartitionedRefuse
 		}
-		nodes = append(nodes, clusterNodeWith(t, k, cfg, gossipPort))
-	}
-	defer func() {
-		for _, n := range nodes {
-			n.Close()
-		}
-	}()
+		return cfg
+	})
 	waitAllUp(t, nodes)
 	waitUntil(t, "three voters", func() (bool, string) {
 		m := nodes[2].adminMetadata()
@@ -280,18 +272,8 @@ func restartAll(t *testing.T, nodes []*Node, dirs []string, gossipPort int, betw
 // another node is on its way to it: the other two elect a leader, the
 // change commits once, and the old leader has it when it is back.
 func TestLeaderCrashDuringDDL(t *testing.T) {
-	gossipPort := testutil.ClusterPort(t, 3)
 	faults := messaging.NewFaultyTransport(nil)
-	var nodes []*Node
-	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
-	for k := 1; k <= 3; k++ {
-		nodes = append(nodes, clusterNodeWith(t, k, Config{DataDir: dirs[k-1], NativePort: freePort(t), Transport: faults}, gossipPort))
-	}
-	defer func() {
-		for _, n := range nodes {
-			n.Close()
-		}
-	}()
+	nodes, dirs, gossipPort := startThreeWith(t, func(int) Config { return Config{Transport: faults} })
 	waitAllUp(t, nodes)
 	waitUntil(t, "three voters", func() (bool, string) {
 		m := nodes[2].adminMetadata()
@@ -334,20 +316,10 @@ func TestLeaderCrashDuringDDL(t *testing.T) {
 // leader's snapshot, and a node restarted takes up its own snapshot; both
 // end with the schema of the others.
 func TestRestartFromSnapshot(t *testing.T) {
-	gossipPort := testutil.ClusterPort(t, 3)
-	var nodes []*Node
-	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	nodes, dirs, gossipPort := startThreeWith(t, func(int) Config { return Config{MetadataSnapshotEntries: 5} })
 	open := func(k int) *Node {
 		return clusterNodeWith(t, k, Config{DataDir: dirs[k-1], NativePort: freePort(t), MetadataSnapshotEntries: 5}, gossipPort)
 	}
-	for k := 1; k <= 3; k++ {
-		nodes = append(nodes, open(k))
-	}
-	defer func() {
-		for _, n := range nodes {
-			n.Close()
-		}
-	}()
 	waitAllUp(t, nodes)
 	s := exec.NewSession(nodes[0])
 	if _, err := s.Run("CREATE KEYSPACE s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}; CREATE TABLE s.t (k int PRIMARY KEY)"); err != nil {
