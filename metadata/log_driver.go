@@ -18,9 +18,6 @@ import (
 // ErrClosed is the error of a call on a Log that has stopped.
 var ErrClosed = errors.New("metadata: the log is closed")
 
-// ErrNotLeader is the error of a join sent to a member that does not lead.
-var ErrNotLeader = errors.New("metadata: not the leader")
-
 const (
 	// reproposeTicks is how often a proposal not yet applied goes out
 	// again: one dropped (no leader yet) or lost with a leader that fell.

@@ -88,13 +88,13 @@ func (n *Node) startMetadata() error {
 			err = l.Bootstrap(newest)
 		} else {
 			ctx, cancel := context.WithTimeout(context.Background(), metadataJoinWait)
-			peers := n.metadataPeers
-			if n.foundsCluster() {
+			founder, peers := n.foundsCluster(), n.metadataPeers
+			if founder {
 				// The founder asks only the nodes it sees running: a seed
 				// that is down must not keep a cluster from starting.
 				peers = n.livePeers
 			}
-			err = l.JoinOrBootstrap(ctx, peers, n.foundsCluster(), newest)
+			err = l.JoinOrBootstrap(ctx, peers, founder, newest)
 			cancel()
 			if err != nil {
 				err = fmt.Errorf("%w; the lowest-addressed seed founds the metadata group: start it first", err)
