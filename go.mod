@@ -19,6 +19,7 @@ require (
 	go.etcd.io/raft/v3 v3.6.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/term v0.48.0
+	golang.org/x/time v0.16.0
 	gopkg.in/inf.v0 v0.9.1
 )
 
