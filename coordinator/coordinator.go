@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cockroachdb/pebble/vfs"
 	"github.com/rs/zerolog"
+	"github.com/sibyldb/sibyl/hints"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
@@ -76,10 +76,13 @@ type Config struct {
 	// Schema is the current schema.
 	Schema   func() *schema.Schema
 	Timeouts Timeouts
-	// HintsDir keeps the hints for replicas that were down, on FS
-	// (default vfs.Default).
-	HintsDir string
-	FS       vfs.FS
+	// Hints keeps the writes for replicas that missed them; nil keeps
+	// none. HintedHandoff bounds them.
+	Hints         *hints.Store
+	HintedHandoff HintedHandoff
+	// Downtime is how long the failure detector has seen a node down (0
+	// for one up, or never seen); nil: unknown.
+	Downtime func(ring.Endpoint) time.Duration
 	// StoragePort is the internode port that failures show replicas'
 	// addresses with.
 	StoragePort int
@@ -103,6 +106,10 @@ type Stats struct {
 	// HintsStored and HintsDelivered count the writes kept for replicas
 	// that could not take them, and those handed over since.
 	HintsStored, HintsDelivered atomic.Int64
+	// Hints not kept or dropped: for a replica down past max_hint_window,
+	// past max_hints_size_per_host, or older than their table's
+	// gc_grace_seconds.
+	HintsPastWindow, HintsOverSize, HintsExpired atomic.Int64
 }
 
 // Coordinator runs the requests of the statements this node coordinates
@@ -111,7 +118,7 @@ type Stats struct {
 type Coordinator struct {
 	cfg     Config
 	lookups atomic.Pointer[lookups]
-	hints   *hints
+	handoff *handoff
 	snitch  *snitch
 	// background are the sends still running after their request
 	// returned; Settle waits for them.
@@ -124,14 +131,17 @@ func New(cfg Config) *Coordinator {
 	if cfg.Timeouts == (Timeouts{}) {
 		cfg.Timeouts = DefaultTimeouts
 	}
-	if cfg.FS == nil {
-		cfg.FS = vfs.Default
+	if cfg.HintedHandoff.MaxWindow == 0 {
+		cfg.HintedHandoff.MaxWindow = DefaultHintedHandoff.MaxWindow
+	}
+	if cfg.HintedHandoff.DeliveryThreads <= 0 {
+		cfg.HintedHandoff.DeliveryThreads = DefaultHintedHandoff.DeliveryThreads
 	}
 	if cfg.Now == nil {
 		//lint:ignore DeterministicCores the default clock, which tests and the simulation replace
 		cfg.Now = time.Now
 	}
-	return &Coordinator{cfg: cfg, hints: newHints(cfg.FS, cfg.HintsDir), snitch: newSnitch(), background: newBackground()}
+	return &Coordinator{cfg: cfg, handoff: newHandoff(cfg.HintedHandoff), snitch: newSnitch(), background: newBackground()}
 }
 
 // Settle waits for the sends still on their way: a write's replicas it

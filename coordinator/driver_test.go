@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/rs/zerolog"
 	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/hints"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
@@ -128,11 +128,20 @@ func newTestCluster(t *testing.T, replication schema.Replication, locations map[
 
 // coordinator is the coordinator of node self, whose requests wait at
 // most timeout.
-func (c *testCluster) coordinator(self ring.Endpoint, dc string, timeout time.Duration) *Coordinator {
-	co := New(Config{Self: self, DataCenter: dc, Engine: c.engines[self], Network: c,
+func (c *testCluster) coordinator(self ring.Endpoint, dc string, timeout time.Duration, opts ...func(*Config)) *Coordinator {
+	store, err := hints.Open(hints.Options{FS: vfs.Default, Dir: c.t.TempDir(), Now: time.Now})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { _ = store.Close() })
+	cfg := Config{Self: self, DataCenter: dc, Engine: c.engines[self], Network: c,
 		Alive: func(ring.Endpoint) bool { return true }, Ring: func() *ring.Metadata { return c.ring },
-		Schema: func() *schema.Schema { return c.schema }, HintsDir: c.t.TempDir(), StoragePort: 7000, Logger: zerolog.Nop(),
-		Timeouts: Timeouts{Write: timeout, Read: timeout, Range: timeout, Truncate: timeout}, Now: c.clock})
+		Schema: func() *schema.Schema { return c.schema }, Hints: store, StoragePort: 7000, Logger: zerolog.Nop(),
+		Timeouts: Timeouts{Write: timeout, Read: timeout, Range: timeout, Truncate: timeout}, Now: c.clock}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	co := New(cfg)
 	c.t.Cleanup(co.Settle) // before the hints directory goes
 	return co
 }
@@ -321,81 +330,6 @@ func TestConsistencyByDataCentre(t *testing.T) {
 	}
 }
 
-// A hints file whose last record is torn, or whose length says more than
-// the file holds (a crash while appending), gives the hints before it and
-// sizes nothing by the bad length.
-func TestHintsFileTornOrCorrupt(t *testing.T) {
-	fs := vfs.NewMem()
-	h := newHints(fs, "hints")
-	m := mutation.NewMutation(mutation.TableID{7}, cqltype.EncodeInt(1))
-	if err := h.store("b", m); err != nil {
-		t.Fatal(err)
-	}
-	f, err := fs.OpenReadWrite(h.file("b"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, _ := f.Stat()
-	if _, err := f.WriteAt([]byte{0xff, 0xff, 0xff, 0xf0, 0, 0, 0, 0, 1, 2}, st.Size()); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	got, err := h.read("b")
-	runtime.ReadMemStats(&after)
-	if err != nil || len(got) != 1 || string(got[0].Key) != string(m.Key) {
-		t.Fatalf("read %d hints, %v; want the one before the bad record", len(got), err)
-	}
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
-		t.Errorf("reading a record whose length says 4 GiB allocated %d bytes", grew)
-	}
-}
-
-// Hints kept after a torn record (a crash while appending, then a
-// restart) are readable: each new record goes where the last whole one
-// ends, over the torn bytes, never behind them.
-func TestHintsAfterATornRecord(t *testing.T) {
-	fs := vfs.NewMem()
-	key := func(k int32) *mutation.Mutation {
-		return mutation.NewMutation(mutation.TableID{7}, cqltype.EncodeInt(k))
-	}
-	if err := newHints(fs, "hints").store("b", key(1)); err != nil {
-		t.Fatal(err)
-	}
-	h := newHints(fs, "hints")
-	f, err := fs.OpenReadWrite(h.file("b"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, _ := f.Stat()
-	// A torn record longer than the next one: some of it stays after it.
-	torn := append([]byte{0, 0, 0x10, 0, 1, 2, 3, 4}, make([]byte, 200)...)
-	if _, err := f.WriteAt(torn, st.Size()); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	for k := int32(2); k <= 3; k++ {
-		if err := h.store("b", key(k)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Another start: where the records end is found again from the file.
-	h = newHints(fs, "hints")
-	if err := h.store("b", key(4)); err != nil {
-		t.Fatal(err)
-	}
-	got, err := h.read("b")
-	if err != nil || len(got) != 4 {
-		t.Fatalf("read %d hints, %v; want 4", len(got), err)
-	}
-	for i, m := range got {
-		if want := key(int32(i + 1)); string(m.Key) != string(want.Key) {
-			t.Errorf("hint %d is for key %x, want %x", i, m.Key, want.Key)
-		}
-	}
-}
-
 // Reads go to the replicas that answer fastest: a replica found slow is
 // asked in its turn no more, while its peer in the same data centre is.
 func TestReadsAvoidASlowReplica(t *testing.T) {
@@ -411,5 +345,57 @@ func TestReadsAvoidASlowReplica(t *testing.T) {
 	}
 	if c.readsSent(slowOne) != 1 || c.readsSent(other) != 19 {
 		t.Errorf("the slow replica was asked %d times, the other %d; want 1 and 19", c.readsSent(slowOne), c.readsSent(other))
+	}
+}
+
+// Which missed writes become hints: none for a replica down past
+// max_hint_window, none while handoff is disabled, none for a table whose
+// gc_grace_seconds is 0; and the hints kept reach their replica once it
+// answers again, without it going down and up.
+func TestHintsBoundedAndDelivered(t *testing.T) {
+	c := newTestCluster(t, schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, threeNodes)
+	var store *hints.Store
+	a := c.coordinator("a", "dc1", 50*time.Millisecond, func(cfg *Config) {
+		store = cfg.Hints
+		cfg.HintedHandoff.MaxWindow = time.Hour
+		cfg.Downtime = func(e ring.Endpoint) time.Duration {
+			if e == "b" {
+				return 2 * time.Hour
+			}
+			return 0
+		}
+	})
+	c.set(refuses, "b", "c")
+	if err := c.write(a, request.One); err != nil {
+		t.Fatal(err)
+	}
+	a.Settle()
+	if a.Stats.HintsStored.Load() != 1 || a.Stats.HintsPastWindow.Load() != 1 || store.Has("b") || !store.Has("c") {
+		t.Fatalf("stored %d, past the window %d; want c's hint alone, b down for 2 h of a 1 h window",
+			a.Stats.HintsStored.Load(), a.Stats.HintsPastWindow.Load())
+	}
+	a.SetHandoff(false)
+	if err := c.write(a, request.One); err != nil {
+		t.Fatal(err)
+	}
+	a.Settle()
+	if a.Stats.HintsStored.Load() != 1 {
+		t.Fatalf("%d hints stored with handoff disabled, want the earlier 1", a.Stats.HintsStored.Load())
+	}
+	a.SetHandoff(true)
+	c.table.Options.GCGraceSeconds = 0
+	if err := c.write(a, request.One); err != nil {
+		t.Fatal(err)
+	}
+	a.Settle()
+	c.table.Options.GCGraceSeconds = 864000
+	if a.Stats.HintsStored.Load() != 1 || a.Stats.HintsExpired.Load() != 1 {
+		t.Fatalf("stored %d, expired %d with gc_grace_seconds 0; want 1 and 1", a.Stats.HintsStored.Load(), a.Stats.HintsExpired.Load())
+	}
+	c.set(answers, "b", "c")
+	a.DeliverHints()
+	a.Settle()
+	if a.Stats.HintsDelivered.Load() != 1 || store.Has("c") {
+		t.Fatalf("delivered %d, c still has hints: %v", a.Stats.HintsDelivered.Load(), store.Has("c"))
 	}
 }

@@ -37,7 +37,7 @@ func TestStaleRingIsCaughtUp(t *testing.T) {
 				rings[e].Store(c.ring.WithEpoch(max(epoch, rings[e].Load().Epoch())))
 				return nil
 			},
-			Schema: func() *schema.Schema { return c.schema }, HintsDir: t.TempDir(), StoragePort: 7000, Logger: zerolog.Nop(),
+			Schema: func() *schema.Schema { return c.schema }, StoragePort: 7000, Logger: zerolog.Nop(),
 			Timeouts: Timeouts{Write: time.Second, Read: time.Second, Range: time.Second, Truncate: time.Second}, Now: c.clock})
 		t.Cleanup(c.replicas[e].Settle)
 	}

@@ -1,218 +1,229 @@
 package coordinator
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
-	"fmt"
-	"hash/crc32"
-	"io"
-	"os"
 	"sync"
+	"time"
 
-	"github.com/cockroachdb/pebble/vfs"
+	"golang.org/x/time/rate"
 
+	"github.com/sibyldb/sibyl/hints"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/ring"
 )
 
 // Hinted handoff: a write meant for a replica that is down (or that failed
-// to take it) is kept here as a hint, and sent to the replica when gossip
-// shows it up again, as Cassandra does (hinted_handoff_enabled). Hints live
-// in the hints directory beside the data, one file per replica: records of
-// a length, a CRC32C and the mutation in the commit log's encoding.
-type hints struct {
-	fs  vfs.FS
-	dir string     // no hints are kept when empty
-	mu  sync.Mutex // appends and deliveries, one at a time
+// to take it) is kept as a hint and handed to the replica once it is up,
+// as Cassandra does. The hints package keeps them; what is bounded here is
+// which writes become hints (max_hint_window, max_hints_size_per_host) and
+// how deliveries run (max_hints_delivery_threads, hinted_handoff_throttle).
+
+// HintedHandoff are the hint settings of cassandra.yaml.
+type HintedHandoff struct {
+	// Disabled is hinted_handoff_enabled: false.
+	Disabled bool
+	// MaxWindow is max_hint_window: a replica down for longer gets no
+	// more hints, nor one whose oldest hint is older (the window holds
+	// across restarts, as Cassandra's hint_window_persistent_enabled);
+	// default 3 h.
+	MaxWindow time.Duration
+	// Throttle is hinted_handoff_throttle in bytes a second: what one
+	// delivery may send, shared by the other nodes' deliveries (divided
+	// by the nodes but one, which may all be delivering to the same
+	// replica); 0 for none. Cassandra's default is 1 MiB.
+	Throttle int64
+	// DeliveryThreads is max_hints_delivery_threads: how many replicas get
+	// their hints at once; default 2.
+	DeliveryThreads int
+}
+
+// DefaultHintedHandoff are Cassandra's defaults.
+var DefaultHintedHandoff = HintedHandoff{MaxWindow: 3 * time.Hour, Throttle: 1 << 20, DeliveryThreads: 2}
+
+// handoff is the coordinator's hinted handoff as it runs.
+type handoff struct {
+	mu sync.Mutex
+	// enabled (nodetool enablehandoff, disablehandoff): whether writes
+	// become hints; paused (pausehandoff, resumehandoff): whether hints
+	// are delivered.
+	enabled, paused bool
 	// delivering are the replicas whose hints are on their way.
 	delivering map[ring.Endpoint]bool
-	// ends are where each replica's next record goes: the end of its
-	// file's last whole record, found once by reading the file (a crash
-	// may have left a torn record after it, which the next one
-	// overwrites, so that no record is ever appended behind one that
-	// cannot be read).
-	ends map[ring.Endpoint]int64
+	slots      chan struct{} // one per delivery thread
 }
 
-var hintCRC = crc32.MakeTable(crc32.Castagnoli)
-
-func (h *hints) file(e ring.Endpoint) string { return h.fs.PathJoin(h.dir, string(e)+".hints") }
-
-// store keeps a hint of mu for replica e.
-func (h *hints) store(e ring.Endpoint, mu *mutation.Mutation) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.storeLocked(e, mu)
+func newHandoff(h HintedHandoff) *handoff {
+	return &handoff{enabled: !h.Disabled, delivering: map[ring.Endpoint]bool{}, slots: make(chan struct{}, h.DeliveryThreads)}
 }
 
-func (h *hints) storeLocked(e ring.Endpoint, mu *mutation.Mutation) error {
-	if err := h.fs.MkdirAll(h.dir, 0o755); err != nil {
-		return err
-	}
-	end, known := h.ends[e]
-	if !known {
-		var err error
-		if end, err = h.scan(e, nil); err != nil {
-			return err
-		}
-	}
-	f, err := h.fs.OpenReadWrite(h.file(e))
-	if err != nil {
-		return err
-	}
-	body := mutation.AppendMutation(nil, mu)
-	rec := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
-	rec = binary.BigEndian.AppendUint32(rec, crc32.Checksum(body, hintCRC))
-	rec = append(rec, body...)
-	if _, err := f.WriteAt(rec, end); err != nil {
-		delete(h.ends, e) // where the file ends now is for a read to find
-		return errors.Join(err, f.Close())
-	}
-	h.ends[e] = end + int64(len(rec))
-	return f.Close()
+// HandoffStatus is what nodetool statushandoff reports.
+type HandoffStatus struct {
+	Enabled, Paused bool
 }
 
-// pending reports whether replica e has hints waiting.
-func (h *hints) pending(e ring.Endpoint) bool {
-	_, err := h.fs.Stat(h.file(e))
-	return err == nil
+// Handoff reports whether writes become hints and whether hints are
+// delivered.
+func (c *Coordinator) Handoff() HandoffStatus {
+	c.handoff.mu.Lock()
+	defer c.handoff.mu.Unlock()
+	return HandoffStatus{Enabled: c.handoff.enabled, Paused: c.handoff.paused}
 }
 
-// read returns the hints kept for replica e. A torn last record (a crash
-// while appending) ends them, as does a length longer than the file or
-// zeroed bytes.
-func (h *hints) read(e ring.Endpoint) ([]*mutation.Mutation, error) {
-	var out []*mutation.Mutation
-	_, err := h.scan(e, func(body []byte) error {
-		m, err := mutation.DecodeMutation(body)
-		if err != nil {
-			return fmt.Errorf("hints for %s: %w", e, err)
-		}
-		out = append(out, m)
-		return nil
-	})
-	return out, err
+// SetHandoff turns keeping hints on or off (nodetool enablehandoff,
+// disablehandoff).
+func (c *Coordinator) SetHandoff(enabled bool) {
+	c.handoff.mu.Lock()
+	defer c.handoff.mu.Unlock()
+	c.handoff.enabled = enabled
 }
 
-// scan reads replica e's hints file record by record, giving visit (when
-// not nil) each whole record's body, and returns where its last whole
-// record ends (0 for no file).
-func (h *hints) scan(e ring.Endpoint, visit func(body []byte) error) (int64, error) {
-	f, err := h.fs.Open(h.file(e))
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	size := st.Size()
-	r := bufio.NewReader(f)
-	var end int64
-	for {
-		var head [8]byte
-		if _, err := io.ReadFull(r, head[:]); err != nil {
-			return end, nil
-		}
-		n := int64(binary.BigEndian.Uint32(head[:4]))
-		// No mutation encodes to nothing: a zero length is zeroed bytes
-		// (a torn tail), whose CRC of nothing would match.
-		if n == 0 || n > size-end-int64(len(head)) {
-			return end, nil
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(r, body); err != nil || crc32.Checksum(body, hintCRC) != binary.BigEndian.Uint32(head[4:]) {
-			return end, nil
-		}
-		if visit != nil {
-			if err := visit(body); err != nil {
-				return end, err
-			}
-		}
-		end += int64(len(head)) + n
+// PauseHandoff stops or resumes delivering hints (nodetool pausehandoff,
+// resumehandoff); a delivery running stops before its next page.
+func (c *Coordinator) PauseHandoff(paused bool) {
+	c.handoff.mu.Lock()
+	c.handoff.paused = paused
+	c.handoff.mu.Unlock()
+	if !paused {
+		c.DeliverHints()
 	}
 }
 
-func newHints(fs vfs.FS, dir string) *hints {
-	return &hints{fs: fs, dir: dir, delivering: map[ring.Endpoint]bool{}, ends: map[ring.Endpoint]int64{}}
+func (c *Coordinator) paused() bool {
+	c.handoff.mu.Lock()
+	defer c.handoff.mu.Unlock()
+	return c.handoff.paused
 }
 
-// hint keeps a write for a replica that could not take it; a failure to
-// keep it is logged (the write's other replicas have it).
+// hint keeps a write for a replica that could not take it, unless hints
+// are off or bounded out for that replica; a failure to keep it is
+// logged (the write's other replicas have it).
 func (c *Coordinator) hint(e ring.Endpoint, mu *mutation.Mutation) {
-	if c.hints.dir == "" {
+	store := c.cfg.Hints
+	if store == nil || !c.Handoff().Enabled {
 		return
 	}
-	if err := c.hints.store(e, mu); err != nil {
+	window := c.cfg.HintedHandoff.MaxWindow
+	if c.cfg.Downtime != nil && c.cfg.Downtime(e) > window {
+		c.Stats.HintsPastWindow.Add(1)
+		return
+	}
+	if age, ok := store.Age(string(e)); ok && age > window {
+		c.Stats.HintsPastWindow.Add(1)
+		return
+	}
+	t := c.current().tables[mu.Table]
+	if t == nil {
+		return // dropped since the write began: nothing to hand over
+	}
+	gcGrace := time.Duration(t.Options.GCGraceSeconds) * time.Second
+	if gcGrace <= 0 {
+		c.Stats.HintsExpired.Add(1) // dead on arrival: it could bring back purged data
+		return
+	}
+	err := store.Write(string(e), mu, gcGrace)
+	switch {
+	case errors.Is(err, hints.ErrHostFull):
+		c.Stats.HintsOverSize.Add(1)
+	case err != nil:
 		c.cfg.Logger.Error().Err(err).Str("replica", string(e)).Msg("coordinator: keeping a hint")
-		return
+	default:
+		c.Stats.HintsStored.Add(1)
 	}
-	c.Stats.HintsStored.Add(1)
 }
 
-// ReplicaUp sends a replica the failure detector sees up the hints kept
-// for it, in the background, and removes them once it has taken them all.
+// ReplicaUp starts handing a replica the failure detector sees up the
+// hints kept for it, in the background.
 func (c *Coordinator) ReplicaUp(e ring.Endpoint) {
-	if c.cfg.Network == nil || c.hints.dir == "" || !c.hints.pending(e) {
+	if c.cfg.Network == nil || c.cfg.Hints == nil || !c.cfg.Hints.Has(string(e)) {
 		return
 	}
-	c.hints.mu.Lock()
-	if c.hints.delivering[e] {
-		c.hints.mu.Unlock()
+	h := c.handoff
+	h.mu.Lock()
+	if h.delivering[e] || h.paused {
+		h.mu.Unlock()
 		return
 	}
-	c.hints.delivering[e] = true
-	c.hints.mu.Unlock()
+	h.delivering[e] = true
+	h.mu.Unlock()
 	c.background.Go(func() {
 		defer func() {
-			c.hints.mu.Lock()
-			delete(c.hints.delivering, e)
-			c.hints.mu.Unlock()
+			h.mu.Lock()
+			delete(h.delivering, e)
+			h.mu.Unlock()
 		}()
-		if err := c.sendHints(e); err != nil && !errors.Is(err, messaging.ErrClosed) {
-			c.cfg.Logger.Warn().Err(err).Str("replica", string(e)).Msg("coordinator: delivering hints; they wait for the next time it is seen up")
+		h.slots <- struct{}{}
+		defer func() { <-h.slots }()
+		// A replica just seen up may not listen yet, or may still be
+		// busy: a few tries, spaced out, before the next round.
+		backoff := deliveryBackoff
+		for try := 1; ; try++ {
+			err := c.deliver(e)
+			if err == nil || errors.Is(err, messaging.ErrClosed) || errors.Is(err, hints.ErrPaused) {
+				return
+			}
+			if try == deliveryTries || !c.alive()(e) {
+				c.cfg.Logger.Warn().Err(err).Str("replica", string(e)).Msg("coordinator: delivering hints; the rest wait for the next round")
+				return
+			}
+			time.Sleep(backoff)
+			backoff *= 2
 		}
 	})
 }
 
-func (c *Coordinator) sendHints(e ring.Endpoint) error {
-	c.hints.mu.Lock()
-	ms, err := c.hints.read(e)
-	c.hints.mu.Unlock()
-	if err != nil || len(ms) == 0 {
-		return err
+// A delivery that fails is tried again deliveryTries times in all, the
+// first after deliveryBackoff and each wait twice the last (about 15 s in
+// all).
+const (
+	deliveryTries   = 5
+	deliveryBackoff = time.Second
+)
+
+// DeliverHints starts the deliveries of every replica that has hints and
+// is up: a node runs it every few seconds, so that a delivery a failure
+// stopped goes on without waiting for the replica to go down and up
+// again (Cassandra's hints dispatch trigger, every 10 s).
+func (c *Coordinator) DeliverHints() {
+	if c.cfg.Hints == nil {
+		return
 	}
-	for _, m := range ms {
-		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Write)
-		_, err := c.cfg.Network.Request(ctx, string(e), messaging.VerbHint, EncodeMutations([]*mutation.Mutation{m}))
-		cancel()
-		if err != nil {
-			return err
+	alive := c.alive()
+	for _, p := range c.cfg.Hints.Pending() {
+		if e := ring.Endpoint(p.Host); e != c.cfg.Self && alive(e) {
+			c.ReplicaUp(e)
 		}
 	}
-	// Every hint read was taken; hints added since are kept for next time.
-	c.hints.mu.Lock()
-	defer c.hints.mu.Unlock()
-	after, err := c.hints.read(e)
-	if err != nil {
-		return err
+}
+
+func (c *Coordinator) deliver(e ring.Endpoint) error {
+	throttle := rate.Inf
+	if bps := c.cfg.HintedHandoff.Throttle; bps > 0 {
+		// Every other node may be delivering to the same replica.
+		throttle = rate.Limit(float64(bps) / float64(max(1, len(c.cfg.Ring().Endpoints())-1)))
 	}
-	if err := c.hints.fs.Remove(c.hints.file(e)); err != nil {
-		return err
-	}
-	delete(c.hints.ends, e)
-	c.Stats.HintsDelivered.Add(int64(len(ms)))
-	for _, m := range after[len(ms):] {
-		if err := c.hints.storeLocked(e, m); err != nil {
+	const pageBytes = 64 << 10
+	res, err := c.cfg.Hints.Deliver(context.Background(), string(e), hints.Delivery{
+		Send: func(ctx context.Context, ms []*mutation.Mutation) error {
+			ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeouts.Write)
+			defer cancel()
+			_, err := c.cfg.Network.Request(ctx, string(e), messaging.VerbHint, EncodeMutations(ms))
 			return err
-		}
+		},
+		Limiter:   rate.NewLimiter(throttle, pageBytes),
+		PageBytes: pageBytes,
+		Paused:    c.paused,
+		Taken:     func(n int64) { c.Stats.HintsDelivered.Add(n) },
+	})
+	c.Stats.HintsExpired.Add(res.Expired)
+	if res.Torn > 0 || res.Undecodable > 0 {
+		c.cfg.Logger.Warn().Str("replica", string(e)).Int64("bytes", res.Torn).Int64("undecodable", res.Undecodable).
+			Msg("coordinator: hints after a record that does not check were dropped (a crash while writing it, or a damaged disk)")
 	}
-	return nil
+	if err == nil && res.Delivered+res.Expired > 0 {
+		c.cfg.Logger.Info().Str("replica", string(e)).Int64("delivered", res.Delivered).Int64("expired", res.Expired).
+			Msg("coordinator: finished delivering hints")
+	}
+	return err
 }

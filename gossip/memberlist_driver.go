@@ -531,8 +531,24 @@ func (g *Gossiper) setAlive(endpoint string, alive bool) {
 	}
 	if s.Alive != alive {
 		s.Alive = alive
+		s.DownSince = time.Time{}
+		if !alive {
+			s.DownSince = time.Now()
+		}
 		g.pendingLocked(endpoint)
 	}
+}
+
+// Downtime is how long a node has been down as the failure detector sees
+// it: 0 for one up, or never seen (max_hint_window's measure).
+func (g *Gossiper) Downtime(endpoint string) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.endpoints[endpoint]
+	if s == nil || s.Alive || s.DownSince.IsZero() {
+		return 0
+	}
+	return time.Since(s.DownSince)
 }
 
 // delegate is memberlist's hook for our state.

@@ -3,6 +3,7 @@ package gossip
 import (
 	"maps"
 	"strings"
+	"time"
 )
 
 // ApplicationState names a fact a node gossips about itself, with
@@ -64,6 +65,9 @@ type EndpointState struct {
 	// Alive is the failure detector's view, not gossiped: memberlist
 	// sees the node as alive (or only suspect).
 	Alive bool `json:"-"`
+	// DownSince is when the failure detector last saw it go down (zero
+	// while it is up, or before it was ever seen).
+	DownSince time.Time `json:"-"`
 }
 
 // Get returns a fact's value ("" when unknown).

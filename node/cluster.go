@@ -57,6 +57,7 @@ func (n *Node) identify() error {
 		n.gossip.SetNow(gossip.Status, n.normalStatus())
 		n.gossip.SetNow(gossip.StatusWithPort, n.normalStatus())
 		go n.gossipLoad()
+		go n.deliverHints()
 	}
 	return nil
 }
@@ -191,6 +192,26 @@ func (n *Node) gossipLoad() {
 		}
 	}
 }
+
+// deliverHints goes on with the deliveries of hints to replicas that are
+// up every few seconds (Cassandra's dispatch trigger runs every 10 s): a
+// delivery a failure stopped resumes without waiting for its replica to
+// go down and up again.
+func (n *Node) deliverHints() {
+	t := time.NewTicker(hintDeliveryInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			n.coord.DeliverHints()
+		case <-n.stopped:
+			return
+		}
+	}
+}
+
+// hintDeliveryInterval is how often deliverHints looks.
+const hintDeliveryInterval = 10 * time.Second
 
 // leaveCluster tells the other nodes this one is going, and stops gossip.
 func (n *Node) leaveCluster() error {

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -673,6 +674,10 @@ func TestHintedHandoff(t *testing.T) {
 	if _, err := runAt(t, nodes[0], request.Any, insert); err != nil {
 		t.Errorf("ANY with the only replica down: %v", err)
 	}
+	if p := nodes[0].adminPendingHints(); len(p) != 1 || p[0].Address != net.JoinHostPort("127.0.0.3", strconv.Itoa(nodes[2].cfg.StoragePort)) || p[0].Status != "DOWN" || p[0].Files != 1 ||
+		p[0].HostID != cqltype.UUIDType.Format(nodes[2].hostID) {
+		t.Errorf("pending hints %+v, want one file for 127.0.0.3, down", p)
+	}
 
 	// Back up, it gets every hint, with no read to repair it.
 	nodes[2] = clusterNode(t, 3, dirs[2], gossipPort)
@@ -690,8 +695,8 @@ func TestHintedHandoff(t *testing.T) {
 	if got := nodes[0].coord.Stats.HintsDelivered.Load(); got != 21 {
 		t.Errorf("%v hints delivered, want 21", got)
 	}
-	if _, err := os.Stat(filepath.Join(nodes[0].cfg.hintsDirectory(), "127.0.0.3.hints")); !errors.Is(err, os.ErrNotExist) {
-		t.Error("the delivered hints are still kept")
+	if files, _ := filepath.Glob(filepath.Join(nodes[0].cfg.HintsDirectory, "*.hints")); len(files) != 0 || len(nodes[0].adminPendingHints()) != 0 {
+		t.Errorf("the delivered hints are still kept: %v, pending %+v", files, nodes[0].adminPendingHints())
 	}
 }
 

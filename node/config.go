@@ -15,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/sibyldb/sibyl/coordinator"
+	"github.com/sibyldb/sibyl/hints"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/storage"
@@ -143,6 +144,31 @@ type Config struct {
 	// Transport carries internode messages; default TCP. Tests wrap it to
 	// drop, delay or cut messages.
 	Transport messaging.Transport `yaml:"-"`
+	// HintsDirectory is hints_directory: where a node of a cluster keeps
+	// hints; default DataDir/hints.
+	HintsDirectory string `yaml:"hints_directory"`
+	// HintedHandoffEnabled is hinted_handoff_enabled: whether writes a
+	// replica missed are kept as hints for it; default true.
+	HintedHandoffEnabled *bool `yaml:"hinted_handoff_enabled"`
+	// MaxHintWindow is max_hint_window: a replica down for longer (or
+	// whose oldest hint is older) gets no more hints; default 3h.
+	MaxHintWindow Duration `yaml:"max_hint_window"`
+	// HintedHandoffThrottle is hinted_handoff_throttle ("1024KiB"): the
+	// bytes a second one delivery sends, divided by the other nodes (which
+	// may be delivering to the same replica); 0 for no throttle; default
+	// 1024KiB, Cassandra's.
+	HintedHandoffThrottle *Size `yaml:"hinted_handoff_throttle"`
+	// MaxHintsDeliveryThreads is max_hints_delivery_threads: how many
+	// replicas get their hints at once; default 2.
+	MaxHintsDeliveryThreads int `yaml:"max_hints_delivery_threads"`
+	// MaxHintsFileSize is max_hints_file_size: the size at which a hints
+	// file is closed and another begun; default 128MiB.
+	MaxHintsFileSize Size `yaml:"max_hints_file_size"`
+	// MaxHintsSizePerHost is max_hints_size_per_host: the space one
+	// replica's hints may take, past which its hints are refused; 0 for no
+	// bound. Default 1GiB, where Cassandra's is 0: hints that fill a disk
+	// take the node down with the replica.
+	MaxHintsSizePerHost *Size `yaml:"max_hints_size_per_host"`
 	// MetadataSnapshotEntries is how many entries the metadata log applies
 	// between snapshots; default the log's (1,000). Tests lower it.
 	MetadataSnapshotEntries uint64 `yaml:"-"`
@@ -195,6 +221,27 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.MetadataDirectory == "" {
 		c.MetadataDirectory = filepath.Join(c.DataDir, "metadata")
+	}
+	if c.HintsDirectory == "" {
+		c.HintsDirectory = filepath.Join(c.DataDir, "hints")
+	}
+	if c.HintedHandoffEnabled == nil {
+		c.HintedHandoffEnabled = new(true)
+	}
+	if c.MaxHintWindow == 0 {
+		c.MaxHintWindow = Duration(coordinator.DefaultHintedHandoff.MaxWindow)
+	}
+	if c.HintedHandoffThrottle == nil {
+		c.HintedHandoffThrottle = new(Size(1024 << 10))
+	}
+	if c.MaxHintsDeliveryThreads == 0 {
+		c.MaxHintsDeliveryThreads = coordinator.DefaultHintedHandoff.DeliveryThreads
+	}
+	if c.MaxHintsFileSize == 0 {
+		c.MaxHintsFileSize = hints.DefaultMaxFileSize
+	}
+	if c.MaxHintsSizePerHost == nil {
+		c.MaxHintsSizePerHost = new(Size(1 << 30))
 	}
 	if c.CommitLogSync == "" {
 		c.CommitLogSync = "periodic"
@@ -319,7 +366,8 @@ func (c *Config) Validate() error {
 		value Duration
 	}{{"commitlog_sync_period", c.CommitLogSyncPeriod}, {"write_request_timeout", c.WriteRequestTimeout},
 		{"read_request_timeout", c.ReadRequestTimeout}, {"range_request_timeout", c.RangeRequestTimeout},
-		{"truncate_request_timeout", c.TruncateRequestTimeout}, {"partitioned_node_timeout", c.PartitionedNodeTimeout}} {
+		{"truncate_request_timeout", c.TruncateRequestTimeout}, {"partitioned_node_timeout", c.PartitionedNodeTimeout},
+		{"max_hint_window", c.MaxHintWindow}} {
 		if d.value < 0 {
 			errs = append(errs, fmt.Errorf("%s: %s is negative", d.key, time.Duration(d.value)))
 		}
@@ -370,6 +418,9 @@ func (c *Config) Validate() error {
 	if len(c.DataFileDirectories) > 1 {
 		errs = append(errs, fmt.Errorf("data_file_directories: %d directories given; one is supported", len(c.DataFileDirectories)))
 	}
+	if c.MaxHintsDeliveryThreads < 0 {
+		errs = append(errs, fmt.Errorf("max_hints_delivery_threads: %d is negative", c.MaxHintsDeliveryThreads))
+	}
 	if c.NumTokens < 0 || c.NumTokens > 1536 {
 		errs = append(errs, fmt.Errorf("num_tokens: %d is not between 1 and 1536", c.NumTokens))
 	}
@@ -380,10 +431,6 @@ func (c *Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
-
-// hintsDirectory is where hints are kept: hints/ under the data
-// directory.
-func (c *Config) hintsDirectory() string { return filepath.Join(c.DataDir, "hints") }
 
 // Duration is a cassandra.yaml duration: a number with a unit (ms, s, m,
 // h, d; Cassandra 4.1's "10000ms"), or a bare number of milliseconds.

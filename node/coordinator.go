@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cockroachdb/pebble/vfs"
 	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/hints"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
@@ -26,7 +28,7 @@ var _ exec.Coordinator = (*Node)(nil)
 // newCoordinator wires the node's coordinator: this node's engine, the
 // other nodes through messaging (for a node with seeds), liveness from
 // gossip, the ring and the schema as they are at each request.
-func (n *Node) newCoordinator() *coordinator.Coordinator {
+func (n *Node) newCoordinator() (*coordinator.Coordinator, error) {
 	cfg := coordinator.Config{
 		Self: n.endpoint(), DataCenter: n.cfg.DataCenter, Engine: localEngine{n.engine},
 		Alive: func(e ring.Endpoint) bool {
@@ -38,14 +40,27 @@ func (n *Node) newCoordinator() *coordinator.Coordinator {
 		Schema:  n.Schema,
 		Timeouts: coordinator.Timeouts{Write: time.Duration(n.cfg.WriteRequestTimeout), Read: time.Duration(n.cfg.ReadRequestTimeout),
 			Range: time.Duration(n.cfg.RangeRequestTimeout), Truncate: time.Duration(n.cfg.TruncateRequestTimeout)},
-		HintsDir:    n.cfg.hintsDirectory(),
+		HintedHandoff: coordinator.HintedHandoff{Disabled: !*n.cfg.HintedHandoffEnabled, MaxWindow: time.Duration(n.cfg.MaxHintWindow),
+			Throttle: int64(*n.cfg.HintedHandoffThrottle), DeliveryThreads: n.cfg.MaxHintsDeliveryThreads},
+		Downtime: func(e ring.Endpoint) time.Duration {
+			if g := n.gossip; g != nil {
+				return g.Downtime(string(e))
+			}
+			return 0
+		},
 		StoragePort: n.cfg.StoragePort,
 		Logger:      *n.cfg.Logger,
 	}
 	if len(n.cfg.Seeds) > 0 {
 		cfg.Network = nodeNetwork{n}
+		store, err := hints.Open(hints.Options{FS: vfs.Default, Dir: n.cfg.HintsDirectory, MaxFileSize: int64(n.cfg.MaxHintsFileSize),
+			MaxSizePerHost: int64(*n.cfg.MaxHintsSizePerHost), Now: time.Now})
+		if err != nil {
+			return nil, fmt.Errorf("hints_directory: %w", err)
+		}
+		cfg.Hints, n.hints = store, store
 	}
-	return coordinator.New(cfg)
+	return coordinator.New(cfg), nil
 }
 
 // nodeNetwork is the node's messaging, started with gossip before the

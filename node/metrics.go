@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sibyldb/sibyl/coordinator"
+	"github.com/sibyldb/sibyl/hints"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/storage"
@@ -95,6 +96,16 @@ func (m *metrics) watchCoordinator(s *coordinator.Stats) {
 	counter("sibyl_read_digest_mismatches_total", "Reads whose replicas' digests differed, so that every contacted replica's data was read.", nil, &s.DigestMismatches)
 	counter("sibyl_hints_stored_total", "Writes kept as hints for replicas that were down or failed them.", nil, &s.HintsStored)
 	counter("sibyl_hints_delivered_total", "Hints handed to their replicas once they were up.", nil, &s.HintsDelivered)
+	for reason, v := range map[string]*atomic.Int64{"past_window": &s.HintsPastWindow, "over_size": &s.HintsOverSize, "expired": &s.HintsExpired} {
+		counter("sibyl_hints_dropped_total", "Missed writes not kept as hints, or hints dropped, by reason: past_window (the replica down past max_hint_window), "+
+			"over_size (its hints at max_hints_size_per_host), expired (older than the table's gc_grace_seconds).", prometheus.Labels{"reason": reason}, v)
+	}
+}
+
+// watchHints adds the space the hints kept take.
+func (m *metrics) watchHints(h *hints.Store) {
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sibyl_hints_pending_bytes",
+		Help: "The space the hints waiting for their replicas take on disk."}, func() float64 { return float64(h.Bytes()) }))
 }
 
 // handler serves the counters in Prometheus's text format.

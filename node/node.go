@@ -11,6 +11,7 @@ import (
 	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/cql/native"
 	"github.com/sibyldb/sibyl/gossip"
+	"github.com/sibyldb/sibyl/hints"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/partitioner"
@@ -67,6 +68,9 @@ type Node struct {
 	// failed is set once a storage failure stopped the transports.
 	failed  atomic.Bool
 	started time.Time
+	// hints are what the coordinator keeps for replicas that missed
+	// writes; nil for a node alone.
+	hints *hints.Store
 }
 
 // Open starts a node: the storage engine; the system tables; the schema,
@@ -97,9 +101,14 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("node: %w", err)
 	}
 	n = &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{}), unopened: map[uint64]unopenedTables{}, metrics: newMetrics(), views: map[string]peerView{}}
-	n.coord = n.newCoordinator()
+	if n.coord, err = n.newCoordinator(); err != nil {
+		return nil, errors.Join(err, engine.Close())
+	}
 	n.metrics.watchEngine(engine)
 	n.metrics.watchCoordinator(&n.coord.Stats)
+	if n.hints != nil {
+		n.metrics.watchHints(n.hints)
+	}
 	if err := n.start(); err != nil {
 		return nil, errors.Join(err, n.stopMetadata(), n.leaveCluster(), engine.Close())
 	}
@@ -164,6 +173,9 @@ func (n *Node) Close() error {
 	err := n.leaveCluster()
 	err = errors.Join(err, n.stopAdmin(), n.stopNative(), n.stopMetadata())
 	n.coord.Settle() // messaging is closed: what is still on its way ends at once
+	if n.hints != nil {
+		err = errors.Join(err, n.hints.Close())
+	}
 	if ferr := n.engine.Flush(); ferr != nil {
 		err = errors.Join(err, fmt.Errorf("node: flushing at shutdown: %w", ferr))
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/gossip"
+	"github.com/sibyldb/sibyl/hints"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/mutation"
@@ -45,6 +46,8 @@ type Config struct {
 	// SnapshotEntries is how often the metadata logs take a snapshot (in
 	// entries); default the log's own.
 	SnapshotEntries uint64
+	// Handoff are the nodes' hint settings; default the coordinator's.
+	Handoff coordinator.HintedHandoff
 }
 
 // Cluster is a simulated cluster. Its clock is the synctest bubble's it
@@ -91,12 +94,17 @@ type Node struct {
 	// metadata voters, the node answers Unavailable.
 	refuse atomic.Bool
 
-	mu        sync.Mutex
-	up        bool
-	starts    int
-	meta      *metadata.Log
-	engine    *storage.Engine
-	coord     *coordinator.Coordinator
+	mu     sync.Mutex
+	up     bool
+	starts int
+	meta   *metadata.Log
+	engine *storage.Engine
+	coord  *coordinator.Coordinator
+	hints  *hints.Store
+	// stopHints ends the loop that goes on with hint deliveries, as a
+	// node's does every few seconds; hintsLoop waits for it.
+	stopHints chan struct{}
+	hintsLoop sync.WaitGroup
 	messaging *messaging.Service
 	listener  *frameListener
 	conns     map[*frameConn]bool // this end of each of its connections
@@ -284,20 +292,27 @@ func (n *Node) start() error {
 	if err != nil {
 		return errors.Join(err, e.Close())
 	}
+	store, err := hints.Open(hints.Options{FS: n.fs, Dir: "hints", Now: time.Now})
+	if err != nil {
+		return errors.Join(err, svc.Close(), e.Close())
+	}
 	coord := coordinator.New(coordinator.Config{Self: n.Name, DataCenter: n.Location.DataCenter, Engine: node.CoordinatorEngine(e),
-		Network: svc, Alive: n.sees, Ring: func() *ring.Metadata { return n.c.ring }, Schema: n.currentSchema,
-		FS: n.fs, HintsDir: "hints", StoragePort: storagePort, Logger: nop, Now: time.Now})
+		Network: svc, Alive: n.sees, Downtime: n.downtime, Ring: func() *ring.Metadata { return n.c.ring }, Schema: n.currentSchema,
+		Hints: store, HintedHandoff: n.c.cfg.Handoff, StoragePort: storagePort, Logger: nop, Now: time.Now})
 	for v, h := range coord.Handlers() {
 		svc.Handle(v, n.crashingOn(v, h))
 	}
 	meta, err := n.openMetadata(svc, e)
 	if err != nil {
-		return errors.Join(err, svc.Close(), e.Close())
+		return errors.Join(err, svc.Close(), store.Close(), e.Close())
 	}
 	inbox := newGossipTransport(n)
 	n.mu.Lock()
-	n.engine, n.coord, n.messaging, n.inbox, n.meta, n.up = e, coord, svc, inbox, meta, true
+	n.engine, n.coord, n.hints, n.messaging, n.inbox, n.meta, n.up = e, coord, store, svc, inbox, meta, true
 	n.conns, n.released = map[*frameConn]bool{}, make(chan struct{})
+	n.stopHints = make(chan struct{})
+	n.hintsLoop.Add(1)
+	go n.deliverHints(coord, n.stopHints)
 	n.starts++
 	restart := n.starts > 1
 	n.mu.Unlock()
@@ -408,9 +423,11 @@ func (n *Node) halt() bool {
 // its handlers return), its coordinator's sends, its engine.
 func (n *Node) release() error {
 	n.mu.Lock()
-	e, coord, svc, g, meta, released := n.engine, n.coord, n.messaging, n.gossip, n.meta, n.released
+	e, coord, store, svc, g, meta, released := n.engine, n.coord, n.hints, n.messaging, n.gossip, n.meta, n.released
 	n.gossip = nil
+	close(n.stopHints)
 	n.mu.Unlock()
+	n.hintsLoop.Wait()
 	var errs []error
 	if g != nil {
 		errs = append(errs, g.Close())
@@ -418,6 +435,7 @@ func (n *Node) release() error {
 	errs = append(errs, meta.Close())
 	errs = append(errs, svc.Close())
 	coord.Settle()
+	errs = append(errs, store.Close())
 	err := errors.Join(append(errs, e.Close())...)
 	n.mu.Lock()
 	n.releaseErr = err
@@ -458,6 +476,33 @@ func (n *Node) CrashOn(verb messaging.Verb) {
 }
 
 // sees is the node's failure detector, its gossip's view.
+// deliverHints goes on with the coordinator's hint deliveries every 10
+// s, as a node does, until stop closes.
+func (n *Node) deliverHints(coord *coordinator.Coordinator, stop chan struct{}) {
+	defer n.hintsLoop.Done()
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			coord.DeliverHints()
+		case <-stop:
+			return
+		}
+	}
+}
+
+// downtime is how long the node's gossip has seen e down.
+func (n *Node) downtime(e ring.Endpoint) time.Duration {
+	n.mu.Lock()
+	g := n.gossip
+	n.mu.Unlock()
+	if g == nil {
+		return 0
+	}
+	return g.Downtime(string(e))
+}
+
 func (n *Node) sees(e ring.Endpoint) bool {
 	if e == n.Name {
 		return true

@@ -26,8 +26,9 @@ import (
 // and the outcomes they must have (cockroachdb/datadriven's format; run
 // with -rewrite to take the outcomes as they are). The commands:
 //
-//	cluster nodes=N [dcs=dc1:3,dc2:3] [seed=S] [snapshot-entries=E]
-//	                                              start N nodes, 127.0.0.1 to .N (a metadata snapshot every E entries)
+//	cluster nodes=N [dcs=dc1:3,dc2:3] [seed=S] [snapshot-entries=E] [hint-window=D]
+//	                                              start N nodes, 127.0.0.1 to .N (a metadata snapshot every E entries,
+//	                                              max_hint_window D)
 //	exec node=K [cl=LEVEL]                        run the input's statements on node K
 //	local node=K                                  read the input's SELECT from node K's own data alone
 //	crash node=K | restart node=K                 stop node K as a crash would; start it again
@@ -211,6 +212,15 @@ func scriptConfig(t *testing.T, d *datadriven.TestData) Config {
 	}
 	if d.HasArg("snapshot-entries") {
 		d.ScanArgs(t, "snapshot-entries", &cfg.SnapshotEntries)
+	}
+	if d.HasArg("hint-window") {
+		var window string
+		d.ScanArgs(t, "hint-window", &window)
+		w, err := time.ParseDuration(window)
+		if err != nil {
+			d.Fatalf(t, "hint-window: %v", err)
+		}
+		cfg.Handoff.MaxWindow = w
 	}
 	dcOf := func(int) string { return "dc1" }
 	if d.HasArg("dcs") {

@@ -154,6 +154,29 @@ func TestNodetool(t *testing.T) {
 	if out, _, _ := run("listsnapshots"); out != "Snapshot Details: \nThere are no snapshots\n" {
 		t.Errorf("listsnapshots after clearing: %q", out)
 	}
+	// Hinted handoff: a node alone keeps no hints; handoff can be turned
+	// off and on.
+	if out, _, code := run("listpendinghints"); code != 0 || out != "This node does not have any pending hints\n" {
+		t.Errorf("listpendinghints (%d): %q", code, out)
+	}
+	for _, step := range []struct{ cmd, want string }{{"statushandoff", "running"}, {"disablehandoff", ""}, {"statushandoff", "not running"},
+		{"enablehandoff", ""}, {"pausehandoff", ""}, {"resumehandoff", ""}, {"statushandoff", "running"}} {
+		out, _, code := run(step.cmd)
+		if step.want != "" && out != "Hinted handoff is "+step.want+"\n" || step.want == "" && out != "" || code != 0 {
+			t.Errorf("%s (%d): %q", step.cmd, code, out)
+		}
+	}
+	if _, errs, code := run("truncatehints", "not-an-address"); code != 2 || !strings.Contains(errs, "UnknownHostException: not-an-address") {
+		t.Errorf("truncatehints not-an-address (%d): %q", code, errs)
+	}
+	if _, errs, code := run("truncatehints", "127.0.0.9"); code != 2 || !strings.Contains(errs, "Can't delete hints for unknown address /127.0.0.9:7000") {
+		t.Errorf("truncatehints 127.0.0.9 (%d): %q", code, errs)
+	}
+	for _, args := range [][]string{{"truncatehints"}, {"truncatehints", "127.0.0.1"}} {
+		if _, errs, code := run(args...); code != 0 {
+			t.Errorf("%v (%d): %s", args, code, errs)
+		}
+	}
 	if out, _, _ := run("version"); out != "ReleaseVersion: 4.1.6\n" {
 		t.Errorf("version: %q", out)
 	}

@@ -232,6 +232,13 @@ func init() {
 		"version":                 (*client).version,
 		"describecluster":         (*client).describeCluster,
 		"cms":                     (*client).cms,
+		"listpendinghints":        (*client).listPendingHints,
+		"truncatehints":           (*client).truncateHints,
+		"statushandoff":           (*client).statusHandoff,
+		"enablehandoff":           handoff("enable"),
+		"disablehandoff":          handoff("disable"),
+		"pausehandoff":            handoff("pause"),
+		"resumehandoff":           handoff("resume"),
 	}
 }
 
