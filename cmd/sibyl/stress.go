@@ -66,6 +66,8 @@ func newStressCommand() *cobra.Command {
 	f.StringVar(&o.Ratio, "ratio", "1:1", "mixed: writes:reads")
 	f.IntVar(&o.Mix, "mix", 1, "dynamo: mix 1 to 4 (B3)")
 	f.BoolVar(&o.Overwrite, "overwrite", false, "write and mixed: rewrite keys drawn from the key space (--keys, --distribution) instead of adding new ones")
+	f.BoolVar(&o.Verify, "verify", false, "remember every acknowledged write, check reads against them and read every one back at the end; exits 1 on a lost write (or a stale read at a level that forbids them)")
+	f.Float64Var(&o.VerifyShare, "verify-share", 1, "with --verify: the share of reads checked, 0 to 1")
 	f.StringVar(&o.JSON, "json", "", "write the summary and the per-second series to this JSON file")
 	f.StringVar(&o.Plot, "plot", "", "write a self-contained HTML report to this file")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write the client's own CPU profile to this file (go tool pprof)")

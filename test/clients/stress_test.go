@@ -2,7 +2,9 @@ package clients
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,5 +100,63 @@ func TestStressWorkloads(t *testing.T) {
 	}
 	if _, err := stress.Run(stress.Options{Workload: "nope"}); err == nil || !strings.Contains(err.Error(), `workload "nope" is not one of`) {
 		t.Fatalf("an unknown workload: %v", err)
+	}
+}
+
+// TestStressVerify runs --verify against a node twice: once clean (every
+// acknowledged write read back, no stale read), and once over keys whose
+// writes a tombstone from the future shadows, which it must report as
+// lost and stale, ending the run with ErrVerifyFailed.
+func TestStressVerify(t *testing.T) {
+	_, cluster := startNode(t)
+	run := func(o stress.Options) (*stress.Summary, string, error) {
+		t.Helper()
+		var out bytes.Buffer
+		o.Nodes, o.Port, o.Threads, o.Seed, o.Out, o.Verify = []string{"127.0.0.1"}, cluster.Port, 8, 1, &out, true
+		sum, err := stress.Run(o)
+		if sum == nil || sum.Verify == nil {
+			t.Fatalf("%s: no verify summary: %v\n%s", o.Workload, err, out.String())
+		}
+		return sum, out.String(), err
+	}
+	sum, out, err := run(stress.Options{Workload: "mixed", Keyspace: "verified", Ops: 2000, Keys: 200, Preload: 200, Overwrite: true})
+	if v := sum.Verify; err != nil || v.Checked == 0 || v.Stale != 0 || v.ReadBack != 200 || v.Lost != 0 || v.Unreadable != 0 || !v.Overlapping {
+		t.Fatalf("a clean run: %+v, %v\n%s", v, err, out)
+	}
+	if !strings.Contains(out, "Verify: ") || !strings.Contains(out, "Reading back 200 acknowledged writes") {
+		t.Fatalf("the output has no verify lines:\n%s", out)
+	}
+
+	s := session(t, cluster)
+	for _, q := range []string{
+		"CREATE KEYSPACE shadowed WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+		"CREATE TABLE shadowed.kv (key blob PRIMARY KEY, value blob)",
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	future := time.Now().Add(time.Hour).UnixMicro()
+	const shadowed = 50
+	for k := range shadowed {
+		if err := s.Query("DELETE FROM shadowed.kv USING TIMESTAMP ? WHERE key = ?", future, binary.BigEndian.AppendUint64(nil, uint64(k))).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jsonFile := filepath.Join(t.TempDir(), "v.json")
+	sum, out, err = run(stress.Options{Workload: "ycsb-a", Keyspace: "shadowed", Ops: 1000, Keys: 100, Preload: 100, JSON: jsonFile})
+	if v := sum.Verify; !errors.Is(err, stress.ErrVerifyFailed) || v.Lost != shadowed || v.ReadBack != 100 || v.Stale == 0 || v.Stale > v.Checked {
+		t.Fatalf("writes under a tombstone from the future: %+v, %v\n%s", v, err, out)
+	}
+	var report stress.Summary
+	if raw, err := os.ReadFile(jsonFile); err != nil || json.Unmarshal(raw, &report) != nil || report.Verify == nil || *report.Verify != *sum.Verify {
+		t.Fatalf("the JSON report's verify: %+v, %v", report.Verify, err)
+	}
+	var stalePerSecond int64
+	for _, sec := range report.PerSecond {
+		stalePerSecond += sec.Stale
+	}
+	if stalePerSecond != sum.Verify.Stale {
+		t.Fatalf("the per-second stale reads add up to %d, the summary says %d", stalePerSecond, sum.Verify.Stale)
 	}
 }

@@ -5,7 +5,8 @@
 //
 // Owns: workloads and their key choice (uniform, zipfian, sequential,
 // latest), pacing, latency recording (HdrHistogram), the live line, the
-// summary, and the JSON and HTML reports.
+// summary, the JSON and HTML reports, and --verify's ledger of
+// acknowledged writes with its checks of reads against it.
 // Does not own: anything of the server.
 // May import: gocql, hdrhistogram-go.
 // Must not import: any server package.

@@ -45,6 +45,19 @@ table{border-collapse:collapse} td,th{padding:4px 10px;border-bottom:1px solid #
 	b.WriteString(chart(secs, []series{{"ops/s", "#1f77b4", ops}}, "seconds", roundTicks(secs)))
 	b.WriteString("<h2>Latency over time (ms)</h2>\n")
 	b.WriteString(chart(secs, []series{{"p50", "#2ca02c", p50}, {"p99", "#ff7f0e", p99}, {"p99.9", "#d62728", p999}}, "seconds", roundTicks(secs)))
+	if v := s.Verify; v != nil {
+		fmt.Fprintf(&b, "<h2>Verify</h2>\n<table><tr><th>reads checked</th><th>stale</th><th>writes read back</th><th>lost</th><th>unreadable</th></tr>\n"+
+			"<tr><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td></tr></table>\n", v.Checked, v.Stale, v.ReadBack, v.Lost, v.Unreadable)
+		if v.Note != "" {
+			fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(v.Note))
+		}
+		var stale []float64
+		for _, p := range s.PerSecond {
+			stale = append(stale, float64(p.Stale))
+		}
+		b.WriteString("<h3>Stale reads a second</h3>\n")
+		b.WriteString(chart(secs, []series{{"stale", "#d62728", stale}}, "seconds", roundTicks(secs)))
+	}
 	b.WriteString("<h2>Latency distribution (ms, by percentile)</h2>\n")
 	colors := []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"}
 	var dist []series

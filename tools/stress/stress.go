@@ -42,7 +42,12 @@ type Options struct {
 	Mix               int     // dynamo: 1..4
 	Overwrite         bool    // write and mixed: rewrite keys of the key space instead of adding new ones
 	JSON, Plot        string  // report files, when set
-	Out               io.Writer
+	// Verify remembers every acknowledged write, checks a share of the
+	// reads (VerifyShare, default all) against them and reads every one
+	// back at the end.
+	Verify      bool
+	VerifyShare float64
+	Out         io.Writer
 }
 
 // EnsureDefaults fills unset fields.
@@ -92,6 +97,9 @@ func (o *Options) EnsureDefaults() {
 	if o.Out == nil {
 		o.Out = os.Stdout
 	}
+	if o.VerifyShare == 0 {
+		o.VerifyShare = 1
+	}
 }
 
 // Validate names what is wrong.
@@ -102,6 +110,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Threads < 0 || o.Connections < 0 || o.Ops < 0 || o.Keys < 0 || o.Preload < 0 || o.Warmup < 0 || o.ValueSize < 0 || o.Rate < 0 {
 		errs = append(errs, errors.New("--threads, --connections, --ops, --keys, --preload, --value-size and --rate must not be negative"))
+	}
+	if o.VerifyShare < 0 || o.VerifyShare > 1 {
+		errs = append(errs, fmt.Errorf("--verify-share: %v is not a fraction from 0 to 1", o.VerifyShare))
 	}
 	if o.Mix < 0 || o.Mix > 4 {
 		errs = append(errs, fmt.Errorf("--mix: %d is not 1, 2, 3 or 4", o.Mix))
@@ -204,6 +215,9 @@ type SecondStats struct {
 	P99       float64 `json:"p99_ms"`
 	P999      float64 `json:"p99_9_ms"`
 	Errors    int64   `json:"errors"`
+	// Stale is the checked reads of the interval that missed an
+	// acknowledged write (--verify).
+	Stale int64 `json:"stale,omitempty"`
 }
 
 // OpSummary is an operation kind's totals.
@@ -231,6 +245,7 @@ type Summary struct {
 	Total     int64                 `json:"total_ops"`
 	Ops       map[string]*OpSummary `json:"operations"`
 	PerSecond []SecondStats         `json:"per_second"`
+	Verify    *VerifySummary        `json:"verify,omitempty"`
 }
 
 // recorder gathers latencies from the workers.
@@ -327,6 +342,18 @@ func Run(opts Options) (*Summary, error) {
 		}
 	}
 	w := &workload{s: s, ks: ks, opts: &opts, chooser: chooser}
+	if opts.Verify {
+		w.verify = &verifier{ledger: newLedger(), share: opts.VerifyShare, runCL: cl, readBackCL: cl}
+		var replication map[string]string
+		if err := s.Query("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?", opts.Keyspace).Scan(&replication); err != nil {
+			return nil, fmt.Errorf("reading the keyspace's replication: %w", err)
+		}
+		w.verify.overlapping, w.verify.note = overlap(cl, replication)
+		if !w.verify.overlapping {
+			// Only ALL is sure to meet a write acknowledged by fewer.
+			w.verify.readBackCL = gocql.All
+		}
+	}
 	w.nextKey.Store(opts.Preload + opts.Warmup) // inserts follow the preloaded and warm-up keys
 	if opts.Preload > 0 {
 		fmt.Fprintf(opts.Out, "Preloading %d keys\n", opts.Preload)
@@ -341,13 +368,18 @@ func Run(opts Options) (*Summary, error) {
 		}
 	}
 	fmt.Fprintf(opts.Out, "Running %s with %d threads, %d connections per node\n", opts.Workload, opts.Threads, opts.Connections)
-	fmt.Fprintf(opts.Out, "%8s %10s %9s %9s %8s %9s\n", "time(s)", "ops/s", "p50(ms)", "p99(ms)", "errors", "progress")
+	header := fmt.Sprintf("%8s %10s %9s %9s %8s %9s", "time(s)", "ops/s", "p50(ms)", "p99(ms)", "errors", "progress")
+	if w.verify != nil {
+		header += fmt.Sprintf(" %8s", "stale")
+	}
+	fmt.Fprintln(opts.Out, header)
 	rec := &recorder{ops: map[string]*opStats{}, start: time.Now()}
 	sum := &Summary{Workload: opts.Workload, Ops: map[string]*OpSummary{}, Options: map[string]any{
 		"threads": opts.Threads, "connections": opts.Connections, "ops": opts.Ops, "duration": opts.Duration.String(),
 		"keys": opts.Keys, "preload": opts.Preload, "warmup": opts.Warmup, "value_size": opts.ValueSize, "distribution": opts.Distribution,
 		"consistency": opts.Consistency, "replication_factor": opts.ReplicationFactor, "rate": opts.Rate, "seed": opts.Seed,
-		"ratio": opts.Ratio, "mix": opts.Mix, "overwrite": opts.Overwrite, "nodes": opts.Nodes, "port": opts.Port, "keyspace": opts.Keyspace, "token_aware": opts.TokenAware}}
+		"ratio": opts.Ratio, "mix": opts.Mix, "overwrite": opts.Overwrite, "nodes": opts.Nodes, "port": opts.Port, "keyspace": opts.Keyspace, "token_aware": opts.TokenAware,
+		"verify": opts.Verify, "verify_share": opts.VerifyShare}}
 	stop := make(chan struct{})
 	var issued atomic.Int64
 	var wg sync.WaitGroup
@@ -386,7 +418,7 @@ func Run(opts Options) (*Summary, error) {
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
 	second := 0
-	var lastDone, lastErrs int64
+	var lastDone, lastErrs, lastStale int64
 	lastAt := rec.start
 	var lastInterval float64
 	report := func() {
@@ -406,12 +438,20 @@ func Run(opts Options) (*Summary, error) {
 			P50: ms(float64(merged.ValueAtQuantile(50))), P99: ms(float64(merged.ValueAtQuantile(99))),
 			P999: ms(float64(merged.ValueAtQuantile(99.9)))}
 		lastDone, lastErrs = done, errs
+		if w.verify != nil {
+			stale := w.verify.stale.Load()
+			ss.Stale, lastStale = stale-lastStale, stale
+		}
 		sum.PerSecond = append(sum.PerSecond, ss)
 		progress := "-"
 		if opts.Ops > 0 {
 			progress = fmt.Sprintf("%.1f%%", 100*float64(done)/float64(opts.Ops))
 		}
-		fmt.Fprintf(opts.Out, "%8.1f %10.0f %9.3f %9.3f %8d %9s\n", now.Sub(rec.start).Seconds(), ss.OpsPerSec, ss.P50, ss.P99, ss.Errors, progress)
+		line := fmt.Sprintf("%8.1f %10.0f %9.3f %9.3f %8d %9s", now.Sub(rec.start).Seconds(), ss.OpsPerSec, ss.P50, ss.P99, ss.Errors, progress)
+		if w.verify != nil {
+			line += fmt.Sprintf(" %8d", ss.Stale)
+		}
+		fmt.Fprintln(opts.Out, line)
 	}
 loop:
 	for {
@@ -432,6 +472,9 @@ loop:
 			last := &sum.PerSecond[n-1]
 			last.Ops += done - lastDone
 			last.Errors += rec.errs.Load() - lastErrs
+			if w.verify != nil {
+				last.Stale += w.verify.stale.Load() - lastStale
+			}
 			last.OpsPerSec = float64(last.Ops) / (lastInterval + time.Since(lastAt).Seconds())
 		} else {
 			report()
@@ -451,6 +494,10 @@ loop:
 		sum.Ops[op] = o
 	}
 	printSummary(opts.Out, sum)
+	if w.verify != nil {
+		sum.Verify = w.readBack(opts.Out)
+		printVerify(opts.Out, sum.Verify)
+	}
 	if opts.JSON != "" {
 		if err := writeJSON(opts.JSON, sum); err != nil {
 			return sum, err
@@ -460,6 +507,9 @@ loop:
 		if err := writePlot(opts.Plot, sum); err != nil {
 			return sum, err
 		}
+	}
+	if sum.Verify != nil {
+		return sum, sum.Verify.verdict()
 	}
 	return sum, nil
 }
@@ -538,6 +588,7 @@ type workload struct {
 	opts    *Options
 	chooser keyChooser
 	nextKey atomic.Int64 // the next new key
+	verify  *verifier    // nil without --verify
 }
 
 func keyBytes(k int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(k)) }
@@ -551,7 +602,30 @@ func (w *workload) value(r *rand.Rand) []byte {
 }
 
 func (w *workload) write(key int64, r *rand.Rand) error {
-	return w.s.Query("INSERT INTO "+w.ks+".kv (key, value) VALUES (?, ?)", keyBytes(key), w.value(r)).Exec()
+	v := w.value(r)
+	q := w.s.Query("INSERT INTO "+w.ks+".kv (key, value) VALUES (?, ?)", keyBytes(key), v)
+	if w.verify == nil {
+		return q.Exec()
+	}
+	// The write's own timestamp names it in the ledger and in what a
+	// read finds.
+	done := written{ts: w.verify.ledger.timestamp(), hash: w.verify.ledger.hash(v)}
+	if err := q.WithTimestamp(done.ts).Exec(); err != nil {
+		return err
+	}
+	w.verify.ledger.acked(key, done)
+	return nil
+}
+
+// plainRead reads key's value; a key not written yet is a read all the
+// same.
+func (w *workload) plainRead(key int64) error {
+	var v []byte
+	err := w.s.Query("SELECT value FROM "+w.ks+".kv WHERE key = ?", keyBytes(key)).Scan(&v)
+	if errors.Is(err, gocql.ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 func (w *workload) existing(r *rand.Rand) int64 {
@@ -565,11 +639,7 @@ func (w *workload) do(op string, r *rand.Rand) error {
 	case opRewrite:
 		return w.write(w.existing(r), r)
 	case opRead:
-		var v []byte
-		err := w.s.Query("SELECT value FROM "+w.ks+".kv WHERE key = ?", keyBytes(w.existing(r))).Scan(&v)
-		if errors.Is(err, gocql.ErrNotFound) {
-			return nil // a key not written yet: a read all the same
-		}
+		_, err := w.checkedRead(w.existing(r), r)
 		return err
 	case opScan:
 		iter := w.s.Query("SELECT key FROM "+w.ks+".kv WHERE token(key) >= token(?) LIMIT 10", keyBytes(w.existing(r))).Iter()
@@ -579,8 +649,7 @@ func (w *workload) do(op string, r *rand.Rand) error {
 		return iter.Close()
 	case opRMW:
 		key := w.existing(r)
-		var v []byte
-		if err := w.s.Query("SELECT value FROM "+w.ks+".kv WHERE key = ?", keyBytes(key)).Scan(&v); err != nil && !errors.Is(err, gocql.ErrNotFound) {
+		if _, err := w.checkedRead(key, r); err != nil {
 			return err
 		}
 		return w.write(key, r)
