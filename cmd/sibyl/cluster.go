@@ -97,10 +97,13 @@ func newClusterCommand() *cobra.Command {
 			return err
 		}),
 	}
+	var at cluster.Place
 	add := &cobra.Command{
 		Use: "add", Short: "Add a node to the running cluster (node N+1 on 127.0.0.N+1), start it, and wait until all see it up", Args: cobra.NoArgs,
-		RunE: onCluster(func(_ *cobra.Command, c *cluster.Cluster) error { return cluster.Add(c) }),
+		RunE: onCluster(func(_ *cobra.Command, c *cluster.Cluster) error { return cluster.Add(c, at) }),
 	}
+	add.Flags().StringVar(&at.DataCenter, "dc", "", "the new node's data centre (default: the server's, datacenter1)")
+	add.Flags().StringVar(&at.Rack, "rack", "", "the new node's rack (default: the server's, rack1)")
 	cmd.AddCommand(up, add, status, stop, start, down, logs)
 	return cmd
 }

@@ -30,6 +30,16 @@ type Config struct {
 	AdminPort   int    `json:"admin_port"`
 	GossipPort  int    `json:"gossip_port"`
 	StoragePort int    `json:"storage_port"`
+	// Places are the data centre and rack of the nodes added with them,
+	// by node number; the others take the server's defaults.
+	Places map[int]Place `json:"places,omitempty"`
+}
+
+// Place is where a node says it is: its data centre and rack (empty: the
+// server's default).
+type Place struct {
+	DataCenter string `json:"dc,omitempty"`
+	Rack       string `json:"rack,omitempty"`
 }
 
 // Cluster is a local cluster in a directory.
@@ -98,11 +108,12 @@ func Up(c *Cluster) error {
 	return nil
 }
 
-// Add adds node N+1 to a running cluster of N nodes, starts it (it joins
+// Add adds node N+1 to a running cluster of N nodes, in the data centre
+// and rack of at (the server's defaults where empty), starts it (it joins
 // through node 1, taking tokens of its own; the data already written is
 // not streamed to it) and waits, as Up does, until every running node
 // sees every running node up and lists every other in its system.peers.
-func Add(c *Cluster) error {
+func Add(c *Cluster, at Place) error {
 	if c.Nodes >= 254 {
 		return fmt.Errorf("the cluster has %d nodes, the most 127.0.0.x holds", c.Nodes)
 	}
@@ -110,6 +121,12 @@ func Add(c *Cluster) error {
 		return fmt.Errorf("node1, the seed a new node joins through, is not running; sibyl cluster start node1 starts it")
 	}
 	c.Nodes++
+	if at != (Place{}) {
+		if c.Places == nil {
+			c.Places = map[int]Place{}
+		}
+		c.Places[c.Nodes] = at
+	}
 	if err := c.save(); err != nil {
 		return err
 	}
@@ -152,6 +169,12 @@ func (c *Cluster) Start(k int) error {
 		"--storage-port", strconv.Itoa(c.StoragePort)}
 	if c.Name != "" {
 		args = append(args, "--cluster-name", c.Name)
+	}
+	if at := c.Places[k]; at.DataCenter != "" {
+		args = append(args, "--dc", at.DataCenter)
+	}
+	if at := c.Places[k]; at.Rack != "" {
+		args = append(args, "--rack", at.Rack)
 	}
 	cmd := exec.Command(c.Binary, args...)
 	cmd.Stdout, cmd.Stderr = log, log

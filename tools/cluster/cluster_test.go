@@ -81,15 +81,18 @@ func TestUpStopStartDown(t *testing.T) {
 	}
 	// A fourth node joins while node3 is stopped; once add returns, every
 	// running node lists it (and node3), and it lists every other.
-	if err := Add(c); err != nil {
+	if err := Add(c, Place{DataCenter: "dc2", Rack: "r7"}); err != nil {
 		t.Fatalf("add: %v\n%s", err, out.String())
 	}
 	checkPeers(t, c, "add")
+	// The new node is in a data centre of its own: status prints it
+	// under a heading of its own, with its rack.
 	if s := status(); len(regexp.MustCompile(`(?m)^UN  127\.0\.0\.[124] `).FindAllString(s, -1)) != 3 ||
-		!strings.Contains(s, "DN  127.0.0.3 ") || !strings.Contains(s, "node4: running") {
+		!strings.Contains(s, "DN  127.0.0.3 ") || !strings.Contains(s, "node4: running") ||
+		!regexp.MustCompile(`(?s)Datacenter: dc2\n.*UN  127\.0\.0\.4 [^\n]* r7\s*\n`).MatchString(s) {
 		t.Fatalf("status after add:\n%s", s)
 	}
-	if c, err := Open(c.Dir, &out); err != nil || c.Nodes != 4 || !strings.HasPrefix(c.Name, "cluster test ") {
+	if c, err := Open(c.Dir, &out); err != nil || c.Nodes != 4 || !strings.HasPrefix(c.Name, "cluster test ") || c.Places[4] != (Place{"dc2", "r7"}) {
 		t.Fatalf("the cluster as cluster.json keeps it after add: %+v, %v", c, err)
 	}
 	if err := c.Start(3); err != nil {
