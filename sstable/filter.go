@@ -57,6 +57,13 @@ func (b *filterBuilder) encode() []byte {
 	return binary.BigEndian.AppendUint32(f, crc32.Checksum(f, crcTable))
 }
 
+// NoFilter is the Filter file of an SSTable without a filter: it passes
+// every key.
+func NoFilter() []byte {
+	var none filterBuilder
+	return none.encode()
+}
+
 // readFilter loads and checks a Filter file; nil means no filter, as for
 // an SSTable written before the component existed.
 func readFilter(fs vfs.FS, name string) ([]byte, error) {
@@ -67,12 +74,22 @@ func readFilter(fs vfs.FS, name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	body, err := decodeFilter(data)
+	if err != nil {
+		return nil, fmt.Errorf("sstable: %s: %w", name, err)
+	}
+	return body, nil
+}
+
+// decodeFilter checks a Filter file's bytes and returns the filter (nil:
+// none).
+func decodeFilter(data []byte) ([]byte, error) {
 	if len(data) < 4 {
-		return nil, fmt.Errorf("sstable: %s: %w", name, invariants.Corruptf("filter of %d bytes is cut short", len(data)))
+		return nil, invariants.Corruptf("filter of %d bytes is cut short", len(data))
 	}
 	body := data[:len(data)-4]
 	if crc32.Checksum(body, crcTable) != binary.BigEndian.Uint32(data[len(data)-4:]) {
-		return nil, fmt.Errorf("sstable: %s: %w", name, invariants.Corruptf("filter checksum mismatch"))
+		return nil, invariants.Corruptf("filter checksum mismatch")
 	}
 	if len(body) == 0 {
 		return nil, nil

@@ -208,12 +208,8 @@ func (w *Writer) Finish() (*Metadata, error) {
 	w.closed = true
 	fs, gen := w.fs, w.meta.Generation
 	dataTmp := fs.PathJoin(w.dir, DataFileName(gen)+tempSuffix)
-	filterTmp := fs.PathJoin(w.dir, FilterFileName(gen)+tempSuffix)
-	statsTmp := fs.PathJoin(w.dir, StatisticsFileName(gen)+tempSuffix)
 	fail := func(err error) (*Metadata, error) {
 		_ = fs.Remove(dataTmp)
-		_ = fs.Remove(filterTmp)
-		_ = fs.Remove(statsTmp)
 		return nil, fmt.Errorf("sstable: finish generation %d in %s: %w", gen, w.dir, err)
 	}
 	// Close fsyncs and closes the data file.
@@ -227,32 +223,53 @@ func (w *Writer) Finish() (*Metadata, error) {
 	if err := w.checksumFooter(dataTmp); err != nil {
 		return fail(err)
 	}
-	body, err := encodeMetadata(w.meta)
+	if err := publishTemp(fs, w.dir, w.meta, w.filter.encode()); err != nil {
+		return nil, err
+	}
+	return w.meta, nil
+}
+
+// publishTemp publishes generation meta.Generation in dir, whose Data file
+// is written and synced under its temporary name: it writes the Filter
+// file's bytes (CRC included) and the Statistics, then renames the three,
+// Statistics last (INVARIANT S1). On an error it leaves nothing behind.
+func publishTemp(fs vfs.FS, dir string, meta *Metadata, filter []byte) error {
+	gen := meta.Generation
+	dataTmp := fs.PathJoin(dir, DataFileName(gen)+tempSuffix)
+	filterTmp := fs.PathJoin(dir, FilterFileName(gen)+tempSuffix)
+	statsTmp := fs.PathJoin(dir, StatisticsFileName(gen)+tempSuffix)
+	fail := func(err error) error {
+		_ = fs.Remove(dataTmp)
+		_ = fs.Remove(filterTmp)
+		_ = fs.Remove(statsTmp)
+		return fmt.Errorf("sstable: finish generation %d in %s: %w", gen, dir, err)
+	}
+	body, err := encodeMetadata(meta)
 	if err != nil {
 		return fail(err)
 	}
-	if err := durable.WriteFile(fs, filterTmp, w.filter.encode()); err != nil {
+	if err := durable.WriteFile(fs, filterTmp, filter); err != nil {
 		return fail(err)
 	}
 	if err := durable.WriteFile(fs, statsTmp, body); err != nil {
 		return fail(err)
 	}
-	if err := fs.Rename(dataTmp, fs.PathJoin(w.dir, DataFileName(gen))); err != nil {
+	if err := fs.Rename(dataTmp, fs.PathJoin(dir, DataFileName(gen))); err != nil {
 		return fail(err)
 	}
-	if err := fs.Rename(filterTmp, fs.PathJoin(w.dir, FilterFileName(gen))); err != nil {
-		_ = fs.Remove(fs.PathJoin(w.dir, DataFileName(gen)))
+	if err := fs.Rename(filterTmp, fs.PathJoin(dir, FilterFileName(gen))); err != nil {
+		_ = fs.Remove(fs.PathJoin(dir, DataFileName(gen)))
 		return fail(err)
 	}
-	if err := fs.Rename(statsTmp, fs.PathJoin(w.dir, StatisticsFileName(gen))); err != nil {
-		_ = fs.Remove(fs.PathJoin(w.dir, DataFileName(gen)))
-		_ = fs.Remove(fs.PathJoin(w.dir, FilterFileName(gen)))
+	if err := fs.Rename(statsTmp, fs.PathJoin(dir, StatisticsFileName(gen))); err != nil {
+		_ = fs.Remove(fs.PathJoin(dir, DataFileName(gen)))
+		_ = fs.Remove(fs.PathJoin(dir, FilterFileName(gen)))
 		return fail(err)
 	}
-	if err := durable.SyncDir(fs, w.dir); err != nil {
-		return nil, fmt.Errorf("sstable: finish generation %d in %s: %w", gen, w.dir, err)
+	if err := durable.SyncDir(fs, dir); err != nil {
+		return fmt.Errorf("sstable: finish generation %d in %s: %w", gen, dir, err)
 	}
-	return w.meta, nil
+	return nil
 }
 
 // Abort drops an unfinished SSTable.

@@ -5,8 +5,9 @@
 // Owns: Table (write path, flush, read path, compaction, truncate), Engine
 // (table registry, commit log replay at start, memory-driven flushes), the
 // merging iterator, the compaction strategies (size-tiered, leveled,
-// time-window), the tombstone-purge decision, and memtable space
-// accounting with write back-pressure.
+// time-window), the tombstone-purge decision, memtable space
+// accounting with write back-pressure, and the sections of SSTables a
+// table sends of key spans and imports from another node.
 // Does not own: what tables exist (package schema, above: the node tells
 // the engine), cell reconciliation (package mutation), file formats
 // (packages commitlog and sstable).
@@ -28,4 +29,6 @@
 //	E4. SSTables leave a table's directory only through an obsolete log
 //	    written before they are swapped out, so a restart removes all of a
 //	    compaction's inputs or none.
+//	E5. An imported SSTable records no commit log bound, and one whose
+//	    import began before a truncation of its table is not published.
 package storage

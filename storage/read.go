@@ -259,8 +259,7 @@ type ScanQuery struct {
 }
 
 // Scan reads partitions in token order from opts.From, returning the live
-// rows (and static rows) found. It serves token-range queries, paging and,
-// later, streaming.
+// rows (and static rows) found. It serves token-range queries and paging.
 func (t *Table) Scan(opts ScanQuery) ([]*Partition, error) {
 	out, _, err := t.scan(opts, false)
 	return out, t.e.reportFailure(err)

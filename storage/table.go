@@ -181,6 +181,9 @@ type Table struct {
 		// flushed is the newest commit log position whose records are all
 		// in SSTables.
 		flushed commitlog.Position
+		// truncations counts the table's truncations, which an import
+		// that began before one must not outlive.
+		truncations uint64
 	}
 	flushPending   atomic.Bool
 	compactPending atomic.Bool
@@ -524,6 +527,7 @@ func (t *Table) Truncate() error {
 	t.mu.flushing = nil
 	t.mu.sstables = nil
 	t.mu.flushed = bound
+	t.mu.truncations++
 	t.mu.Unlock()
 	t.writeMu.Unlock()
 	t.e.memtableBytes.Add(-dropped)
