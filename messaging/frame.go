@@ -15,15 +15,18 @@ type Verb uint16
 
 // The verbs.
 const (
-	VerbEcho         Verb = 1  // liveness: the payload comes back
-	VerbMutation     Verb = 2  // apply a mutation
-	VerbRead         Verb = 3  // read (data, or a digest of it)
-	VerbRangeRead    Verb = 4  // read a token range
-	VerbHint         Verb = 7  // a mutation held for a node that was down
-	VerbTruncate     Verb = 8  // remove every row of a table
-	VerbMetadata     Verb = 9  // a Raft message of the metadata group (one way)
-	VerbMetadataJoin Verb = 10 // add me to the metadata group
-	VerbMetadataWait Verb = 11 // answer once you have applied this index
+	VerbEcho           Verb = 1  // liveness: the payload comes back
+	VerbMutation       Verb = 2  // apply a mutation
+	VerbRead           Verb = 3  // read (data, or a digest of it)
+	VerbRangeRead      Verb = 4  // read a token range
+	VerbHint           Verb = 7  // a mutation held for a node that was down
+	VerbTruncate       Verb = 8  // remove every row of a table
+	VerbMetadata       Verb = 9  // a Raft message of the metadata group (one way)
+	VerbMetadataJoin   Verb = 10 // add me to the metadata group
+	VerbMetadataWait   Verb = 11 // answer once you have applied this index
+	VerbStreamPrepare  Verb = 12 // list the sections of these tables' key spans
+	VerbStreamChunk    Verb = 13 // the bytes of a section from an offset
+	VerbStreamComplete Verb = 14 // the session is over: let its SSTables go
 )
 
 func (v Verb) String() string {
@@ -46,6 +49,12 @@ func (v Verb) String() string {
 		return "METADATA_JOIN"
 	case VerbMetadataWait:
 		return "METADATA_WAIT"
+	case VerbStreamPrepare:
+		return "STREAM_PREPARE"
+	case VerbStreamChunk:
+		return "STREAM_CHUNK"
+	case VerbStreamComplete:
+		return "STREAM_COMPLETE"
 	}
 	return fmt.Sprintf("VERB_%d", uint16(v))
 }

@@ -42,8 +42,9 @@ var allowedImports = map[string][]string{
 	"messaging":        {"internal/workers"},
 	"coordinator":      {"ring", "messaging", "mutation", "mutation/request", "partitioner", "schema", "internal/wire", "hints"},
 	"hints":            {"mutation"},
+	"streaming":        {"storage", "sstable", "messaging", "mutation", "partitioner", "internal/wire"},
 	"metadata":         {"internal/wire", "internal/durable", "messaging"},
-	"node": {"cql/native", "cql/exec", "coordinator", "hints", "metadata", "gossip", "messaging", "ring", "schema",
+	"node": {"cql/native", "cql/exec", "coordinator", "hints", "streaming", "metadata", "gossip", "messaging", "ring", "schema",
 		"storage", "mutation", "mutation/request", "partitioner"},
 	"tools":               {},
 	"tools/cqlsh":         {},
@@ -59,7 +60,7 @@ var allowedImports = map[string][]string{
 	"internal/testutil":   {"mutation", "partitioner"},
 	"test/clients":        {"node", "cql/native", "cql/exec", "cqltype", "tools/cqlsh", "tools/nodetool", "tools/stress"},
 	"test/differential":   {"node", "cqltype"},
-	"simulation": {"node", "coordinator", "hints", "metadata", "cql/exec", "gossip", "messaging", "mutation", "mutation/request", "partitioner", "ring",
+	"simulation": {"node", "coordinator", "hints", "streaming", "metadata", "cql/exec", "gossip", "messaging", "mutation", "mutation/request", "partitioner", "ring",
 		"schema", "storage", "cqltype"},
 	"bench": {"storage", "commitlog", "mutation", "mutation/request", "partitioner", "internal/testutil", "node", "cql", "cql/exec",
 		"schema", "cqltype"},
@@ -69,6 +70,8 @@ var allowedImports = map[string][]string{
 var testOnlyImports = map[string][]string{
 	"*":       {"internal/testutil"},
 	"storage": {"internal/testutil"},
+	// streaming's tests open engines, which take commit log options.
+	"streaming": {"commitlog"},
 }
 
 // neverCQLType lists the packages that may not use cqltype (it sits above them).
@@ -198,7 +201,7 @@ var confinedDeps = []struct {
 	{"github.com/cockroachdb/pebble/bloom", []string{"sstable", "bench", "test"}},
 	{"github.com/cockroachdb/pebble/internal", []string{"sstable", "bench", "test"}},
 	{"github.com/cockroachdb/pebble/vfs", []string{"commitlog", "sstable", "storage", "coordinator", "metadata", "internal/durable", "node",
-		"hints", "simulation", "bench", "test"}},
+		"hints", "streaming", "simulation", "bench", "test"}},
 	{"go.etcd.io/raft", []string{"metadata"}},
 	{"github.com/anishathalye/porcupine", []string{"test"}},
 	// sstable takes the block cache constructor from the root package: pebble v1
