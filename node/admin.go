@@ -199,6 +199,7 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 	handle("POST /clearsnapshot", n.adminClearSnapshot)
 	handle("POST /drain", func(*http.Request) (any, error) { return nil, n.Drain() })
 	n.handleHints(handle)
+	n.handleStreaming(handle)
 	// Go's profiler, as etcd and CockroachDB serve it: where a node's CPU
 	// and memory go under load (go tool pprof http://host:7199/debug/pprof/profile).
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)

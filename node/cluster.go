@@ -57,7 +57,7 @@ func (n *Node) identify() error {
 		n.gossip.SetNow(gossip.Status, n.normalStatus())
 		n.gossip.SetNow(gossip.StatusWithPort, n.normalStatus())
 		go n.gossipLoad()
-		go n.deliverHints()
+		go n.housekeeping()
 	}
 	return nil
 }
@@ -79,6 +79,9 @@ func (n *Node) startGossip(tokens []string) error {
 		return nil
 	}
 	if err := n.startMessaging(); err != nil {
+		return err
+	}
+	if err := n.startStreaming(); err != nil {
 		return err
 	}
 	g, err := gossip.Start(gossip.Options{
@@ -193,17 +196,19 @@ func (n *Node) gossipLoad() {
 	}
 }
 
-// deliverHints goes on with the deliveries of hints to replicas that are
-// up every few seconds (Cassandra's dispatch trigger runs every 10 s): a
-// delivery a failure stopped resumes without waiting for its replica to
-// go down and up again.
-func (n *Node) deliverHints() {
+// housekeeping runs every few seconds: it goes on with the deliveries of
+// hints to replicas that are up (Cassandra's dispatch trigger runs every
+// 10 s), so that a delivery a failure stopped resumes without waiting for
+// its replica to go down and up again, and lets go of the streaming
+// sessions whose receivers left.
+func (n *Node) housekeeping() {
 	t := time.NewTicker(hintDeliveryInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
 			n.coord.DeliverHints()
+			n.streaming.Reap()
 		case <-n.stopped:
 			return
 		}

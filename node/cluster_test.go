@@ -63,7 +63,7 @@ func clusterNodeWith(t *testing.T, k int, cfg Config, gossipPort int) *Node {
 		GossipPort: gossipPort, StoragePort: storagePortOf(t, gossipPort), Seeds: []string{fmt.Sprintf("127.0.0.1:%d", gossipPort)},
 		ClusterName: clusterNameOf(gossipPort), Rack: fmt.Sprintf("rack%d", k),
 		PartitionedNodePolicy: cfg.PartitionedNodePolicy, PartitionedNodeTimeout: cfg.PartitionedNodeTimeout,
-		MetadataSnapshotEntries: cfg.MetadataSnapshotEntries})
+		MetadataSnapshotEntries: cfg.MetadataSnapshotEntries, HintedHandoffEnabled: cfg.HintedHandoffEnabled})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -640,13 +640,7 @@ func TestHintedHandoff(t *testing.T) {
 		"CREATE TABLE h1.kv (k int PRIMARY KEY, v text)"); err != nil {
 		t.Fatal(err)
 	}
-	if err := nodes[2].Close(); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, "127.0.0.3 down", func() (bool, string) {
-		ss := statuses(t, nodes[0])
-		return ss[2].Status == "Down", describe(ss)
-	})
+	stopThird(t, nodes)
 	for k := 0; k < 20; k++ {
 		if _, err := runAt(t, nodes[0], request.Quorum, fmt.Sprintf("INSERT INTO h.kv (k, v) VALUES (%d, 'h%d')", k, k)); err != nil {
 			t.Fatal(err)
@@ -698,6 +692,78 @@ func TestHintedHandoff(t *testing.T) {
 	if files, _ := filepath.Glob(filepath.Join(nodes[0].cfg.HintsDirectory, "*.hints")); len(files) != 0 || len(nodes[0].adminPendingHints()) != 0 {
 		t.Errorf("the delivered hints are still kept: %v, pending %+v", files, nodes[0].adminPendingHints())
 	}
+}
+
+// TestRebuild: a node that missed writes (down, with hinted handoff off)
+// streams the ranges it replicates from the other replicas with
+// nodetool rebuild and then holds every row alone; a keyspace whose only
+// replica it is cannot be rebuilt, and says so.
+func TestRebuild(t *testing.T) {
+	nodes, dirs, gossipPort := startThreeWith(t, func(int) Config { return Config{HintedHandoffEnabled: new(false)} })
+	waitAllUp(t, nodes)
+	if _, err := exec.NewSession(nodes[0]).Run("CREATE KEYSPACE r WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3};" +
+		"CREATE TABLE r.kv (k int PRIMARY KEY, v text);" +
+		"CREATE TABLE r.other (k int PRIMARY KEY, v text);" +
+		"CREATE KEYSPACE one WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"); err != nil {
+		t.Fatal(err)
+	}
+	stopThird(t, nodes)
+	const rows = 200
+	for k := range rows {
+		if _, err := runAt(t, nodes[0], request.Quorum, fmt.Sprintf("INSERT INTO r.kv (k, v) VALUES (%d, 'v%d')", k, k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := runAt(t, nodes[0], request.Quorum, "DELETE FROM r.kv WHERE k = 7"); err != nil {
+		t.Fatal(err)
+	}
+	nodes[2] = clusterNode(t, 3, dirs[2], gossipPort)
+	waitAllUp(t, nodes)
+	kv := mustTable(t, nodes[2], "r", "kv")
+	held := func() int {
+		n := 0
+		for k := range rows {
+			if p, err := readLocal(nodes[2], kv, cqltypeInt(k)); err == nil && p != nil && len(p.Rows) == 1 {
+				n++
+			}
+		}
+		return n
+	}
+	if got := held(); got != 0 {
+		t.Fatalf("the node that was down holds %d rows before the rebuild", got)
+	}
+	ctx := context.Background()
+	if err := nodes[2].Rebuild(ctx, RebuildRequest{}); !errors.Is(err, errNoSource) || !strings.Contains(err.Error(), "in keyspace one") {
+		t.Fatalf("a rebuild of a keyspace the node alone replicates: %v", err)
+	}
+	if err := nodes[2].Rebuild(ctx, RebuildRequest{Keyspace: "r", SourceDC: "nowhere"}); err == nil ||
+		err.Error() != "Provided datacenter 'nowhere' is not a valid datacenter, available datacenters are: [datacenter1]" {
+		t.Fatalf("a rebuild from a data centre that is not: %v", err)
+	}
+	if err := nodes[2].Rebuild(ctx, RebuildRequest{Keyspace: "r", SourceDC: "datacenter1"}); err != nil {
+		t.Fatal(err)
+	}
+	// Every row written while it was down but the one deleted then.
+	if got := held(); got != rows-1 {
+		t.Fatalf("after the rebuild the node holds %d of %d rows", got, rows-1)
+	}
+	for _, n := range nodes {
+		if s := n.streaming.Sessions(); len(s) != 0 {
+			t.Errorf("%s still lists sessions: %+v", n.endpoint(), s)
+		}
+	}
+}
+
+// stopThird stops nodes[2] cleanly and waits until node 1 sees it down.
+func stopThird(t *testing.T, nodes []*Node) {
+	t.Helper()
+	if err := nodes[2].Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "127.0.0.3 down", func() (bool, string) {
+		ss := statuses(t, nodes[0])
+		return ss[2].Status == "Down", describe(ss)
+	})
 }
 
 // readLocal reads a partition from node n's own engine alone.

@@ -19,6 +19,7 @@ import (
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/storage"
+	"github.com/sibyldb/sibyl/streaming"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -169,6 +170,10 @@ type Config struct {
 	// bound. Default 1GiB, where Cassandra's is 0: hints that fill a disk
 	// take the node down with the replica.
 	MaxHintsSizePerHost *Size `yaml:"max_hints_size_per_host"`
+	// StreamThroughputOutbound is stream_throughput_outbound ("24MiB/s"):
+	// the bytes a second this node streams to others, over all sessions;
+	// 0 for no bound; default 24MiB/s, Cassandra's.
+	StreamThroughputOutbound *Rate `yaml:"stream_throughput_outbound"`
 	// MetadataSnapshotEntries is how many entries the metadata log applies
 	// between snapshots; default the log's (1,000). Tests lower it.
 	MetadataSnapshotEntries uint64 `yaml:"-"`
@@ -242,6 +247,9 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.MaxHintsSizePerHost == nil {
 		c.MaxHintsSizePerHost = new(Size(1 << 30))
+	}
+	if c.StreamThroughputOutbound == nil {
+		c.StreamThroughputOutbound = new(Rate(streaming.DefaultThroughput))
 	}
 	if c.CommitLogSync == "" {
 		c.CommitLogSync = "periodic"
@@ -466,6 +474,21 @@ func parseDuration(s string) (time.Duration, error) {
 		return time.Duration(n) * time.Millisecond, nil
 	}
 	return 0, fmt.Errorf("%q is not a duration (a number with ms, s, m, h or d)", s)
+}
+
+// Rate is a cassandra.yaml data rate: a data size a second ("24MiB/s",
+// "512KiB/s", "100B/s").
+type Rate int64
+
+// UnmarshalYAML reads the forms Cassandra accepts.
+func (r *Rate) UnmarshalYAML(n *yaml.Node) error {
+	size, ok := strings.CutSuffix(strings.TrimSpace(n.Value), "/s")
+	v, err := parseSize(size)
+	if !ok || err != nil {
+		return fmt.Errorf("line %d: %q is not a data rate (a number with B/s, KiB/s, MiB/s or GiB/s)", n.Line, n.Value)
+	}
+	*r = Rate(v)
+	return nil
 }
 
 // Size is a cassandra.yaml data size: a number with a unit (B, KiB, MiB,

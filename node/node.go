@@ -18,6 +18,7 @@ import (
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
+	"github.com/sibyldb/sibyl/streaming"
 )
 
 // Node is one running node.
@@ -65,12 +66,16 @@ type Node struct {
 	stopped chan struct{}       // closed by Close, for the node's own goroutines
 	admin   *http.Server
 	drained atomic.Bool
+	// rebuilding is set while a nodetool rebuild runs: one at a time.
+	rebuilding atomic.Bool
 	// failed is set once a storage failure stopped the transports.
 	failed  atomic.Bool
 	started time.Time
 	// hints are what the coordinator keeps for replicas that missed
 	// writes; nil for a node alone.
 	hints *hints.Store
+	// streaming sends and receives token ranges' data (nil without seeds).
+	streaming *streaming.Service
 }
 
 // Open starts a node: the storage engine; the system tables; the schema,
@@ -175,6 +180,9 @@ func (n *Node) Close() error {
 	n.coord.Settle() // messaging is closed: what is still on its way ends at once
 	if n.hints != nil {
 		err = errors.Join(err, n.hints.Close())
+	}
+	if n.streaming != nil {
+		n.streaming.Close()
 	}
 	if ferr := n.engine.Flush(); ferr != nil {
 		err = errors.Join(err, fmt.Errorf("node: flushing at shutdown: %w", ferr))

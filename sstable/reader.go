@@ -84,6 +84,12 @@ func wrapReadError(name string, err error) error {
 // Metadata returns the Statistics component.
 func (r *Reader) Metadata() *Metadata { return r.meta }
 
+// RawBytes is the size of the SSTable's keys and values before
+// compression and block framing.
+func (r *Reader) RawBytes() int64 {
+	return int64(r.r.Properties.RawKeySize + r.r.Properties.RawValueSize)
+}
+
 // Name is the path of the Data file.
 func (r *Reader) Name() string { return r.name }
 

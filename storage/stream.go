@@ -133,8 +133,44 @@ func (s *OutgoingSection) Whole() bool { return s.spans == nil }
 // Metadata is the SSTable's Statistics, which an ImportWhole takes.
 func (s *OutgoingSection) Metadata() sstable.Metadata { return *s.ref.meta() }
 
-// Size is the bytes of the SSTable's Data file.
-func (s *OutgoingSection) Size() int64 { return s.ref.meta().DataSize }
+// Size is the bytes the section sends: exact for a whole section (its
+// Data file), an estimate for entries (the SSTable's uncompressed keys and
+// values, in the share of its token span that the spans cover).
+func (s *OutgoingSection) Size() int64 {
+	m := s.ref.meta()
+	if s.Whole() {
+		return m.DataSize
+	}
+	return int64(float64(s.ref.r.RawBytes()) * s.coveredShare())
+}
+
+// coveredShare is the share of the SSTable's token span inside the spans,
+// its partitions taken as spread evenly over it (as hashed tokens are).
+func (s *OutgoingSection) coveredShare() float64 {
+	p := s.t.e.Partitioner()
+	n := p.TokenBytesLen()
+	place := func(key []byte, ifNil float64) float64 {
+		if len(key) < n {
+			return ifNil
+		}
+		tok, err := p.TokenFromBytes(key[:n])
+		if err != nil {
+			return ifNil
+		}
+		return p.RingFraction(tok)
+	}
+	m := s.ref.meta()
+	lo, hi := place(m.MinKey, 0), place(m.MaxKey, 1)
+	if hi <= lo {
+		return 1
+	}
+	covered := 0.0
+	for _, span := range s.spans {
+		from, to := max(place(span.From, 0), lo), min(place(span.To, 1), hi)
+		covered += max(0, to-from)
+	}
+	return min(1, covered/(hi-lo))
+}
 
 // SectionData is a whole section's Data file, readable from any offset so
 // that a transfer may go on where it broke off.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/sibyldb/sibyl/messaging"
@@ -31,18 +32,18 @@ func (s *Service) Fetch(ctx context.Context, operation, from string, tables []Ta
 	for _, t := range tables {
 		spans[t.Table] = t.Spans
 	}
-	prog := &Progress{Operation: operation, Session: sessionKey(from, id), Peer: from, Receiving: true}
+	prog := &Progress{Operation: operation, Session: strconv.FormatUint(id, 10), Peer: from, Receiving: true}
 	var res Result
-	answer, err := s.request(ctx, from, messaging.VerbStreamPrepare, prepareRequest{session: id, tables: tables}.encode())
+	answer, err := s.request(ctx, from, messaging.VerbStreamPrepare, prepareRequest{session: id, operation: operation, tables: tables}.encode())
 	if err != nil {
 		return res, fmt.Errorf("streaming: preparing a session with %s: %w", from, err)
 	}
 	s.mu.Lock()
-	s.recving[prog.Session] = prog
+	s.recving[sessionKey(from, id)] = prog
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		delete(s.recving, prog.Session)
+		delete(s.recving, sessionKey(from, id))
 		s.mu.Unlock()
 		// The source lets the session's SSTables go; if this is lost,
 		// its idle timeout does.

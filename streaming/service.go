@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -137,6 +138,7 @@ func (s *Service) Handlers() map[messaging.Verb]messaging.Handler {
 // Progress is one session as nodetool netstats shows it.
 type Progress struct {
 	Operation string `json:"operation"`
+	// Session is the session's id, which its receiver chose.
 	Session   string `json:"session"`
 	Peer      string `json:"peer"`
 	Receiving bool   `json:"receiving"`
@@ -153,7 +155,7 @@ type Progress struct {
 func (s *Service) Sessions() []Progress {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []Progress
+	out := []Progress{}
 	for _, p := range s.recving {
 		out = append(out, *p)
 	}
@@ -201,7 +203,7 @@ func (s *Service) prepare(from string, payload []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ss := &sendingSession{lastUsed: s.opts.Now(), progress: Progress{Operation: "Stream", Session: sessionKey(from, req.session), Peer: from}}
+	ss := &sendingSession{lastUsed: s.opts.Now(), progress: Progress{Operation: req.operation, Session: strconv.FormatUint(req.session, 10), Peer: from}}
 	var infos []sectionInfo
 	for _, ts := range req.tables {
 		t, err := s.opts.Tables.Table(ts.Table)
@@ -236,10 +238,11 @@ func (s *Service) prepare(from string, payload []byte) ([]byte, error) {
 		return nil, err
 	}
 	s.mu.Lock()
-	if old := s.sending[ss.progress.Session]; old != nil {
+	key := sessionKey(from, req.session)
+	if old := s.sending[key]; old != nil {
 		old.release()
 	}
-	s.sending[ss.progress.Session] = ss
+	s.sending[key] = ss
 	s.mu.Unlock()
 	return body, nil
 }

@@ -22,16 +22,17 @@ type TableSpans struct {
 
 // prepareRequest is STREAM_PREPARE's payload.
 type prepareRequest struct {
-	session uint64
-	tables  []TableSpans
+	session   uint64
+	operation string // what the session is for: Rebuild, ...
+	tables    []TableSpans
 }
 
 // sectionInfo is what the receiver learns of a section before pulling it.
 type sectionInfo struct {
 	table mutation.TableID
 	whole bool
-	// size is a whole section's Data bytes; 0 for entries, whose length
-	// is known once the last chunk comes.
+	// size is a whole section's Data bytes, and for entries an estimate
+	// (their length is known once the last chunk comes).
 	size int64
 	// meta and filter are a whole section's Statistics and Filter file.
 	meta   sstable.Metadata
@@ -62,6 +63,7 @@ func appendSpan(w *wire.Writer, s storage.KeySpan) {
 func (p prepareRequest) encode() []byte {
 	var w wire.Writer
 	w.Uint(p.session)
+	w.String(p.operation)
 	w.Int(int64(len(p.tables)))
 	for _, t := range p.tables {
 		w.Bytes(t.Table[:])
@@ -85,7 +87,7 @@ func decodeTableID(r *wire.Reader) mutation.TableID {
 
 func decodePrepare(b []byte) (prepareRequest, error) {
 	r := wire.Reader{B: b}
-	p := prepareRequest{session: r.Uint()}
+	p := prepareRequest{session: r.Uint(), operation: r.String()}
 	n := r.Count()
 	for range n {
 		t := TableSpans{Table: decodeTableID(&r)}
@@ -107,12 +109,12 @@ func encodeSections(secs []sectionInfo) ([]byte, error) {
 	for _, s := range secs {
 		w.Bytes(s.table[:])
 		w.Bool(s.whole)
+		w.Int(s.size)
 		if s.whole {
 			meta, err := json.Marshal(s.meta)
 			if err != nil {
 				return nil, err
 			}
-			w.Int(s.size)
 			w.Bytes(meta)
 			w.Optional(s.filter)
 		}
@@ -125,14 +127,16 @@ func decodeSections(b []byte) ([]sectionInfo, error) {
 	n := r.Count()
 	var secs []sectionInfo
 	for range n {
-		s := sectionInfo{table: decodeTableID(&r), whole: r.Bool()}
+		s := sectionInfo{table: decodeTableID(&r), whole: r.Bool(), size: r.Int()}
+		if r.Err == nil && s.size < 0 {
+			r.Fail(fmt.Errorf("a section of %d bytes", s.size))
+		}
 		if s.whole {
-			s.size = r.Int()
 			if err := json.Unmarshal(r.Bytes(), &s.meta); err != nil && r.Err == nil {
 				r.Fail(fmt.Errorf("a section's statistics: %w", err))
 			}
 			s.filter = r.Optional()
-			if r.Err == nil && (s.size < 0 || s.size != s.meta.DataSize) {
+			if r.Err == nil && s.size != s.meta.DataSize {
 				r.Fail(fmt.Errorf("a section of %d bytes whose statistics say %d", s.size, s.meta.DataSize))
 			}
 		}

@@ -571,7 +571,7 @@ func TestDecodersFuzzed(t *testing.T) {
 		}
 	}
 	for _, pkg := range []string{"partitioner", "cqltype", "mutation", "commitlog", "sstable", "cql", "cql/native", "messaging",
-		"coordinator", "gossip", "metadata"} {
+		"coordinator", "gossip", "metadata", "hints", "streaming"} {
 		if present[pkg] && !fuzzed[pkg] {
 			t.Errorf("package %s decodes bytes but has no FuzzXxx test", pkg)
 		}

@@ -239,6 +239,8 @@ func init() {
 		"disablehandoff":          handoff("disable"),
 		"pausehandoff":            handoff("pause"),
 		"resumehandoff":           handoff("resume"),
+		"netstats":                (*client).netstats,
+		"rebuild":                 (*client).rebuild,
 	}
 }
 

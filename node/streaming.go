@@ -1,0 +1,210 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/ring"
+	"github.com/sibyldb/sibyl/schema"
+	"github.com/sibyldb/sibyl/storage"
+	"github.com/sibyldb/sibyl/streaming"
+)
+
+// startStreaming serves the streaming verbs on the node's messaging.
+func (n *Node) startStreaming() error {
+	svc, err := streaming.New(streaming.Options{Network: nodeNetwork{n}, Tables: n.engine, Partitioner: n.engine.Partitioner(),
+		Throughput: int64(*n.cfg.StreamThroughputOutbound)})
+	if err != nil {
+		return err
+	}
+	for verb, h := range svc.Handlers() {
+		n.messaging.Handle(verb, h)
+	}
+	n.streaming = svc
+	return nil
+}
+
+// tokenSpan is the engine keys of the tokens in r, which must not wrap
+// (partitioner.Range.Unwrap's pieces): engine keys begin with their
+// token's bytes, all of one length, so the keys of tokens above Start
+// begin at Start's bytes plus one.
+func tokenSpan(r partitioner.Range, p partitioner.Partitioner) storage.KeySpan {
+	var s storage.KeySpan
+	if !r.Start.IsMinimum() {
+		s.From = nextTokenBytes(r.Start.AppendBytes(nil))
+	}
+	if partitioner.Compare(r.End, p.MaxToken()) < 0 {
+		s.To = nextTokenBytes(r.End.AppendBytes(nil))
+	}
+	return s
+}
+
+// nextTokenBytes is the byte-comparable token after b: b plus one, as a
+// big-endian number. The caller never passes the largest.
+func nextTokenBytes(b []byte) []byte {
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i]++
+		if b[i] != 0 {
+			break
+		}
+	}
+	return b
+}
+
+// mergeSpans sorts spans and joins those that touch.
+func mergeSpans(spans []storage.KeySpan) []storage.KeySpan {
+	slices.SortFunc(spans, func(a, b storage.KeySpan) int {
+		switch {
+		case a.From == nil && b.From == nil:
+			return 0
+		case a.From == nil:
+			return -1
+		case b.From == nil:
+			return 1
+		}
+		return bytes.Compare(a.From, b.From)
+	})
+	var out []storage.KeySpan
+	for _, s := range spans {
+		if k := len(out) - 1; k >= 0 && out[k].To != nil && s.From != nil && bytes.Equal(out[k].To, s.From) {
+			out[k].To = s.To
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// RebuildRequest is what nodetool rebuild asks for.
+type RebuildRequest struct {
+	// SourceDC streams only from nodes of this data centre; empty: any.
+	SourceDC string
+	// Keyspace rebuilds one keyspace; empty: every keyspace the node
+	// replicates.
+	Keyspace string
+}
+
+// errNoSource is a range no live node can send: every other replica is
+// down or outside the source data centre.
+var errNoSource = errors.New("unable to find sufficient sources for streaming range")
+
+// Rebuild streams to this node the data of every range it replicates,
+// each from one live replica (of SourceDC when given), as nodetool rebuild
+// does: for a node that joined without its data, or a new data centre.
+func (n *Node) Rebuild(ctx context.Context, opts RebuildRequest) error {
+	if n.streaming == nil {
+		return errors.New("rebuild: this node runs alone (no seeds): there is no node to stream from")
+	}
+	if dcs := n.dataCenters(); opts.SourceDC != "" && !slices.Contains(dcs, opts.SourceDC) {
+		return fmt.Errorf("Provided datacenter '%s' is not a valid datacenter, available datacenters are: [%s]", opts.SourceDC, strings.Join(dcs, ", "))
+	}
+	sch := n.Schema()
+	var keyspaces []*schema.Keyspace
+	if opts.Keyspace != "" {
+		ks := sch.Keyspace(opts.Keyspace)
+		if ks == nil {
+			return fmt.Errorf("Unknown keyspace %s", opts.Keyspace)
+		}
+		keyspaces = append(keyspaces, ks)
+	} else {
+		for _, ks := range sch.Keyspaces() {
+			if !schema.IsSystemKeyspace(ks.Name) {
+				keyspaces = append(keyspaces, ks)
+			}
+		}
+	}
+	for _, ks := range keyspaces {
+		plan, err := n.rebuildPlan(ks, opts.SourceDC)
+		if err != nil {
+			return err
+		}
+		var tables []*schema.Table
+		for _, t := range ks.Tables {
+			tables = append(tables, t)
+		}
+		// Every source at once, as Cassandra streams: each is bounded by
+		// its own stream_throughput_outbound.
+		var wg sync.WaitGroup
+		errs := make([]error, len(plan))
+		for i, src := range slices.Sorted(mapKeysOf(plan)) {
+			spans := mergeSpans(plan[src])
+			var ts []streaming.TableSpans
+			for _, t := range tables {
+				ts = append(ts, streaming.TableSpans{Table: t.ID, Spans: spans})
+			}
+			wg.Go(func() {
+				start := time.Now()
+				res, err := n.streaming.Fetch(ctx, "Rebuild", string(src), ts)
+				if err != nil {
+					errs[i] = fmt.Errorf("rebuild of %s from %s: %w", ks.Name, src, err)
+					return
+				}
+				n.cfg.Logger.Info().Str("keyspace", ks.Name).Str("source", string(src)).Int("sections", res.Sections).Int("whole", res.Whole).
+					Int64("bytes", res.Bytes).Dur("took", time.Since(start)).Msg("node: rebuild streamed a keyspace's ranges")
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func mapKeysOf[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// rebuildPlan is, for each source node, the key spans this node streams
+// from it of keyspace ks: for each range the node replicates, the first
+// other live replica (of sourceDC when given).
+func (n *Node) rebuildPlan(ks *schema.Keyspace, sourceDC string) (map[ring.Endpoint][]storage.KeySpan, error) {
+	s, err := n.strategy(ks)
+	if err != nil {
+		return nil, err
+	}
+	if _, local := s.(ring.LocalStrategy); local {
+		return nil, nil
+	}
+	m := n.ring.Load()
+	self, part := n.endpoint(), n.engine.Partitioner()
+	alive := func(e ring.Endpoint) bool {
+		g := n.gossip
+		return g != nil && g.Alive(string(e))
+	}
+	plan := map[ring.Endpoint][]storage.KeySpan{}
+	for i := range m.SortedTokens() {
+		r := m.RangeOf(i)
+		replicas := s.Replicas(m, r.End)
+		if !slices.Contains(replicas, self) {
+			continue
+		}
+		src := ring.Endpoint("")
+		for _, e := range replicas {
+			if e != self && alive(e) && (sourceDC == "" || m.Location(e).DataCenter == sourceDC) {
+				src = e
+				break
+			}
+		}
+		if src == "" {
+			return nil, fmt.Errorf("%w %s in keyspace %s", errNoSource, r, ks.Name)
+		}
+		for _, piece := range r.Unwrap(part) {
+			plan[src] = append(plan[src], tokenSpan(piece, part))
+		}
+	}
+	return plan, nil
+}

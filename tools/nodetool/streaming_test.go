@@ -1,0 +1,60 @@
+package nodetool
+
+import (
+	"bytes"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// netstats prints each session as Cassandra's nodetool does, a section
+// counted as a file, and says so when there is none; rebuild passes its
+// keyspace and source data centre on.
+func TestNetstatsAndRebuild(t *testing.T) {
+	sessions := `[{"operation":"Rebuild","session":"42","peer":"127.0.0.2","receiving":true,"sections":4,"sections_done":1,"bytes":2000,"bytes_done":500},` +
+		`{"operation":"Rebuild","session":"43","peer":"127.0.0.3","receiving":false,"sections":2,"sections_done":2,"bytes":100,"bytes_done":150}]`
+	var rebuilt string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/netstats":
+			_, _ = w.Write([]byte(`{"mode":"NORMAL","read_repair_attempted":3,"sessions":` + sessions + `}`))
+		case "/rebuild":
+			rebuilt = r.URL.RawQuery
+			_, _ = w.Write([]byte(`null`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	host, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errs bytes.Buffer
+		if code := Run(append([]string{"-h", host, "-p", port}, args...), &out, &errs); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs.String())
+		}
+		return out.String()
+	}
+	want := "Mode: NORMAL\n" +
+		"Rebuild 42\n    /127.0.0.2\n" +
+		"        Receiving 4 files, 2000 bytes total. Already received 1 files (25.00%), 500 bytes total (25.00%)\n" +
+		"Rebuild 43\n    /127.0.0.3\n" +
+		"        Sending 2 files, 150 bytes total. Already sent 2 files (100.00%), 150 bytes total (100.00%)\n" +
+		"Read Repair Statistics:\nAttempted: 3\nMismatch (Blocking): 3\nMismatch (Background): 0\n"
+	if got := run("netstats"); got != want {
+		t.Fatalf("netstats:\n%s\nwant\n%s", got, want)
+	}
+	sessions = `[]`
+	if got := run("netstats"); got != "Mode: NORMAL\nNot sending any streams.\nRead Repair Statistics:\nAttempted: 3\nMismatch (Blocking): 3\nMismatch (Background): 0\n" {
+		t.Fatalf("netstats with no session:\n%s", got)
+	}
+	run("rebuild", "-ks", "r", "dc2")
+	if rebuilt != "dc=dc2&keyspace=r" {
+		t.Fatalf("rebuild asked for %q", rebuilt)
+	}
+	var out, errs bytes.Buffer
+	if code := Run([]string{"-h", host, "-p", port, "rebuild", "dc1", "dc2"}, &out, &errs); code != 1 {
+		t.Fatalf("rebuild of two data centres: exit %d", code)
+	}
+}
