@@ -33,8 +33,18 @@ func (n *Node) handleStreaming(handle func(pattern string, fn func(r *http.Reque
 			return nil, badArgument("Node is still rebuilding. Check nodetool netstats.")
 		}
 		defer n.rebuilding.Store(false)
-		// A rebuild goes on if nodetool goes away, as Cassandra's does.
-		if err := n.Rebuild(context.WithoutCancel(r.Context()), RebuildRequest{SourceDC: q.Get("dc"), Keyspace: q.Get("keyspace")}); err != nil {
+		// A rebuild goes on if nodetool goes away, as Cassandra's does,
+		// and stops with the node.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			select {
+			case <-n.stopped:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		if err := n.Rebuild(ctx, RebuildRequest{SourceDC: q.Get("dc"), Keyspace: q.Get("keyspace")}); err != nil {
 			return nil, badArgument("%s", err)
 		}
 		return nil, nil

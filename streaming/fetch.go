@@ -97,8 +97,9 @@ func (s *Service) request(ctx context.Context, to string, verb messaging.Verb, p
 		answer, err = s.opts.Network.Request(rctx, to, verb, payload)
 		cancel()
 		var remote *messaging.RemoteError
-		if err == nil || errors.As(err, &remote) || ctx.Err() != nil || try >= s.opts.Tries {
-			// What the source refused, it refuses again.
+		if err == nil || errors.As(err, &remote) || errors.Is(err, messaging.ErrClosed) || ctx.Err() != nil || try >= s.opts.Tries {
+			// What the source refused, it refuses again; a closed
+			// messaging service is this node stopping.
 			return answer, err
 		}
 		select {
