@@ -28,6 +28,7 @@ import (
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
+	"github.com/sibyldb/sibyl/streaming"
 )
 
 // NodeConfig places one node.
@@ -48,6 +49,9 @@ type Config struct {
 	SnapshotEntries uint64
 	// Handoff are the nodes' hint settings; default the coordinator's.
 	Handoff coordinator.HintedHandoff
+	// StreamThroughput is the nodes' stream_throughput_outbound in bytes
+	// a second; 0 for no bound.
+	StreamThroughput int64
 }
 
 // Cluster is a simulated cluster. Its clock is the synctest bubble's it
@@ -101,6 +105,8 @@ type Node struct {
 	engine *storage.Engine
 	coord  *coordinator.Coordinator
 	hints  *hints.Store
+	// streaming sends and receives token ranges' data, as a node's does.
+	streaming *streaming.Service
 	// stopHints ends the loop that goes on with hint deliveries, as a
 	// node's does every few seconds; hintsLoop waits for it.
 	stopHints chan struct{}
@@ -302,6 +308,14 @@ func (n *Node) start() error {
 	for v, h := range coord.Handlers() {
 		svc.Handle(v, n.crashingOn(v, h))
 	}
+	streams, err := streaming.New(streaming.Options{Network: svc, Tables: e, Partitioner: e.Partitioner(),
+		Throughput: n.c.cfg.StreamThroughput, ChunkSize: 16 << 10, Now: time.Now})
+	if err != nil {
+		return errors.Join(err, svc.Close(), store.Close(), e.Close())
+	}
+	for v, h := range streams.Handlers() {
+		svc.Handle(v, n.crashingOn(v, h))
+	}
 	meta, err := n.openMetadata(svc, e)
 	if err != nil {
 		return errors.Join(err, svc.Close(), store.Close(), e.Close())
@@ -309,10 +323,11 @@ func (n *Node) start() error {
 	inbox := newGossipTransport(n)
 	n.mu.Lock()
 	n.engine, n.coord, n.hints, n.messaging, n.inbox, n.meta, n.up = e, coord, store, svc, inbox, meta, true
+	n.streaming = streams
 	n.conns, n.released = map[*frameConn]bool{}, make(chan struct{})
 	n.stopHints = make(chan struct{})
 	n.hintsLoop.Add(1)
-	go n.deliverHints(coord, n.stopHints)
+	go n.deliverHints(coord, streams, n.stopHints)
 	n.starts++
 	restart := n.starts > 1
 	n.mu.Unlock()
@@ -424,6 +439,7 @@ func (n *Node) halt() bool {
 func (n *Node) release() error {
 	n.mu.Lock()
 	e, coord, store, svc, g, meta, released := n.engine, n.coord, n.hints, n.messaging, n.gossip, n.meta, n.released
+	streams := n.streaming
 	n.gossip = nil
 	close(n.stopHints)
 	n.mu.Unlock()
@@ -434,6 +450,7 @@ func (n *Node) release() error {
 	}
 	errs = append(errs, meta.Close())
 	errs = append(errs, svc.Close())
+	streams.Close()
 	coord.Settle()
 	errs = append(errs, store.Close())
 	err := errors.Join(append(errs, e.Close())...)
@@ -478,7 +495,7 @@ func (n *Node) CrashOn(verb messaging.Verb) {
 // sees is the node's failure detector, its gossip's view.
 // deliverHints goes on with the coordinator's hint deliveries every 10
 // s, as a node does, until stop closes.
-func (n *Node) deliverHints(coord *coordinator.Coordinator, stop chan struct{}) {
+func (n *Node) deliverHints(coord *coordinator.Coordinator, streams *streaming.Service, stop chan struct{}) {
 	defer n.hintsLoop.Done()
 	t := time.NewTicker(10 * time.Second)
 	defer t.Stop()
@@ -486,6 +503,7 @@ func (n *Node) deliverHints(coord *coordinator.Coordinator, stop chan struct{}) 
 		select {
 		case <-t.C:
 			coord.DeliverHints()
+			streams.Reap()
 		case <-stop:
 			return
 		}
