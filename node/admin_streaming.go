@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/sibyldb/sibyl/streaming"
 )
@@ -16,6 +17,32 @@ type AdminNetstats struct {
 	ReadRepairAttempted int64 `json:"read_repair_attempted"`
 }
 
+// AdminStreamThroughput is stream_throughput_outbound and
+// entire_sstable_stream_throughput_outbound, 0 for no bound.
+type AdminStreamThroughput struct {
+	BytesPerSecond              int64 `json:"bytes_per_second"`
+	EntireSSTableBytesPerSecond int64 `json:"entire_sstable_bytes_per_second"`
+}
+
+// setStreamThroughput changes stream_throughput_outbound (or, entire,
+// entire_sstable_stream_throughput_outbound) while the node runs; a
+// restart goes back to the configured value, as Cassandra's does.
+func (n *Node) setStreamThroughput(bps int64, entire bool) {
+	if entire {
+		n.entireSSTableStreamThroughput.Store(bps)
+	} else {
+		n.streamThroughput.Store(bps)
+	}
+	if n.streaming == nil {
+		return
+	}
+	if entire {
+		n.streaming.SetEntireSSTableThroughput(bps)
+	} else {
+		n.streaming.SetThroughput(bps)
+	}
+}
+
 func (n *Node) handleStreaming(handle func(pattern string, fn func(r *http.Request) (any, error))) {
 	handle("GET /netstats", func(*http.Request) (any, error) {
 		out := AdminNetstats{Mode: "NORMAL", Sessions: []streaming.Progress{}, ReadRepairAttempted: n.coord.Stats.DigestMismatches.Load()}
@@ -26,6 +53,18 @@ func (n *Node) handleStreaming(handle func(pattern string, fn func(r *http.Reque
 			out.Sessions = n.streaming.Sessions()
 		}
 		return out, nil
+	})
+	handle("GET /streamthroughput", func(*http.Request) (any, error) {
+		return AdminStreamThroughput{BytesPerSecond: n.streamThroughput.Load(), EntireSSTableBytesPerSecond: n.entireSSTableStreamThroughput.Load()}, nil
+	})
+	handle("POST /streamthroughput", func(r *http.Request) (any, error) {
+		q := r.URL.Query()
+		v, err := strconv.ParseInt(q.Get("bytes_per_second"), 10, 64)
+		if err != nil || v < 0 {
+			return nil, badRequest("stream throughput: %q is not a count of bytes a second", q.Get("bytes_per_second"))
+		}
+		n.setStreamThroughput(v, q.Get("entire_sstable") == "true")
+		return nil, nil
 	})
 	handle("POST /rebuild", func(r *http.Request) (any, error) {
 		q := r.URL.Query()

@@ -171,9 +171,13 @@ type Config struct {
 	// take the node down with the replica.
 	MaxHintsSizePerHost *Size `yaml:"max_hints_size_per_host"`
 	// StreamThroughputOutbound is stream_throughput_outbound ("24MiB/s"):
-	// the bytes a second this node streams to others, over all sessions;
-	// 0 for no bound; default 24MiB/s, Cassandra's.
+	// the bytes a second this node streams to others as entries, over all
+	// sessions; 0 for no bound; default 24MiB/s, Cassandra's.
 	StreamThroughputOutbound *Rate `yaml:"stream_throughput_outbound"`
+	// EntireSSTableStreamThroughputOutbound is
+	// entire_sstable_stream_throughput_outbound: the same for the SSTables
+	// sent whole, which cost the source no decoding; default 24MiB/s.
+	EntireSSTableStreamThroughputOutbound *Rate `yaml:"entire_sstable_stream_throughput_outbound"`
 	// MetadataSnapshotEntries is how many entries the metadata log applies
 	// between snapshots; default the log's (1,000). Tests lower it.
 	MetadataSnapshotEntries uint64 `yaml:"-"`
@@ -250,6 +254,9 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.StreamThroughputOutbound == nil {
 		c.StreamThroughputOutbound = new(Rate(streaming.DefaultThroughput))
+	}
+	if c.EntireSSTableStreamThroughputOutbound == nil {
+		c.EntireSSTableStreamThroughputOutbound = new(Rate(streaming.DefaultThroughput))
 	}
 	if c.CommitLogSync == "" {
 		c.CommitLogSync = "periodic"

@@ -76,6 +76,12 @@ type Node struct {
 	hints *hints.Store
 	// streaming sends and receives token ranges' data (nil without seeds).
 	streaming *streaming.Service
+	// streamThroughput and entireSSTableStreamThroughput are
+	// stream_throughput_outbound and
+	// entire_sstable_stream_throughput_outbound in bytes a second as
+	// nodetool setstreamthroughput last left them; a node without seeds
+	// keeps them for the streaming it may never start.
+	streamThroughput, entireSSTableStreamThroughput atomic.Int64
 }
 
 // Open starts a node: the storage engine; the system tables; the schema,
@@ -106,6 +112,8 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("node: %w", err)
 	}
 	n = &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{}), unopened: map[uint64]unopenedTables{}, metrics: newMetrics(), views: map[string]peerView{}}
+	n.streamThroughput.Store(int64(*cfg.StreamThroughputOutbound))
+	n.entireSSTableStreamThroughput.Store(int64(*cfg.EntireSSTableStreamThroughputOutbound))
 	if n.coord, err = n.newCoordinator(); err != nil {
 		return nil, errors.Join(err, engine.Close())
 	}

@@ -20,7 +20,7 @@ import (
 // startStreaming serves the streaming verbs on the node's messaging.
 func (n *Node) startStreaming() error {
 	svc, err := streaming.New(streaming.Options{Network: nodeNetwork{n}, Tables: n.engine, Partitioner: n.engine.Partitioner(),
-		Throughput: int64(*n.cfg.StreamThroughputOutbound)})
+		Throughput: n.streamThroughput.Load(), EntireSSTableThroughput: n.entireSSTableStreamThroughput.Load()})
 	if err != nil {
 		return err
 	}

@@ -49,8 +49,9 @@ type Config struct {
 	SnapshotEntries uint64
 	// Handoff are the nodes' hint settings; default the coordinator's.
 	Handoff coordinator.HintedHandoff
-	// StreamThroughput is the nodes' stream_throughput_outbound in bytes
-	// a second; 0 for no bound.
+	// StreamThroughput is the nodes' stream_throughput_outbound and
+	// entire_sstable_stream_throughput_outbound in bytes a second; 0 for
+	// no bound.
 	StreamThroughput int64
 }
 
@@ -309,7 +310,7 @@ func (n *Node) start() error {
 		svc.Handle(v, n.crashingOn(v, h))
 	}
 	streams, err := streaming.New(streaming.Options{Network: svc, Tables: e, Partitioner: e.Partitioner(),
-		Throughput: n.c.cfg.StreamThroughput, ChunkSize: 16 << 10, Now: time.Now})
+		Throughput: n.c.cfg.StreamThroughput, EntireSSTableThroughput: n.c.cfg.StreamThroughput, ChunkSize: 16 << 10, Now: time.Now})
 	if err != nil {
 		return errors.Join(err, svc.Close(), store.Close(), e.Close())
 	}

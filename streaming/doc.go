@@ -14,8 +14,9 @@
 // whole SSTable is published only if its size and footer checksum match
 // its Statistics, and every entry received is checked (its key inside
 // the spans asked for, its token the one its partition key hashes to).
-// The source sends at most stream_throughput_outbound bytes a second over
-// all its sessions, and drops a session no chunk was asked of for
+// The source sends at most stream_throughput_outbound bytes a second of
+// entries sections over all its sessions, and at most
+// entire_sstable_stream_throughput_outbound of whole ones, and drops a session no chunk was asked of for
 // IdleTimeout.
 //
 // Owns: the session protocol and its codecs, the source's sessions, the

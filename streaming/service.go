@@ -34,8 +34,12 @@ type Options struct {
 	Tables      Tables
 	Partitioner partitioner.Partitioner
 	// Throughput is stream_throughput_outbound in bytes a second, over
-	// every session this node sends; 0 for no bound.
+	// every session this node sends; 0 for no bound. It bounds the
+	// sections sent as entries.
 	Throughput int64
+	// EntireSSTableThroughput is entire_sstable_stream_throughput_outbound:
+	// the same for the sections whose SSTable files go as they are.
+	EntireSSTableThroughput int64
 	// ChunkSize is the most bytes one STREAM_CHUNK answer carries.
 	ChunkSize int
 	// IdleTimeout drops a sending session no chunk was asked of for this
@@ -86,6 +90,8 @@ func (o *Options) Validate() error {
 		return errors.New("streaming: no Partitioner")
 	case o.Throughput < 0:
 		return fmt.Errorf("streaming: throughput %d is negative", o.Throughput)
+	case o.EntireSSTableThroughput < 0:
+		return fmt.Errorf("streaming: entire SSTable throughput %d is negative", o.EntireSSTableThroughput)
 	case o.ChunkSize < 0 || o.ChunkSize > messaging.MaxPayload/2:
 		return fmt.Errorf("streaming: chunk size %d is not between 1 and %d", o.ChunkSize, messaging.MaxPayload/2)
 	case o.Tries < 0:
@@ -96,12 +102,14 @@ func (o *Options) Validate() error {
 
 // Service sends and receives sessions.
 type Service struct {
-	opts    Options
-	limiter *rate.Limiter
-	nextID  atomic.Uint64
-	mu      sync.Mutex
-	sending map[string]*sendingSession // by peer and session id
-	recving map[string]*Progress       // the receiving sessions under way
+	opts Options
+	// entries and whole bound the bytes sent of entries sections and of
+	// whole ones, as Cassandra bounds its two kinds of streaming apart.
+	entries, whole *rate.Limiter
+	nextID         atomic.Uint64
+	mu             sync.Mutex
+	sending        map[string]*sendingSession // by peer and session id
+	recving        map[string]*Progress       // the receiving sessions under way
 }
 
 // New makes a Service; its Handlers go on the node's messaging.
@@ -111,19 +119,27 @@ func New(opts Options) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{opts: opts, sending: map[string]*sendingSession{}, recving: map[string]*Progress{}}
-	s.limiter = rate.NewLimiter(rate.Inf, opts.ChunkSize)
+	s.entries = rate.NewLimiter(rate.Inf, opts.ChunkSize)
+	s.whole = rate.NewLimiter(rate.Inf, opts.ChunkSize)
 	s.SetThroughput(opts.Throughput)
+	s.SetEntireSSTableThroughput(opts.EntireSSTableThroughput)
 	return s, nil
 }
 
 // SetThroughput changes stream_throughput_outbound (bytes a second, 0 for
 // no bound) while the node runs.
-func (s *Service) SetThroughput(bps int64) {
+func (s *Service) SetThroughput(bps int64) { setLimit(s.entries, bps) }
+
+// SetEntireSSTableThroughput changes
+// entire_sstable_stream_throughput_outbound likewise.
+func (s *Service) SetEntireSSTableThroughput(bps int64) { setLimit(s.whole, bps) }
+
+func setLimit(l *rate.Limiter, bps int64) {
 	if bps <= 0 {
-		s.limiter.SetLimit(rate.Inf)
+		l.SetLimit(rate.Inf)
 		return
 	}
-	s.limiter.SetLimit(rate.Limit(bps))
+	l.SetLimit(rate.Limit(bps))
 }
 
 // Handlers are the verbs a source answers.
@@ -277,7 +293,11 @@ func (s *Service) chunk(from string, payload []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.limiter.WaitN(context.Background(), max(len(c.data), 1)); err != nil {
+	limiter := s.entries
+	if sec.sec.Whole() {
+		limiter = s.whole
+	}
+	if err := limiter.WaitN(context.Background(), max(len(c.data), 1)); err != nil {
 		return nil, err
 	}
 	return c.encode(), nil

@@ -311,13 +311,13 @@ func TestFetchRefusesWhatItDidNotAskFor(t *testing.T) {
 	}
 }
 
-// TestSendingIsThrottledAndIdleSessionsGo: the source sends at most its
-// throughput, and a session no one pulls from is dropped after the idle
-// timeout.
+// TestSendingIsThrottledAndIdleSessionsGo: the source sends whole SSTables
+// at most at its entire SSTable throughput, whatever the other bound, and
+// a session no one pulls from is dropped after the idle timeout.
 func TestSendingIsThrottledAndIdleSessionsGo(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		net := &memNet{}
-		throttled := func(o *Options) { o.Throughput = 64 << 10; o.ChunkSize = 8 << 10 }
+		throttled := func(o *Options) { o.EntireSSTableThroughput = 64 << 10; o.ChunkSize = 8 << 10 }
 		src, dst := newNode(t, net, "src", throttled), newNode(t, net, "dst", throttled)
 		r := rand.New(rand.NewPCG(1, 2))
 		for i := range 2000 {
@@ -327,15 +327,29 @@ func TestSendingIsThrottledAndIdleSessionsGo(t *testing.T) {
 			}
 			src.write(t, i, string(value), 1)
 		}
-		start := time.Now()
-		res, err := dst.svc.Fetch(context.Background(), "Rebuild", "src", []TableSpans{{Table: tableID, Spans: []storage.KeySpan{{}}}})
-		if err != nil {
-			t.Fatal(err)
+		fetch := func(spans ...storage.KeySpan) (Result, time.Duration) {
+			t.Helper()
+			start := time.Now()
+			res, err := dst.svc.Fetch(context.Background(), "Rebuild", "src", []TableSpans{{Table: tableID, Spans: spans}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res, time.Since(start)
 		}
-		took := time.Since(start)
+		res, took := fetch(storage.KeySpan{})
 		// The bucket starts full: one chunk goes at once.
 		if floor := time.Duration(float64(res.Bytes-8<<10) / float64(64<<10) * float64(time.Second)); res.Bytes < 128<<10 || took < floor {
 			t.Fatalf("%d bytes in %s, faster than 64 KiB/s allows (%s)", res.Bytes, took, floor)
+		}
+		// Each bound holds its own kind of section only.
+		src.svc.SetThroughput(64 << 10)
+		src.svc.SetEntireSSTableThroughput(0)
+		if res, took := fetch(storage.KeySpan{}); took > time.Second {
+			t.Fatalf("%d bytes of whole SSTables took %s with their own bound lifted", res.Bytes, took)
+		}
+		res, took = fetch(storage.KeySpan{From: []byte{0x80}})
+		if floor := time.Duration(float64(res.Bytes-8<<10) / float64(64<<10) * float64(time.Second)); res.Bytes < 32<<10 || took < floor {
+			t.Fatalf("%d bytes of entries in %s, faster than 64 KiB/s allows (%s)", res.Bytes, took, floor)
 		}
 
 		if _, err := net.handlers["src"][messaging.VerbStreamPrepare]("dst",

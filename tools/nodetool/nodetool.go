@@ -241,6 +241,8 @@ func init() {
 		"resumehandoff":           handoff("resume"),
 		"netstats":                (*client).netstats,
 		"rebuild":                 (*client).rebuild,
+		"getstreamthroughput":     (*client).getStreamThroughput,
+		"setstreamthroughput":     (*client).setStreamThroughput,
 	}
 }
 

@@ -1,9 +1,14 @@
 package nodetool
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
+
+	"github.com/sibyldb/sibyl/cqltype"
 )
 
 // netstatsSession is one of the admin API's /netstats sessions.
@@ -89,4 +94,116 @@ func (c *client) rebuild(args []string) error {
 	long := *c
 	long.http = &http.Client{}
 	return long.call("POST", "/rebuild", q, nil)
+}
+
+// Cassandra's nodetool counts stream throughput in megabits (10^6 bits)
+// a second unless told MiB.
+const (
+	bytesPerMegabit = 125_000
+	bytesPerMiB     = 1 << 20
+	// maxMegabits is the most megabits a second Cassandra takes.
+	maxMegabits = math.MaxInt32 - 1
+)
+
+type streamThroughput struct {
+	BytesPerSecond              int64 `json:"bytes_per_second"`
+	EntireSSTableBytesPerSecond int64 `json:"entire_sstable_bytes_per_second"`
+}
+
+// getStreamThroughput is nodetool getstreamthroughput [-e | -m | -d]: the
+// bound in whole megabits a second, refusing one that is not whole as
+// Cassandra does; -d gives it exactly, -m in MiB, -e the entire SSTable
+// bound in MiB.
+func (c *client) getStreamThroughput(args []string) error {
+	entire, mib, precise, values := streamThroughputFlags(args)
+	if len(values) > 0 {
+		return usef("Found unexpected parameters: %v", values)
+	}
+	if (entire && (mib || precise)) || (mib && precise) {
+		return usef("You cannot use more than one flag with this command")
+	}
+	var tp streamThroughput
+	if err := c.call("GET", "/streamthroughput", nil, &tp); err != nil {
+		return err
+	}
+	label, bps := "Current stream throughput", tp.BytesPerSecond
+	if entire {
+		label, bps = "Current entire SSTable stream throughput", tp.EntireSSTableBytesPerSecond
+	}
+	megabits := float64(bps) / bytesPerMegabit
+	switch {
+	case bps <= 0:
+		fmt.Fprintf(c.out, "%s: unlimited\n", label)
+	case entire || mib:
+		fmt.Fprintf(c.out, "%s: %s MiB/s\n", label, cqltype.JavaFloatText(float64(bps)/bytesPerMiB, 64))
+	case precise:
+		fmt.Fprintf(c.out, "%s: %s Mb/s\n", label, cqltype.JavaFloatText(megabits, 64))
+	case megabits != math.Trunc(megabits):
+		return errors.New("Use the -d flag to quiet this error and get the exact throughput in megabits/s")
+	default:
+		fmt.Fprintf(c.out, "%s: %d Mb/s\n", label, int64(megabits))
+	}
+	return nil
+}
+
+// streamThroughputFlags sorts get- and setstreamthroughput's arguments.
+func streamThroughputFlags(args []string) (entire, mib, precise bool, values []string) {
+	for _, a := range args {
+		switch a {
+		case "-e", "--entire-sstable-throughput":
+			entire = true
+		case "-m", "--mib":
+			mib = true
+		case "-d", "--precise-mbit":
+			precise = true
+		default:
+			values = append(values, a)
+		}
+	}
+	return entire, mib, precise, values
+}
+
+// setStreamThroughput is nodetool setstreamthroughput [-m | -e] value:
+// megabits a second, or MiB with -m, or the entire SSTable bound in MiB
+// with -e; 0 lifts the bound.
+func (c *client) setStreamThroughput(args []string) error {
+	entire, mib, precise, values := streamThroughputFlags(args)
+	if precise {
+		return usef("Found unexpected parameters: [-d]")
+	}
+	switch {
+	case entire && mib:
+		return usef("You cannot use -e and -m at the same time")
+	case len(values) == 0:
+		return usef("Required parameters are missing: stream_throughput")
+	case len(values) > 1:
+		return usef("Found unexpected parameters: %v", values[1:])
+	}
+	v, err := strconv.ParseInt(values[0], 10, 32)
+	if err != nil {
+		return usef("stream_throughput: can not convert %q to a int", values[0])
+	}
+	q := url.Values{}
+	var bps int64
+	if entire || mib {
+		key := "stream_throughput_outbound"
+		if entire {
+			key = "entire_sstable_stream_throughput_outbound"
+			q.Set("entire_sstable", "true")
+		}
+		if v < 0 {
+			return usef("%s: %d MiB/s is negative", key, v)
+		}
+		if float64(v)*bytesPerMiB/bytesPerMegabit > maxMegabits {
+			return usef("%s: %d is too large; it should be less than %d in megabits/s", key, v, math.MaxInt32)
+		}
+		bps = v * bytesPerMiB
+	} else {
+		if v < 0 || v > maxMegabits {
+			return usef("Invalid data rate: %d megabits per second; stream_throughput_outbound and inter_dc_stream_throughput_outbound should be between 0 and %d in megabits per second", v, maxMegabits)
+		}
+		bps = v * bytesPerMegabit
+	}
+	q.Set("bytes_per_second", strconv.FormatInt(bps, 10))
+	return c.call("POST", "/streamthroughput", q, nil)
 }
