@@ -177,6 +177,7 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 	handle("POST /compact", func(r *http.Request) (any, error) {
 		return nil, n.eachTable(r, func(_ *schema.Table, st *storage.Table) error { return st.CompactMajor() })
 	})
+	handle("POST /cleanup", n.adminCleanup)
 	handle("GET /tablestats", n.adminTableStats)
 	handle("GET /compactionstats", func(*http.Request) (any, error) {
 		return map[string]any{"pending_tasks": 0, "active": []any{}}, nil

@@ -12,7 +12,9 @@
 // metrics, the coordinator's wiring (coordinator.go: the engine, network
 // and liveness it is given), the node's member of the cluster metadata
 // log and what it applies (metadata.go: schema changes, the ring, the
-// partitioned node policy), the storage failure policies (failure.go).
+// partitioned node policy), the storage failure policies (failure.go),
+// which ranges a node streams for a rebuild (streaming.go) and which it
+// keeps at a cleanup (cleanup.go).
 // Does not own: what any part does (storage, schema, cql, coordinator,
 // gossip, messaging, ring own that).
 // May import: cql/native, cql/exec, coordinator, metadata, gossip,

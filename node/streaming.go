@@ -186,12 +186,7 @@ func (n *Node) rebuildPlan(ks *schema.Keyspace, sourceDC string) (map[ring.Endpo
 		return g != nil && g.Alive(string(e))
 	}
 	plan := map[ring.Endpoint][]storage.KeySpan{}
-	for i := range m.SortedTokens() {
-		r := m.RangeOf(i)
-		replicas := s.Replicas(m, r.End)
-		if !slices.Contains(replicas, self) {
-			continue
-		}
+	err = replicatedRanges(m, s, self, func(r partitioner.Range, replicas []ring.Endpoint) error {
 		src := ring.Endpoint("")
 		for _, e := range replicas {
 			if e != self && alive(e) && (sourceDC == "" || m.Location(e).DataCenter == sourceDC) {
@@ -200,11 +195,28 @@ func (n *Node) rebuildPlan(ks *schema.Keyspace, sourceDC string) (map[ring.Endpo
 			}
 		}
 		if src == "" {
-			return nil, fmt.Errorf("%w %s in keyspace %s", errNoSource, r, ks.Name)
+			return fmt.Errorf("%w %s in keyspace %s", errNoSource, r, ks.Name)
 		}
 		for _, piece := range r.Unwrap(part) {
 			plan[src] = append(plan[src], tokenSpan(piece, part))
 		}
+		return nil
+	})
+	return plan, err
+}
+
+// replicatedRanges calls fn with each range of m that self replicates
+// under s, and the range's replicas.
+func replicatedRanges(m *ring.Metadata, s ring.Strategy, self ring.Endpoint, fn func(partitioner.Range, []ring.Endpoint) error) error {
+	for i := range m.SortedTokens() {
+		r := m.RangeOf(i)
+		replicas := s.Replicas(m, r.End)
+		if !slices.Contains(replicas, self) {
+			continue
+		}
+		if err := fn(r, replicas); err != nil {
+			return err
+		}
 	}
-	return plan, nil
+	return nil
 }

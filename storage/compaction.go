@@ -93,7 +93,7 @@ func (t *Table) compactOnce() (bool, error) {
 	if len(inputs) == 0 {
 		return false, nil
 	}
-	return true, t.compact(inputs, plan.level, plan.cutSize)
+	return true, t.compact(inputs, plan.level, plan.cutSize, nil)
 }
 
 // CompactMajor merges every SSTable of the table (nodetool compact), after
@@ -112,15 +112,54 @@ func (t *Table) CompactMajor() error {
 		return nil
 	}
 	if t.opts.Compaction.Strategy == Leveled {
-		return t.compact(inputs, 1, t.opts.Compaction.SSTableSize)
+		return t.compact(inputs, 1, t.opts.Compaction.SSTableSize, nil)
 	}
-	return t.compact(inputs, 0, 0)
+	return t.compact(inputs, 0, 0, nil)
+}
+
+// Cleanup drops every partition outside keep (sorted, as StreamOut takes
+// them) after flushing the memtable, as nodetool cleanup does once the
+// node no longer replicates some ranges: each SSTable holding some of them
+// is rewritten alone, at its level, without them.
+func (t *Table) Cleanup(keep []KeySpan) error {
+	if len(keep) > 0 {
+		if err := checkSpans(keep); err != nil {
+			return err
+		}
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	t.compactMu.Lock()
+	defer t.compactMu.Unlock()
+	t.mu.Lock()
+	sstables := append([]*sstableRef(nil), t.mu.sstables...)
+	t.mu.Unlock()
+	cutSize := int64(0)
+	if t.opts.Compaction.Strategy == Leveled {
+		cutSize = t.opts.Compaction.SSTableSize
+	}
+	inside := func(prefix []byte) bool { return spanOf(keep, prefix) >= 0 }
+	for _, ref := range sstables {
+		m := ref.meta()
+		if m.MinKey == nil {
+			continue
+		}
+		if whole, _ := coverage(m, keep); whole {
+			continue
+		}
+		if err := t.compact([]*sstableRef{ref}, ref.level, cutSize, inside); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // compact merges inputs into new SSTables at level, cut at cutSize (0: one
-// SSTable), and swaps them for the inputs.
+// SSTable), and swaps them for the inputs. A keep that is not nil keeps
+// only the partitions whose prefix it accepts.
 // REQUIRES: t.compactMu held.
-func (t *Table) compact(inputs []*sstableRef, level int, cutSize int64) error {
+func (t *Table) compact(inputs []*sstableRef, level int, cutSize int64, keep func(prefix []byte) bool) error {
 	start := t.e.opts.Now()
 	now := start.Unix()
 	gcBefore := now - t.opts.gcGrace()
@@ -156,7 +195,7 @@ func (t *Table) compact(inputs []*sstableRef, level int, cutSize int64) error {
 	outs := &compactionOutputs{t: t, level: level, cutSize: cutSize, bound: bound,
 		limiter: newRateLimiter(int(t.e.throughput.Load()), t.e.opts.Now, t.e.compactionsStopped)}
 	merged := newMergingIter(its)
-	err := t.writeCompacted(merged, outs, v.memtables, outside, now, gcBefore)
+	err := t.writeCompacted(merged, outs, v.memtables, outside, now, gcBefore, keep)
 	if cerr := merged.Close(); err == nil {
 		err = cerr
 	}
@@ -304,12 +343,12 @@ func (o *compactionOutputs) abort() {
 // become tombstones, and tombstones past gc grace that nothing outside could
 // need are dropped.
 func (t *Table) writeCompacted(it *mergingIter, outs *compactionOutputs, memtables []*memtable.Memtable,
-	outside []*sstableRef, now, gcBefore int64) error {
+	outside []*sstableRef, now, gcBefore int64, keep func(prefix []byte) bool) error {
 	tokenLen := t.e.opts.SSTable.TokenLen
 	var curPrefix []byte
 	var st partitionState
 	var minOutside int64 // smallest timestamp outside the compaction that may overlap this partition
-	partitionStart := false
+	partitionStart, dropped := false, false
 	for e := it.First(); e != nil; e = it.Next() {
 		n, err := mutation.PartitionPrefixLen(e.Key, tokenLen)
 		if err != nil {
@@ -320,12 +359,18 @@ func (t *Table) writeCompacted(it *mergingIter, outs *compactionOutputs, memtabl
 				return ErrCompactionStopped
 			}
 			curPrefix = append(curPrefix[:0], e.Key[:n]...)
+			if dropped = keep != nil && !keep(curPrefix); dropped {
+				continue
+			}
 			st = partitionState{deletion: mutation.Live}
 			partitionStart = true
 			minOutside, err = t.minTimestampOutside(curPrefix, memtables, outside)
 			if err != nil {
 				return err
 			}
+		}
+		if dropped {
+			continue
 		}
 		purgeable := func(ts int64) bool { return ts < minOutside }
 		canDrop := func(d mutation.DeletionTime) bool {

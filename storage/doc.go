@@ -6,8 +6,9 @@
 // (table registry, commit log replay at start, memory-driven flushes), the
 // merging iterator, the compaction strategies (size-tiered, leveled,
 // time-window), the tombstone-purge decision, memtable space
-// accounting with write back-pressure, and the sections of SSTables a
-// table sends of key spans and imports from another node.
+// accounting with write back-pressure, the sections of SSTables a
+// table sends of key spans and imports from another node, and the cleanup
+// that drops what lies outside key spans.
 // Does not own: what tables exist (package schema, above: the node tells
 // the engine), cell reconciliation (package mutation), file formats
 // (packages commitlog and sstable).

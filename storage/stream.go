@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 
 	"github.com/sibyldb/sibyl/commitlog"
 	"github.com/sibyldb/sibyl/mutation"
@@ -51,14 +52,28 @@ func checkSpans(spans []KeySpan) error {
 	return nil
 }
 
-// spanOf is the span holding key, or -1.
+// spanOf is the span of sorted spans holding key, or -1.
 func spanOf(spans []KeySpan, key []byte) int {
-	for i, s := range spans {
-		if s.contains(key) {
-			return i
-		}
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].To == nil || bytes.Compare(key, spans[i].To) < 0 })
+	if i < len(spans) && spans[i].contains(key) {
+		return i
 	}
 	return -1
+}
+
+// coverage is how spans cover an SSTable with data: whole when one span
+// holds every partition of it, else the spans that hold some.
+func coverage(m *sstable.Metadata, spans []KeySpan) (whole bool, overlapping []KeySpan) {
+	for _, s := range spans {
+		if s.To != nil && bytes.Compare(m.MinKey, s.To) >= 0 || s.From != nil && bytes.Compare(m.MaxKey, s.From) < 0 {
+			continue
+		}
+		if s.contains(m.MinKey) && s.contains(m.MaxKey) {
+			return true, nil
+		}
+		overlapping = append(overlapping, s)
+	}
+	return false, overlapping
 }
 
 // Outgoing is what a table sends of some key spans: its SSTables as of
@@ -92,18 +107,7 @@ func (t *Table) StreamOut(spans []KeySpan) (*Outgoing, error) {
 		if m.MinKey == nil {
 			continue // a commit log bound marker: no data
 		}
-		var overlapping []KeySpan
-		whole := false
-		for _, s := range spans {
-			if s.To != nil && bytes.Compare(m.MinKey, s.To) >= 0 || s.From != nil && bytes.Compare(m.MaxKey, s.From) < 0 {
-				continue
-			}
-			if s.contains(m.MinKey) && s.contains(m.MaxKey) {
-				whole = true
-				break
-			}
-			overlapping = append(overlapping, s)
-		}
+		whole, overlapping := coverage(m, spans)
 		if !whole && overlapping == nil {
 			continue
 		}

@@ -220,6 +220,7 @@ func init() {
 		"getendpoints":            (*client).getEndpoints,
 		"flush":                   func(c *client, a []string) error { return c.tablesAction("/flush", a) },
 		"compact":                 func(c *client, a []string) error { return c.tablesAction("/compact", a) },
+		"cleanup":                 (*client).cleanup,
 		"tablestats":              (*client).tableStats,
 		"cfstats":                 (*client).tableStats,
 		"compactionstats":         (*client).compactionStats,

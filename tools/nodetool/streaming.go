@@ -207,3 +207,27 @@ func (c *client) setStreamThroughput(args []string) error {
 	q.Set("bytes_per_second", strconv.FormatInt(bps, 10))
 	return c.call("POST", "/streamthroughput", q, nil)
 }
+
+// cleanup is nodetool cleanup [-j jobs] [keyspace [tables]]: it returns
+// once the tables dropped what the node no longer replicates. The node
+// cleans one SSTable at a time, so -j is taken and has no effect.
+func (c *client) cleanup(args []string) error {
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; a {
+		case "-j", "--jobs":
+			if i+1 == len(args) {
+				return usef("Required values for option 'jobs' not provided")
+			}
+			if _, err := strconv.Atoi(args[i+1]); err != nil {
+				return usef("jobs: can not convert %q to a int", args[i+1])
+			}
+			i++
+		default:
+			rest = append(rest, a)
+		}
+	}
+	long := *c
+	long.http = &http.Client{}
+	return long.tablesAction("/cleanup", rest)
+}
