@@ -113,6 +113,12 @@ func TestNodetool(t *testing.T) {
 	if _, _, code := run("compact", "ks"); code != 0 {
 		t.Errorf("compact: %d", code)
 	}
+	if out, errs, code := run("cleanup", "-j", "2", "ks"); code != 0 || out != "" {
+		t.Errorf("cleanup (%d): %q %q", code, out, errs)
+	}
+	if _, errs, code := run("cleanup", "system"); code != 2 || !strings.HasPrefix(errs, "error: Cleanup of the system keyspace is neither necessary nor wise\n") {
+		t.Errorf("cleanup system (%d): %q", code, errs)
+	}
 	if out, _, _ := run("compactionstats"); out != "pending tasks: 0\n\n" {
 		t.Errorf("compactionstats: %q", out)
 	}
