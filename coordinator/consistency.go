@@ -67,18 +67,28 @@ func eachQuorum(l request.Consistency, s ring.Strategy) (ring.NetworkTopologyStr
 // CheckAvailable refuses a request at level l when too few of its
 // replicas are alive: the replicas of the local data centre for the
 // LOCAL_ levels, each data centre's for EACH_QUORUM, all of them
-// otherwise. locate places a replica.
-func CheckAvailable(l request.Consistency, s ring.Strategy, localDC string, replicas []ring.Endpoint, alive func(ring.Endpoint) bool, locate func(ring.Endpoint) ring.Location) error {
+// otherwise. pending are a write's replicas being given the range (nil
+// for a read): each must answer on top of the level, and may. locate
+// places a replica.
+func CheckAvailable(l request.Consistency, s ring.Strategy, localDC string, replicas, pending []ring.Endpoint, alive func(ring.Endpoint) bool, locate func(ring.Endpoint) ring.Location) error {
 	if nts, ok := eachQuorum(l, s); ok {
 		for _, dc := range sortedDCs(nts) {
 			f := nts.Factors[dc]
-			live := 0
+			live, extra := 0, 0
 			for _, r := range replicas {
 				if locate(r).DataCenter == dc && alive(r) {
 					live++
 				}
 			}
-			if need := quorum(f); f > 0 && live < need {
+			for _, r := range pending {
+				if locate(r).DataCenter == dc {
+					extra++
+					if alive(r) {
+						live++
+					}
+				}
+			}
+			if need := quorum(f) + extra; f > 0 && live < need {
 				return &request.Unavailable{Consistency: l, Required: need, Alive: live, DataCenter: dc}
 			}
 		}
@@ -89,6 +99,14 @@ func CheckAvailable(l request.Consistency, s ring.Strategy, localDC string, repl
 	for _, r := range replicas {
 		if alive(r) && counts(l, s, localDC, r, locate) {
 			live++
+		}
+	}
+	for _, r := range pending {
+		if counts(l, s, localDC, r, locate) {
+			need++
+			if alive(r) {
+				live++
+			}
 		}
 	}
 	if live < need {
@@ -108,23 +126,26 @@ type Acks struct {
 	// centres, for EACH_QUORUM.
 	waiting []ring.Endpoint
 	dcs     []string
-	// need is, by data centre, the answers still needed there; pending,
-	// the replicas there not yet answered (EACH_QUORUM only).
-	need, pending map[string]int
-	acked         int
+	// need is, by data centre, the answers still needed there;
+	// unanswered, the replicas there not yet answered (EACH_QUORUM only).
+	need, unanswered map[string]int
+	acked            int
 }
 
 // NewAcks counts the answers of the replicas a request was sent to
-// (targets) towards level l for a keyspace replicated by s.
-func NewAcks(l request.Consistency, s ring.Strategy, localDC string, targets []ring.Endpoint, locate func(ring.Endpoint) ring.Location) *Acks {
+// (targets) towards level l for a keyspace replicated by s. pending are
+// a write's replicas being given the range (nil for a read; those alive
+// are among targets): each adds one to what the level needs.
+func NewAcks(l request.Consistency, s ring.Strategy, localDC string, targets, pending []ring.Endpoint, locate func(ring.Endpoint) ring.Location) *Acks {
 	a := &Acks{level: l, blockFor: BlockFor(l, s, localDC), waiting: make([]ring.Endpoint, 0, len(targets))}
 	for _, r := range targets {
 		if counts(l, s, localDC, r, locate) {
 			a.waiting = append(a.waiting, r)
 		}
 	}
-	if nts, ok := eachQuorum(l, s); ok {
-		a.need, a.pending = map[string]int{}, map[string]int{}
+	nts, each := eachQuorum(l, s)
+	if each {
+		a.need, a.unanswered = map[string]int{}, map[string]int{}
 		for dc, f := range nts.Factors {
 			if f > 0 {
 				a.need[dc] = quorum(f)
@@ -133,7 +154,18 @@ func NewAcks(l request.Consistency, s ring.Strategy, localDC string, targets []r
 		for _, r := range a.waiting {
 			dc := locate(r).DataCenter
 			a.dcs = append(a.dcs, dc)
-			a.pending[dc]++
+			a.unanswered[dc]++
+		}
+	}
+	for _, r := range pending {
+		switch {
+		case each:
+			if dc := locate(r).DataCenter; nts.Factors[dc] > 0 {
+				a.need[dc]++
+				a.blockFor++
+			}
+		case counts(l, s, localDC, r, locate):
+			a.blockFor++
 		}
 	}
 	return a
@@ -157,7 +189,7 @@ func (a *Acks) Ack(r ring.Endpoint, ok bool) (done bool) {
 	if a.need != nil {
 		dc := a.dcs[i]
 		a.dcs = slices.Delete(a.dcs, i, i+1)
-		a.pending[dc]--
+		a.unanswered[dc]--
 		if ok && a.need[dc] > 0 {
 			a.need[dc]--
 		}
@@ -186,7 +218,7 @@ func (a *Acks) Done() bool {
 func (a *Acks) Hopeless() bool {
 	if a.need != nil {
 		for dc, n := range a.need {
-			if n > a.pending[dc] {
+			if n > a.unanswered[dc] {
 				return true
 			}
 		}

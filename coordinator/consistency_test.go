@@ -56,7 +56,7 @@ func TestCheckAvailable(t *testing.T) {
 		{request.Quorum, nts, all, []ring.Endpoint{"x", "y"}, "<nil>"},
 		{request.Quorum, nts, all, []ring.Endpoint{"x", "y", "z", "a"}, "Cannot achieve consistency level QUORUM (required 4, alive 2)"},
 	} {
-		err := CheckAvailable(c.l, c.s, "dc1", c.replicas, aliveExcept(c.down...), locate)
+		err := CheckAvailable(c.l, c.s, "dc1", c.replicas, nil, aliveExcept(c.down...), locate)
 		got := fmt.Sprint(err)
 		if u, ok := err.(*request.Unavailable); ok {
 			got = fmt.Sprintf("%v (required %d, alive %d)", u, u.Required, u.Alive)
@@ -78,7 +78,7 @@ var (
 func TestAcks(t *testing.T) {
 	simple3 := ring.SimpleStrategy{Factor: 3}
 	abc := []ring.Endpoint{"a", "b", "c"}
-	a := NewAcks(request.Quorum, simple3, "dc1", abc, locateTwoDCs)
+	a := NewAcks(request.Quorum, simple3, "dc1", abc, nil, locateTwoDCs)
 	if a.Ack("a", true) || a.Hopeless() {
 		t.Fatal("one of two acknowledgements completed the write, or gave up")
 	}
@@ -94,13 +94,13 @@ func TestAcks(t *testing.T) {
 	if !a.Ack("c", true) {
 		t.Error("two acknowledgements did not complete the write")
 	}
-	b := NewAcks(request.Quorum, simple3, "dc1", abc, locateTwoDCs)
+	b := NewAcks(request.Quorum, simple3, "dc1", abc, nil, locateTwoDCs)
 	b.Ack("a", false)
 	if b.Ack("b", false); !b.Hopeless() {
 		t.Error("two failures of three, two needed, is hopeless")
 	}
 	// Received is clamped below block-for (CASSANDRA-6491).
-	c := NewAcks(request.One, simple3, "dc1", abc[:2], locateTwoDCs)
+	c := NewAcks(request.One, simple3, "dc1", abc[:2], nil, locateTwoDCs)
 	if to := c.Timeout(request.WriteSimple); to.Received != 0 {
 		t.Errorf("clamped received %d", to.Received)
 	}
@@ -130,7 +130,7 @@ func TestAcksByDataCentre(t *testing.T) {
 		{l: request.Quorum, acks: []ring.Endpoint{"x", "y", "z"}},
 		{l: request.Quorum, acks: []ring.Endpoint{"x", "y", "z", "a"}, done: true},
 	} {
-		a := NewAcks(c.l, nts33, "dc1", sixReplicas, locateTwoDCs)
+		a := NewAcks(c.l, nts33, "dc1", sixReplicas, nil, locateTwoDCs)
 		for _, r := range c.fails {
 			a.Ack(r, false)
 		}
@@ -180,4 +180,73 @@ func TestReadContacts(t *testing.T) {
 // aliveExcept is a failure detector that sees every node up but down.
 func aliveExcept(down ...ring.Endpoint) func(ring.Endpoint) bool {
 	return func(e ring.Endpoint) bool { return !slices.Contains(down, e) }
+}
+
+// TestPendingReplicasCountOnTopOfTheLevel: a write's pending replica (a
+// node being given the range) must answer beside the level's replicas:
+// it raises what availability and the acknowledgements need by one, in
+// its own data centre only for the LOCAL_ levels and EACH_QUORUM.
+func TestPendingReplicasCountOnTopOfTheLevel(t *testing.T) {
+	locations := map[ring.Endpoint]ring.Location{"a": {DataCenter: "dc1"}, "b": {DataCenter: "dc1"}, "c": {DataCenter: "dc1"}, "p": {DataCenter: "dc1"},
+		"x": {DataCenter: "dc2"}, "y": {DataCenter: "dc2"}, "z": {DataCenter: "dc2"}, "q": {DataCenter: "dc2"}}
+	locate := func(e ring.Endpoint) ring.Location { return locations[e] }
+	simple3 := ring.SimpleStrategy{Factor: 3}
+	abc := []ring.Endpoint{"a", "b", "c"}
+	for _, c := range []struct {
+		l        request.Consistency
+		s        ring.Strategy
+		replicas []ring.Endpoint
+		pending  []ring.Endpoint
+		down     []ring.Endpoint
+		want     string
+		blockFor int
+	}{
+		{request.Quorum, simple3, abc, []ring.Endpoint{"p"}, []ring.Endpoint{"c"}, "<nil>", 3},
+		{request.Quorum, simple3, abc, []ring.Endpoint{"p"}, []ring.Endpoint{"b", "c"}, "Cannot achieve consistency level QUORUM (required 3, alive 2)", 3},
+		{request.Quorum, simple3, abc, []ring.Endpoint{"p"}, []ring.Endpoint{"p", "c"}, "Cannot achieve consistency level QUORUM (required 3, alive 2)", 3},
+		{request.One, simple3, abc, []ring.Endpoint{"p"}, []ring.Endpoint{"p", "b", "c"}, "Cannot achieve consistency level ONE (required 2, alive 1)", 2},
+		{request.All, simple3, abc, []ring.Endpoint{"p"}, nil, "<nil>", 4},
+		{request.LocalQuorum, nts33, sixReplicas, []ring.Endpoint{"q"}, []ring.Endpoint{"a"}, "<nil>", 2},
+		{request.LocalQuorum, nts33, sixReplicas, []ring.Endpoint{"p"}, []ring.Endpoint{"a", "b"}, "Cannot achieve consistency level LOCAL_QUORUM (required 3, alive 2)", 3},
+		{request.EachQuorum, nts33, sixReplicas, []ring.Endpoint{"q"}, []ring.Endpoint{"a", "x"}, "<nil>", 5},
+		{request.EachQuorum, nts33, sixReplicas, []ring.Endpoint{"q"}, []ring.Endpoint{"x", "y"}, "Cannot achieve consistency level EACH_QUORUM in DC dc2 (required 3, alive 2)", 5},
+	} {
+		err := CheckAvailable(c.l, c.s, "dc1", c.replicas, c.pending, aliveExcept(c.down...), locate)
+		got := fmt.Sprint(err)
+		if u, ok := err.(*request.Unavailable); ok {
+			got = fmt.Sprintf("%v (required %d, alive %d)", u, u.Required, u.Alive)
+		}
+		if got != c.want {
+			t.Errorf("%s with %v pending and %v down: %s, want %s", c.l, c.pending, c.down, got, c.want)
+		}
+		var targets []ring.Endpoint
+		for _, r := range slices.Concat(c.replicas, c.pending) {
+			if !slices.Contains(c.down, r) {
+				targets = append(targets, r)
+			}
+		}
+		a := NewAcks(c.l, c.s, "dc1", targets, c.pending, locate)
+		if a.BlockFor() != c.blockFor {
+			t.Errorf("%s with %v pending: blocks for %d, want %d", c.l, c.pending, a.BlockFor(), c.blockFor)
+		}
+	}
+	// The old replicas' answers alone do not complete a QUORUM write whose
+	// pending replica has not answered; its answer does.
+	a := NewAcks(request.Quorum, simple3, "dc1", []ring.Endpoint{"a", "b", "c", "p"}, []ring.Endpoint{"p"}, locate)
+	if a.Ack("a", true) || a.Ack("b", true) {
+		t.Fatal("two of three old replicas completed a write with a pending replica")
+	}
+	if !a.Ack("p", true) {
+		t.Fatal("the pending replica's answer did not complete it")
+	}
+	// EACH_QUORUM needs the pending replica's data centre's extra answer.
+	e := NewAcks(request.EachQuorum, nts33, "dc1", slices.Concat(sixReplicas, []ring.Endpoint{"q"}), []ring.Endpoint{"q"}, locate)
+	for _, r := range []ring.Endpoint{"a", "b", "x", "y"} {
+		if e.Ack(r, true) {
+			t.Fatalf("done after %s, with dc2's pending replica's share missing", r)
+		}
+	}
+	if !e.Ack("z", true) {
+		t.Fatal("three answers of dc2 and two of dc1 did not complete EACH_QUORUM")
+	}
 }

@@ -399,3 +399,50 @@ func TestHintsBoundedAndDelivered(t *testing.T) {
 		t.Fatalf("delivered %d, c still has hints: %v", a.Stats.HintsDelivered.Load(), store.Has("c"))
 	}
 }
+
+// TestWritesReachPendingReplicas: while a node is being given a range, a
+// write of it goes to that node too and needs its answer on top of the
+// level's: ALL waits for four, and QUORUM is not met by two of the old
+// replicas once it is silent.
+func TestWritesReachPendingReplicas(t *testing.T) {
+	fourNodes := map[ring.Endpoint]ring.Location{"a": {DataCenter: "dc1"}, "b": {DataCenter: "dc1"}, "c": {DataCenter: "dc1"}, "d": {DataCenter: "dc1"}}
+	c := newTestCluster(t, schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, fourNodes)
+	full := c.ring
+	tok := partitioner.Murmur3().Token(cqltype.EncodeInt(1))
+	s := ring.SimpleStrategy{Factor: 3}
+	joining := s.Replicas(full, tok)[0]
+	var before []ring.Node
+	for _, e := range full.Endpoints() {
+		if e != joining {
+			before = append(before, ring.Node{Endpoint: e, Location: full.Location(e), Tokens: full.TokensOf(e)})
+		}
+	}
+	current, err := ring.NewMetadata(partitioner.Murmur3(), before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ring = current.WithFuture(full)
+	old := s.Replicas(current, tok)
+	self := old[0]
+	co := c.coordinator(self, "dc1", 50*time.Millisecond)
+	c.engines[self] = &countingEngine{}
+
+	if err := c.write(co, request.All); err != nil {
+		t.Fatalf("ALL with the pending replica up: %v", err)
+	}
+	if got := c.engines[joining].writes(); got != 1 {
+		t.Fatalf("the pending replica %s took %d writes, want 1", joining, got)
+	}
+	c.set(silent, joining)
+	var wt *request.WriteTimeout
+	if err := c.write(co, request.All); !errors.As(err, &wt) || wt.Received != 3 || wt.BlockFor != 4 {
+		t.Errorf("ALL with the pending replica silent: %v (%+v)", err, wt)
+	}
+	if err := c.write(co, request.Quorum); err != nil {
+		t.Errorf("QUORUM with the three old replicas up: %v", err)
+	}
+	c.set(silent, old[1])
+	if err := c.write(co, request.Quorum); !errors.As(err, &wt) || wt.Received != 2 || wt.BlockFor != 3 {
+		t.Errorf("QUORUM with the pending replica and one old one silent: %v (%+v)", err, wt)
+	}
+}

@@ -48,7 +48,7 @@ func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckAvailable(l, p.strategy, c.cfg.DataCenter, p.replicas, alive, m.Location); err != nil {
+	if err := CheckAvailable(l, p.strategy, c.cfg.DataCenter, p.replicas, nil, alive, m.Location); err != nil {
 		return nil, err
 	}
 	if c.cfg.Network == nil || len(p.replicas) == 1 && p.replicas[0] == c.cfg.Self {

@@ -95,7 +95,7 @@ func (c *Coordinator) checkRangeAvailable(t *schema.Table, q request.RangeRead, 
 		if err != nil {
 			return err
 		}
-		if err := CheckAvailable(l, p.strategy, c.cfg.DataCenter, p.replicas, alive, m.Location); err != nil {
+		if err := CheckAvailable(l, p.strategy, c.cfg.DataCenter, p.replicas, nil, alive, m.Location); err != nil {
 			return err
 		}
 	}

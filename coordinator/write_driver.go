@@ -53,7 +53,7 @@ func (c *Coordinator) apply(ms []*mutation.Mutation, l request.Consistency) erro
 		}
 		// ANY is never unavailable: a hint counts as the write.
 		if l != request.Any {
-			if err := CheckAvailable(l, p.strategy, c.cfg.DataCenter, p.replicas, alive, m.Location); err != nil {
+			if err := CheckAvailable(l, p.strategy, c.cfg.DataCenter, p.replicas, p.pending, alive, m.Location); err != nil {
 				return err
 			}
 		}
@@ -115,11 +115,11 @@ func (c *Coordinator) send(ctx context.Context, r ring.Endpoint, mu *mutation.Mu
 // reports a timeout.
 func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(ring.Endpoint) bool, locate func(ring.Endpoint) ring.Location, writeType string) error {
 	self, mu := c.cfg.Self, w.m
-	if len(w.p.replicas) == 1 && w.p.replicas[0] == self {
+	if len(w.p.replicas) == 1 && w.p.replicas[0] == self && len(w.p.pending) == 0 {
 		return c.cfg.Engine.Apply([]*mutation.Mutation{mu})
 	}
 	var targets []ring.Endpoint
-	for _, r := range w.p.replicas {
+	for _, r := range slices.Concat(w.p.replicas, w.p.pending) {
 		if alive(r) {
 			targets = append(targets, r)
 		} else if c.cfg.Network != nil {
@@ -129,7 +129,7 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 	if len(targets) == 0 && l == request.Any {
 		return nil // the hints are the write
 	}
-	acks := NewAcks(l, w.p.strategy, c.cfg.DataCenter, targets, locate)
+	acks := NewAcks(l, w.p.strategy, c.cfg.DataCenter, targets, w.p.pending, locate)
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Write)
 	payload := appendMutations(fenced(w.epoch), []*mutation.Mutation{mu})
 	type answer struct {

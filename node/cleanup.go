@@ -44,12 +44,19 @@ func (n *Node) adminCleanup(r *http.Request) (any, error) {
 		}
 		spans, ok := kept[t.Keyspace]
 		if !ok {
+			ks := sch.Keyspace(t.Keyspace)
 			local := false
-			if spans, local, err = n.replicatedSpans(m, sch.Keyspace(t.Keyspace)); err != nil {
+			if spans, local, err = n.replicatedSpans(m, ks); err != nil {
 				return nil, err
 			}
 			if local {
 				continue
+			}
+			if gaining, err := n.gainingRanges(m, ks); err != nil || gaining {
+				if err != nil {
+					return nil, err
+				}
+				return nil, badArgument("Node is involved in cluster membership changes. Not safe to run cleanup.")
 			}
 			kept[t.Keyspace] = spans
 		}
@@ -86,4 +93,27 @@ func (n *Node) replicatedSpans(m *ring.Metadata, ks *schema.Keyspace) (spans []s
 		return nil
 	})
 	return mergeSpans(spans), false, err
+}
+
+// gainingRanges reports whether this node is being given some range of
+// ks (it is a pending replica of it): the data it receives for them lies
+// outside the ranges it replicates now, and a cleanup would drop it.
+func (n *Node) gainingRanges(m *ring.Metadata, ks *schema.Keyspace) (bool, error) {
+	future := m.Future()
+	if future == nil {
+		return false, nil
+	}
+	s, err := n.strategy(ks)
+	if err != nil {
+		return false, err
+	}
+	self := n.endpoint()
+	// Each range of either ring ends at a token of one of them, and the
+	// pending replicas are the same over all of it.
+	for _, tok := range slices.Concat(m.SortedTokens(), future.SortedTokens()) {
+		if slices.Contains(m.Pending(s, tok), self) {
+			return true, nil
+		}
+	}
+	return false, nil
 }

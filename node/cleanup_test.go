@@ -15,7 +15,8 @@ import (
 // TestCleanupDropsTheRangesANewNodeTook: after a third node joins a
 // two-node cluster, the first still holds rows of ranges it gave up;
 // nodetool cleanup drops exactly those and keeps every row it still
-// replicates, and refuses the local system keyspaces.
+// replicates, and refuses the local system keyspaces and a node that is
+// being given ranges.
 func TestCleanupDropsTheRangesANewNodeTook(t *testing.T) {
 	gossipPort := testutil.ClusterPort(t, 3)
 	var nodes []*Node
@@ -92,4 +93,21 @@ func TestCleanupDropsTheRangesANewNodeTook(t *testing.T) {
 		}
 	}
 	t.Logf("the cleanup dropped %d of %d rows", stray, rows)
+
+	// Were the third node leaving, the first would be gaining ranges back:
+	// their data is on its way, and a cleanup would drop it.
+	var staying []ring.Node
+	for _, e := range m.Endpoints() {
+		if e != third {
+			staying = append(staying, ring.Node{Endpoint: e, Location: m.Location(e), Tokens: m.TokensOf(e)})
+		}
+	}
+	future, err := ring.NewMetadata(first.engine.Partitioner(), staying)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.ring.Store(m.WithFuture(future))
+	if err := cleanup("keyspace=c"); err == nil || err.Error() != "Node is involved in cluster membership changes. Not safe to run cleanup." {
+		t.Fatalf("a cleanup while the node gains ranges: %v", err)
+	}
 }

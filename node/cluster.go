@@ -299,12 +299,33 @@ type topology struct {
 	epoch uint64
 }
 
-// ringOf is the ring of the metadata log's nodes that own tokens.
+// ringOf is the ring of the metadata log's nodes that own tokens (the
+// normal and leaving ones) and, while some node is joining or leaving,
+// the future ring it moves to (the normal and joining ones), whose
+// replicas writes go to as well.
 func ringOf(part partitioner.Partitioner, nodes map[uint64]metadata.NodeRecord) (*ring.Metadata, error) {
+	current, err := ringOfStates(part, nodes, metadata.Normal, metadata.Leaving)
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range nodes {
+		if rec.State == metadata.Joining || rec.State == metadata.Leaving {
+			future, err := ringOfStates(part, nodes, metadata.Normal, metadata.Joining)
+			if err != nil {
+				return nil, err
+			}
+			return current.WithFuture(future), nil
+		}
+	}
+	return current, nil
+}
+
+// ringOfStates is the ring of the nodes in the states given.
+func ringOfStates(part partitioner.Partitioner, nodes map[uint64]metadata.NodeRecord, states ...metadata.NodeState) (*ring.Metadata, error) {
 	var members []ring.Node
 	for _, id := range slices.Sorted(maps.Keys(nodes)) {
 		rec := nodes[id]
-		if rec.State != metadata.Normal && rec.State != metadata.Leaving {
+		if !slices.Contains(states, rec.State) {
 			continue
 		}
 		node := ring.Node{Endpoint: ring.Endpoint(rec.Endpoint), Location: ring.Location{DataCenter: rec.DataCenter, Rack: rec.Rack}}

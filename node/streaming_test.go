@@ -2,11 +2,14 @@ package node
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"testing"
 
+	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/storage"
 )
 
@@ -62,5 +65,36 @@ func TestTokenSpanHoldsTheRangesTokens(t *testing.T) {
 	merged := mergeSpans([]storage.KeySpan{c, b, a})
 	if len(merged) != 2 || !bytes.Equal(merged[0].From, a.From) || !bytes.Equal(merged[0].To, b.To) || !bytes.Equal(merged[1].From, c.From) {
 		t.Fatalf("merged %v", merged)
+	}
+}
+
+// TestRingOfMovingNodes: the ring holds the normal and leaving nodes;
+// while one joins or leaves it carries the future ring of the normal and
+// joining ones, where writes go as well.
+func TestRingOfMovingNodes(t *testing.T) {
+	part := partitioner.Murmur3()
+	rec := func(id uint64, tok string, st metadata.NodeState) metadata.NodeRecord {
+		return metadata.NodeRecord{ID: id, Endpoint: fmt.Sprintf("127.0.0.%d", id), DataCenter: "dc1", Rack: "r1", Tokens: []string{tok}, State: st}
+	}
+	nodes := map[uint64]metadata.NodeRecord{1: rec(1, "-100", metadata.Normal), 2: rec(2, "0", metadata.Normal), 3: rec(3, "100", metadata.Normal)}
+	m, err := ringOf(part, nodes)
+	if err != nil || m.Future() != nil || len(m.Endpoints()) != 3 {
+		t.Fatalf("a settled ring: %v, future %v, %v", err, m.Future(), m.Endpoints())
+	}
+	nodes[4] = rec(4, "50", metadata.Joining)
+	nodes[3] = rec(3, "100", metadata.Leaving)
+	m, err = ringOf(part, nodes)
+	if err != nil || m.Future() == nil {
+		t.Fatalf("a moving ring: %v, future %v", err, m.Future())
+	}
+	if got, want := fmt.Sprint(m.Endpoints()), "[127.0.0.1 127.0.0.2 127.0.0.3]"; got != want {
+		t.Fatalf("the ring now: %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(m.Future().Endpoints()), "[127.0.0.1 127.0.0.2 127.0.0.4]"; got != want {
+		t.Fatalf("the future ring: %s, want %s", got, want)
+	}
+	tok, _ := part.ParseToken("40")
+	if got := fmt.Sprint(m.Pending(ring.SimpleStrategy{Factor: 1}, tok)); got != "[127.0.0.4]" {
+		t.Fatalf("pending replicas of token 40: %s", got)
 	}
 }

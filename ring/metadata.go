@@ -35,6 +35,9 @@ type Metadata struct {
 	byNode    map[Endpoint][]partitioner.Token
 	endpoints []Endpoint // sorted
 	epoch     uint64
+	// future is the ring once the nodes joining or leaving have moved,
+	// nil when none is: writes go to its replicas too (Pending).
+	future *Metadata
 }
 
 // Epoch is the cluster metadata epoch whose ring this is (0 for a ring
@@ -47,6 +50,37 @@ func (m *Metadata) WithEpoch(epoch uint64) *Metadata {
 	c := *m
 	c.epoch = epoch
 	return &c
+}
+
+// WithFuture is m with the ring it becomes once the nodes joining and
+// leaving have moved their ranges (nil: none is moving).
+func (m *Metadata) WithFuture(future *Metadata) *Metadata {
+	c := *m
+	c.future = future
+	return &c
+}
+
+// Future is the ring m becomes once the moving nodes have moved; nil when
+// none is moving.
+func (m *Metadata) Future() *Metadata { return m.future }
+
+// Pending are the nodes that replicate t under s in the future ring and
+// not in m: they are being given t's range, so every write of it goes to
+// them too, and each one counts on top of what the level needs (a write
+// acknowledged by the old replicas alone would be lost once they hand
+// the range over), as Cassandra's pending endpoints do.
+func (m *Metadata) Pending(s Strategy, t partitioner.Token) []Endpoint {
+	if m.future == nil {
+		return nil
+	}
+	now := s.Replicas(m, t)
+	var out []Endpoint
+	for _, e := range s.Replicas(m.future, t) {
+		if !slices.Contains(now, e) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // NewMetadata builds the ring of nodes. A token held twice, a node listed
@@ -105,8 +139,14 @@ func (m *Metadata) Endpoints() []Endpoint { return m.endpoints }
 // TokensOf are a node's tokens, ascending (nil for a node not in the ring).
 func (m *Metadata) TokensOf(e Endpoint) []partitioner.Token { return m.byNode[e] }
 
-// Location is where a node stands (zero for a node not in the ring).
-func (m *Metadata) Location(e Endpoint) Location { return m.locations[e] }
+// Location is where a node stands, a joining one's included (zero for a
+// node in neither ring).
+func (m *Metadata) Location(e Endpoint) Location {
+	if l, ok := m.locations[e]; ok || m.future == nil {
+		return l
+	}
+	return m.future.locations[e]
+}
 
 // Contains reports whether a node is in the ring.
 func (m *Metadata) Contains(e Endpoint) bool {

@@ -184,3 +184,42 @@ func TestAllocationBalancesOwnership(t *testing.T) {
 		t.Errorf("one node owns %v", o)
 	}
 }
+
+// TestPendingReplicas: while a node joins, the replicas a range gains in
+// the future ring are its pending ones, located from that ring; with no
+// future there are none.
+func TestPendingReplicas(t *testing.T) {
+	m := threeNodes(t)
+	if p := m.Pending(SimpleStrategy{Factor: 2}, tok(150)); p != nil {
+		t.Fatalf("pending replicas with no node moving: %v", p)
+	}
+	joining := Node{Endpoint: "d", Location: Location{DataCenter: "dc2", Rack: "r9"}, Tokens: toks(120)}
+	future := mustRing(t, Node{Endpoint: "a", Tokens: toks(-100, 200)}, Node{Endpoint: "b", Tokens: toks(0)}, Node{Endpoint: "c", Tokens: toks(100)}, joining)
+	moving := m.WithFuture(future).WithEpoch(7)
+	if moving.Future() != future || moving.Epoch() != 7 {
+		t.Fatal("WithEpoch lost the future ring")
+	}
+	for _, c := range []struct {
+		key  int64
+		rf   int
+		want string
+	}{
+		{110, 1, "[d]"}, // d takes (100, 120] from a
+		{110, 2, "[d]"}, // d then a: a already replicates it
+		{150, 1, "[]"},  // (120, 200] stays a's
+		{150, 3, "[]"},  // a, then b and c: d would be fourth
+		{-50, 3, "[d]"}, // b, c, then d before a
+		{50, 3, "[d]"},  // c's range: c, then d before a, then a; b is dropped
+		{50, 2, "[d]"},
+	} {
+		if got := fmt.Sprint(moving.Pending(SimpleStrategy{Factor: c.rf}, tok(c.key))); got != c.want {
+			t.Errorf("token %d, RF %d: pending %s, want %s", c.key, c.rf, got, c.want)
+		}
+	}
+	if got := moving.Location("d"); got != joining.Location {
+		t.Fatalf("the joining node's location: %+v", got)
+	}
+	if got := m.Location("d"); got != (Location{}) {
+		t.Fatalf("a ring with no future places a node outside it: %+v", got)
+	}
+}
