@@ -384,3 +384,45 @@ func TestVoterThatLostItsLogIsRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestOneRangeMovementAtATime: a node may not start joining or leaving
+// while another is: a second joins once the first is normal, and a node
+// may register as normal meanwhile.
+func TestOneRangeMovementAtATime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := startGroup(t, 3, 3)
+		defer g.close()
+		ctx := context.Background()
+		propose := func(i int, st NodeState, tokens ...string) error {
+			_, err := g.log(1).ProposeNode(ctx, NodeRecord{ID: uint64(i), Endpoint: endpoint(i), DataCenter: "dc1", Rack: "r1", Tokens: tokens, State: st})
+			return err
+		}
+		if err := propose(3, Joining, "50"); err != nil {
+			t.Fatal(err)
+		}
+		if err := propose(4, Joining, "60"); !errors.Is(err, ErrRangeMovement) {
+			t.Fatalf("a second node joining: %v, want ErrRangeMovement", err)
+		}
+		if err := propose(5, Normal, "70"); err != nil {
+			t.Fatalf("a node registering as normal while one joins: %v", err)
+		}
+		if err := propose(4, Leaving, "60"); !errors.Is(err, ErrRangeMovement) {
+			t.Fatalf("a node leaving while one joins: %v, want ErrRangeMovement", err)
+		}
+		if err := propose(3, Joining, "50"); err != nil {
+			t.Fatalf("the joining node again (a restart): %v", err)
+		}
+		if err := propose(3, Normal, "50"); err != nil {
+			t.Fatal(err)
+		}
+		if err := propose(4, Joining, "60"); err != nil {
+			t.Fatalf("a node joining once the other is normal: %v", err)
+		}
+		if err := propose(4, Left, "60"); err != nil {
+			t.Fatal(err)
+		}
+		if err := propose(3, Left, "50"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -13,6 +13,11 @@ import (
 // another node holds: it must choose others against the ring as it is.
 var ErrTokensTaken = errors.New("metadata: another node holds some of these tokens")
 
+// ErrRangeMovement is the outcome of a node's move into joining or
+// leaving while another node is joining or leaving: ranges move one node
+// at a time, so that each has one ring to stream by.
+var ErrRangeMovement = errors.New("Other bootstrapping/leaving/moving nodes detected, cannot bootstrap while cassandra.consistent.rangemovement is true")
+
 // ErrSchemaChanged is the outcome of a schema change proposed against a
 // schema epoch that another change has since moved on from: the
 // statement must be checked again against the schema that is now.
@@ -168,6 +173,13 @@ func (s *State) applyNode(c *nodeChange) outcome {
 			return outcome{Epoch: s.Epoch, Err: ErrTokensTaken}
 		}
 	}
+	if moving(c.Record.State) {
+		for id, n := range s.Nodes {
+			if id != c.Record.ID && moving(n.State) {
+				return outcome{Epoch: s.Epoch, Err: ErrRangeMovement}
+			}
+		}
+	}
 	if s.Nodes == nil {
 		s.Nodes = map[uint64]NodeRecord{}
 	}
@@ -176,6 +188,8 @@ func (s *State) applyNode(c *nodeChange) outcome {
 	s.RingEpoch = s.Epoch
 	return outcome{Epoch: s.Epoch}
 }
+
+func moving(s NodeState) bool { return s == Joining || s == Leaving }
 
 // applyMembers applies a configuration change: a member added (as a
 // learner or a voter) is recorded from the change's context, one removed

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 
@@ -74,15 +73,8 @@ func (n *Node) handleStreaming(handle func(pattern string, fn func(r *http.Reque
 		defer n.rebuilding.Store(false)
 		// A rebuild goes on if nodetool goes away, as Cassandra's does,
 		// and stops with the node.
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := n.untilStopped()
 		defer cancel()
-		go func() {
-			select {
-			case <-n.stopped:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
 		if err := n.Rebuild(ctx, RebuildRequest{SourceDC: q.Get("dc"), Keyspace: q.Get("keyspace")}); err != nil {
 			return nil, badArgument("%s", err)
 		}

@@ -43,12 +43,21 @@ func (n *Node) identify() error {
 	if err := n.startMetadata(); err != nil {
 		return err
 	}
-	if tokens, err = n.registerTokens(tokens); err != nil {
+	tokens, joining, err := n.registerTokens(tokens)
+	if err != nil {
 		return err
 	}
 	n.ringMu.Lock()
 	n.tokens = tokens
 	n.ringMu.Unlock()
+	if joining {
+		if n.gossip != nil {
+			n.gossip.SetNow(gossip.Tokens, strings.Join(tokens, ","))
+		}
+		if err := n.bootstrap(tokens); err != nil {
+			return err
+		}
+	}
 	n.rebuildRing()
 	if n.gossip != nil {
 		// Sent at once: the next node to join chooses its tokens against

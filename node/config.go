@@ -148,6 +148,11 @@ type Config struct {
 	// HintsDirectory is hints_directory: where a node of a cluster keeps
 	// hints; default DataDir/hints.
 	HintsDirectory string `yaml:"hints_directory"`
+	// AutoBootstrap is auto_bootstrap: whether a new node that is not a
+	// seed, joining a ring that has nodes, streams the data of the ranges
+	// it takes before it serves them (default true); false takes them at
+	// once, empty, for nodetool rebuild to fill.
+	AutoBootstrap *bool `yaml:"auto_bootstrap"`
 	// HintedHandoffEnabled is hinted_handoff_enabled: whether writes a
 	// replica missed are kept as hints for it; default true.
 	HintedHandoffEnabled *bool `yaml:"hinted_handoff_enabled"`
@@ -236,6 +241,9 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.HintedHandoffEnabled == nil {
 		c.HintedHandoffEnabled = new(true)
+	}
+	if c.AutoBootstrap == nil {
+		c.AutoBootstrap = new(true)
 	}
 	if c.MaxHintWindow == 0 {
 		c.MaxHintWindow = Duration(coordinator.DefaultHintedHandoff.MaxWindow)

@@ -13,7 +13,8 @@
 // and liveness it is given), the node's member of the cluster metadata
 // log and what it applies (metadata.go: schema changes, the ring, the
 // partitioned node policy), the storage failure policies (failure.go),
-// which ranges a node streams for a rebuild (streaming.go) and which it
+// which ranges a node streams for a rebuild (streaming.go) or a bootstrap
+// (bootstrap.go) and which it
 // keeps at a cleanup (cleanup.go).
 // Does not own: what any part does (storage, schema, cql, coordinator,
 // gossip, messaging, ring own that).

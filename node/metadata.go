@@ -342,21 +342,25 @@ func (a metadataApplier) ApplyTopology(nodes map[uint64]metadata.NodeRecord, epo
 // else tokens chosen against the log's ring, chosen again if another node
 // took some of them first. A node with a new host id at the address of a
 // node the log knows is refused, as Cassandra refuses it: that is a
-// replacement.
-func (n *Node) registerTokens(stored []string) ([]string, error) {
+// replacement. joining is true for a node that bootstraps (one new to a
+// ring with nodes, or one whose bootstrap a restart cut short): it is
+// recorded joining, and normal once it has streamed its ranges.
+func (n *Node) registerTokens(stored []string) (tokens []string, joining bool, err error) {
 	id := raftID(n.hostID)
 	part := n.engine.Partitioner()
+	movementDeadline := time.Now().Add(rangeMovementWait)
 	for attempt := 1; ; attempt++ {
 		nodes := n.meta.Status().State.Nodes
 		rec, known := nodes[id]
 		for other, r := range nodes {
 			if other != id && r.Endpoint == n.cfg.ListenAddress && r.State != metadata.Left {
-				return nil, fmt.Errorf("node: a node with address %s already exists in the cluster metadata (host id %s); a node that replaces it is not supported yet",
+				return nil, false, fmt.Errorf("node: a node with address %s already exists in the cluster metadata (host id %s); a node that replaces it is not supported yet",
 					r.Endpoint, cqltype.UUIDType.Format(r.HostID[:]))
 			}
 		}
-		if known && rec.Endpoint == n.cfg.ListenAddress && rec.DataCenter == n.cfg.DataCenter && rec.Rack == n.cfg.Rack && rec.State == metadata.Normal {
-			return rec.Tokens, nil
+		same := known && rec.Endpoint == n.cfg.ListenAddress && rec.DataCenter == n.cfg.DataCenter && rec.Rack == n.cfg.Rack
+		if same && (rec.State == metadata.Normal || rec.State == metadata.Joining) {
+			return rec.Tokens, rec.State == metadata.Joining, nil
 		}
 		tokens := stored
 		if known && len(rec.Tokens) > 0 {
@@ -365,23 +369,43 @@ func (n *Node) registerTokens(stored []string) ([]string, error) {
 		if tokens == nil {
 			m, err := ringOf(part, nodes)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			tokens = n.allocateTokens(m)
 		}
-		r := metadata.NodeRecord{ID: id, Endpoint: n.cfg.ListenAddress, DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack, Tokens: tokens, State: metadata.Normal}
-		copy(r.HostID[:], n.hostID)
-		ctx, cancel := context.WithTimeout(context.Background(), metadataJoinWait)
-		_, err := n.meta.ProposeNode(ctx, r)
-		cancel()
+		state := metadata.Normal
+		if known && rec.State == metadata.Joining || !known && stored == nil && n.bootstraps(nodes, id) {
+			state = metadata.Joining
+		}
+		err := n.proposeSelf(tokens, state)
 		switch {
 		case err == nil:
-			return tokens, nil
+			return tokens, state == metadata.Joining, nil
 		case errors.Is(err, metadata.ErrTokensTaken) && stored == nil && !known && attempt < 5:
 			continue // chosen against a ring another node's join changed
+		case errors.Is(err, metadata.ErrRangeMovement) && time.Now().Before(movementDeadline):
+			n.cfg.Logger.Info().Msg("node: another node is joining or leaving; waiting to join after it")
+			select {
+			case <-time.After(time.Second):
+			case <-n.stopped:
+				return nil, false, errors.New("node: stopped while waiting to join")
+			}
+			attempt--
+			continue
 		}
-		return nil, fmt.Errorf("node: recording the node's tokens in the cluster metadata: %w", err)
+		return nil, false, fmt.Errorf("node: recording the node's tokens in the cluster metadata: %w", err)
 	}
+}
+
+// proposeSelf records this node in the metadata log with tokens, in
+// state.
+func (n *Node) proposeSelf(tokens []string, state metadata.NodeState) error {
+	r := metadata.NodeRecord{ID: raftID(n.hostID), Endpoint: n.cfg.ListenAddress, DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack, Tokens: tokens, State: state}
+	copy(r.HostID[:], n.hostID)
+	ctx, cancel := context.WithTimeout(context.Background(), metadataJoinWait)
+	defer cancel()
+	_, err := n.meta.ProposeNode(ctx, r)
+	return err
 }
 
 // EncodeSchemaSnapshot is an engine's whole schema (SchemaMutations) as a

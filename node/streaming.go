@@ -125,37 +125,42 @@ func (n *Node) Rebuild(ctx context.Context, opts RebuildRequest) error {
 		if err != nil {
 			return err
 		}
-		var tables []*schema.Table
-		for _, t := range ks.Tables {
-			tables = append(tables, t)
-		}
-		// Every source at once, as Cassandra streams: each is bounded by
-		// its own stream_throughput_outbound.
-		var wg sync.WaitGroup
-		errs := make([]error, len(plan))
-		for i, src := range slices.Sorted(mapKeysOf(plan)) {
-			spans := mergeSpans(plan[src])
-			var ts []streaming.TableSpans
-			for _, t := range tables {
-				ts = append(ts, streaming.TableSpans{Table: t.ID, Spans: spans})
-			}
-			wg.Go(func() {
-				start := time.Now()
-				res, err := n.streaming.Fetch(ctx, "Rebuild", string(src), ts)
-				if err != nil {
-					errs[i] = fmt.Errorf("rebuild of %s from %s: %w", ks.Name, src, err)
-					return
-				}
-				n.cfg.Logger.Info().Str("keyspace", ks.Name).Str("source", string(src)).Int("sections", res.Sections).Int("whole", res.Whole).
-					Int64("bytes", res.Bytes).Dur("took", time.Since(start)).Msg("node: rebuild streamed a keyspace's ranges")
-			})
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
+		if err := n.fetchPlan(ctx, "Rebuild", ks, plan); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// fetchPlan streams keyspace ks's tables' spans from each source of plan,
+// every source at once, as Cassandra streams: each is bounded by its own
+// stream throughput.
+func (n *Node) fetchPlan(ctx context.Context, operation string, ks *schema.Keyspace, plan map[ring.Endpoint][]storage.KeySpan) error {
+	var tables []*schema.Table
+	for _, t := range ks.Tables {
+		tables = append(tables, t)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(plan))
+	for i, src := range slices.Sorted(mapKeysOf(plan)) {
+		spans := mergeSpans(plan[src])
+		var ts []streaming.TableSpans
+		for _, t := range tables {
+			ts = append(ts, streaming.TableSpans{Table: t.ID, Spans: spans})
+		}
+		wg.Go(func() {
+			start := time.Now()
+			res, err := n.streaming.Fetch(ctx, operation, string(src), ts)
+			if err != nil {
+				errs[i] = fmt.Errorf("%s of %s from %s: %w", strings.ToLower(operation), ks.Name, src, err)
+				return
+			}
+			n.cfg.Logger.Info().Str("keyspace", ks.Name).Str("source", string(src)).Int("sections", res.Sections).Int("whole", res.Whole).
+				Int64("bytes", res.Bytes).Dur("took", time.Since(start)).Msg("node: " + strings.ToLower(operation) + " streamed a keyspace's ranges")
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func mapKeysOf[K comparable, V any](m map[K]V) func(func(K) bool) {
@@ -181,15 +186,11 @@ func (n *Node) rebuildPlan(ks *schema.Keyspace, sourceDC string) (map[ring.Endpo
 	}
 	m := n.ring.Load()
 	self, part := n.endpoint(), n.engine.Partitioner()
-	alive := func(e ring.Endpoint) bool {
-		g := n.gossip
-		return g != nil && g.Alive(string(e))
-	}
 	plan := map[ring.Endpoint][]storage.KeySpan{}
 	err = replicatedRanges(m, s, self, func(r partitioner.Range, replicas []ring.Endpoint) error {
 		src := ring.Endpoint("")
 		for _, e := range replicas {
-			if e != self && alive(e) && (sourceDC == "" || m.Location(e).DataCenter == sourceDC) {
+			if e != self && n.peerAlive(e) && (sourceDC == "" || m.Location(e).DataCenter == sourceDC) {
 				src = e
 				break
 			}
