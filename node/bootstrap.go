@@ -19,6 +19,14 @@ import (
 // or departure to end before its own join starts.
 const rangeMovementWait = 10 * time.Minute
 
+// ringDelay is how long a bootstrap waits for a node it must stream from
+// to be seen up (Cassandra's ring delay).
+const ringDelay = 30 * time.Second
+
+// errSourceDown is a range whose giving replica is down: moving it from
+// another would miss the writes only that replica took.
+var errSourceDown = errors.New("A node required to move the data consistently is down")
+
 // isSeed reports whether this node is one of its own seeds.
 func (n *Node) isSeed() bool {
 	for _, seed := range n.cfg.Seeds {
@@ -99,7 +107,17 @@ func (n *Node) bootstrap(tokens []string) error {
 		if schema.IsSystemKeyspace(ks.Name) {
 			continue
 		}
+		// A node that just joined gossip may not have heard yet that the
+		// others are up: a giving node down waits out the ring delay.
 		plan, err := n.bootstrapPlan(ks)
+		for deadline := time.Now().Add(ringDelay); errors.Is(err, errSourceDown) && time.Now().Before(deadline); {
+			select {
+			case <-time.After(time.Second):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			plan, err = n.bootstrapPlan(ks)
+		}
 		if err != nil {
 			return fmt.Errorf("bootstrap: %w", err)
 		}
@@ -142,7 +160,7 @@ func (n *Node) bootstrapPlan(ks *schema.Keyspace) (map[ring.Endpoint][]storage.K
 		for _, e := range old {
 			if !slices.Contains(replicas, e) {
 				if !n.peerAlive(e) {
-					return fmt.Errorf("A node required to move the data consistently is down (/%s)", e)
+					return fmt.Errorf("%w (/%s)", errSourceDown, e)
 				}
 				src = e
 				break

@@ -110,8 +110,9 @@ func Up(c *Cluster) error {
 
 // Add adds node N+1 to a running cluster of N nodes, in the data centre
 // and rack of at (the server's defaults where empty), starts it (it joins
-// through node 1, taking tokens of its own; the data already written is
-// not streamed to it) and waits, as Up does, until every running node
+// through node 1, taking tokens of its own, and bootstraps: it streams the
+// data of its ranges from the nodes giving them up, which must be running)
+// and waits, as Up does, until every running node
 // sees every running node up and lists every other in its system.peers.
 func Add(c *Cluster, at Place) error {
 	if c.Nodes >= 254 {
