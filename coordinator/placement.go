@@ -41,7 +41,7 @@ func sortedDCs(nts ring.NetworkTopologyStrategy) []string {
 type placement struct {
 	replicas []ring.Endpoint
 	// pending are the nodes being given the partition's range: writes go
-	// to them too, reads do not.
+	// to them too (the write path fills it in), reads do not.
 	pending  []ring.Endpoint
 	strategy ring.Strategy
 }
@@ -90,7 +90,7 @@ func (l *lookups) place(t *schema.Table, token partitioner.Token, m *ring.Metada
 	if err != nil {
 		return placement{}, err
 	}
-	return placement{replicas: s.Replicas(m, token), pending: m.Pending(s, token), strategy: s}, nil
+	return placement{replicas: s.Replicas(m, token), strategy: s}, nil
 }
 
 // ReadContacts chooses the replicas a read at level l asks first, and the

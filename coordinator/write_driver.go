@@ -47,10 +47,12 @@ func (c *Coordinator) apply(ms []*mutation.Mutation, l request.Consistency) erro
 		if t == nil {
 			return fmt.Errorf("coordinator: a write to an unknown table %x", mu.Table)
 		}
-		p, err := look.place(t, c.cfg.Engine.Partitioner().Token(mu.Key), m, c.cfg.Self)
+		tok := c.cfg.Engine.Partitioner().Token(mu.Key)
+		p, err := look.place(t, tok, m, c.cfg.Self)
 		if err != nil {
 			return err
 		}
+		p.pending = m.Pending(p.strategy, tok)
 		// ANY is never unavailable: a hint counts as the write.
 		if l != request.Any {
 			if err := CheckAvailable(l, p.strategy, c.cfg.DataCenter, p.replicas, p.pending, alive, m.Location); err != nil {
@@ -119,11 +121,13 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 		return c.cfg.Engine.Apply([]*mutation.Mutation{mu})
 	}
 	var targets []ring.Endpoint
-	for _, r := range slices.Concat(w.p.replicas, w.p.pending) {
-		if alive(r) {
-			targets = append(targets, r)
-		} else if c.cfg.Network != nil {
-			c.hint(r, mu) // it gets the write when it is back
+	for _, group := range [...][]ring.Endpoint{w.p.replicas, w.p.pending} {
+		for _, r := range group {
+			if alive(r) {
+				targets = append(targets, r)
+			} else if c.cfg.Network != nil {
+				c.hint(r, mu) // it gets the write when it is back
+			}
 		}
 	}
 	if len(targets) == 0 && l == request.Any {

@@ -109,14 +109,14 @@ func (n *Node) bootstrap(tokens []string) error {
 		}
 		// A node that just joined gossip may not have heard yet that the
 		// others are up: a giving node down waits out the ring delay.
-		plan, err := n.bootstrapPlan(ks)
+		plan, err := n.bootstrapPlan(m, ks)
 		for deadline := time.Now().Add(ringDelay); errors.Is(err, errSourceDown) && time.Now().Before(deadline); {
 			select {
 			case <-time.After(time.Second):
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			plan, err = n.bootstrapPlan(ks)
+			plan, err = n.bootstrapPlan(m, ks)
 		}
 		if err != nil {
 			return fmt.Errorf("bootstrap: %w", err)
@@ -130,32 +130,20 @@ func (n *Node) bootstrap(tokens []string) error {
 }
 
 // bootstrapPlan is, for each source, the key spans this joining node
-// streams of keyspace ks: each range it replicates in the future ring
+// streams of keyspace ks by ring m, which has a future: each range it replicates in the future ring
 // comes from the replica that gives it up (it holds every write the range
 // had), which must be up, as Cassandra moves ranges consistently; a range
 // that gains a replica without any giving it up (fewer nodes than the
 // replication factor) comes from any live replica, one of this data
 // centre first.
-func (n *Node) bootstrapPlan(ks *schema.Keyspace) (map[ring.Endpoint][]storage.KeySpan, error) {
-	s, err := n.strategy(ks)
-	if err != nil {
+func (n *Node) bootstrapPlan(m *ring.Metadata, ks *schema.Keyspace) (map[ring.Endpoint][]storage.KeySpan, error) {
+	s, err := n.ringStrategy(ks)
+	if s == nil || err != nil {
 		return nil, err
 	}
-	if _, local := s.(ring.LocalStrategy); local {
-		return nil, nil
-	}
-	m := n.ring.Load()
-	future := m.Future()
-	if future == nil {
-		return nil, errors.New("the ring has no node joining")
-	}
-	self, part := n.endpoint(), n.engine.Partitioner()
 	plan := map[ring.Endpoint][]storage.KeySpan{}
-	err = replicatedRanges(future, s, self, func(r partitioner.Range, replicas []ring.Endpoint) error {
+	err = replicatedRanges(m.Future(), s, n.endpoint(), func(r partitioner.Range, replicas []ring.Endpoint) error {
 		old := s.Replicas(m, r.End)
-		if slices.Contains(old, self) {
-			return nil
-		}
 		src := ring.Endpoint("")
 		for _, e := range old {
 			if !slices.Contains(replicas, e) {
@@ -183,9 +171,7 @@ func (n *Node) bootstrapPlan(ks *schema.Keyspace) (map[ring.Endpoint][]storage.K
 		case src == "":
 			return nil // no node holds the range's data
 		}
-		for _, piece := range r.Unwrap(part) {
-			plan[src] = append(plan[src], tokenSpan(piece, part))
-		}
+		plan[src] = n.appendRangeSpans(plan[src], r)
 		return nil
 	})
 	return plan, err

@@ -39,25 +39,23 @@ func (n *Node) adminCleanup(r *http.Request) (any, error) {
 	sch := n.Schema()
 	kept := map[string][]storage.KeySpan{}
 	for _, t := range tables {
-		if slices.Contains(localSystemKeyspaces, t.Keyspace) {
+		// As the coordinator places them: on this node alone.
+		if schema.IsSystemKeyspace(t.Keyspace) {
 			continue
 		}
 		spans, ok := kept[t.Keyspace]
 		if !ok {
-			ks := sch.Keyspace(t.Keyspace)
-			local := false
-			if spans, local, err = n.replicatedSpans(m, ks); err != nil {
+			s, err := n.ringStrategy(sch.Keyspace(t.Keyspace))
+			if err != nil {
 				return nil, err
 			}
-			if local {
+			if s == nil {
 				continue
 			}
-			if gaining, err := n.gainingRanges(m, ks); err != nil || gaining {
-				if err != nil {
-					return nil, err
-				}
+			if n.gainingRanges(m, s) {
 				return nil, badArgument("Node is involved in cluster membership changes. Not safe to run cleanup.")
 			}
+			spans = n.replicatedSpans(m, s)
 			kept[t.Keyspace] = spans
 		}
 		st, err := n.storageTable(t)
@@ -75,45 +73,32 @@ func (n *Node) adminCleanup(r *http.Request) (any, error) {
 }
 
 // replicatedSpans is the engine key spans of the ranges this node
-// replicates of ks under ring m; local for a keyspace every node keeps
-// whole.
-func (n *Node) replicatedSpans(m *ring.Metadata, ks *schema.Keyspace) (spans []storage.KeySpan, local bool, err error) {
-	s, err := n.strategy(ks)
-	if err != nil {
-		return nil, false, err
-	}
-	if _, local := s.(ring.LocalStrategy); local {
-		return nil, true, nil
-	}
-	part := n.engine.Partitioner()
-	err = replicatedRanges(m, s, n.endpoint(), func(r partitioner.Range, _ []ring.Endpoint) error {
-		for _, piece := range r.Unwrap(part) {
-			spans = append(spans, tokenSpan(piece, part))
-		}
+// replicates under ring m and strategy s.
+func (n *Node) replicatedSpans(m *ring.Metadata, s ring.Strategy) []storage.KeySpan {
+	var spans []storage.KeySpan
+	_ = replicatedRanges(m, s, n.endpoint(), func(r partitioner.Range, _ []ring.Endpoint) error {
+		spans = n.appendRangeSpans(spans, r)
 		return nil
 	})
-	return mergeSpans(spans), false, err
+	return mergeSpans(spans)
 }
 
-// gainingRanges reports whether this node is being given some range of
-// ks (it is a pending replica of it): the data it receives for them lies
-// outside the ranges it replicates now, and a cleanup would drop it.
-func (n *Node) gainingRanges(m *ring.Metadata, ks *schema.Keyspace) (bool, error) {
+// gainingRanges reports whether this node is being given some range
+// placed by s (it is a pending replica of it): the data it receives for
+// them lies outside the ranges it replicates now, and a cleanup would
+// drop it.
+func (n *Node) gainingRanges(m *ring.Metadata, s ring.Strategy) bool {
 	future := m.Future()
 	if future == nil {
-		return false, nil
-	}
-	s, err := n.strategy(ks)
-	if err != nil {
-		return false, err
+		return false
 	}
 	self := n.endpoint()
 	// Each range of either ring ends at a token of one of them, and the
 	// pending replicas are the same over all of it.
 	for _, tok := range slices.Concat(m.SortedTokens(), future.SortedTokens()) {
 		if slices.Contains(m.Pending(s, tok), self) {
-			return true, nil
+			return true
 		}
 	}
-	return false, nil
+	return false
 }

@@ -177,15 +177,12 @@ func mapKeysOf[K comparable, V any](m map[K]V) func(func(K) bool) {
 // from it of keyspace ks: for each range the node replicates, the first
 // other live replica (of sourceDC when given).
 func (n *Node) rebuildPlan(ks *schema.Keyspace, sourceDC string) (map[ring.Endpoint][]storage.KeySpan, error) {
-	s, err := n.strategy(ks)
-	if err != nil {
+	s, err := n.ringStrategy(ks)
+	if s == nil || err != nil {
 		return nil, err
 	}
-	if _, local := s.(ring.LocalStrategy); local {
-		return nil, nil
-	}
 	m := n.ring.Load()
-	self, part := n.endpoint(), n.engine.Partitioner()
+	self := n.endpoint()
 	plan := map[ring.Endpoint][]storage.KeySpan{}
 	err = replicatedRanges(m, s, self, func(r partitioner.Range, replicas []ring.Endpoint) error {
 		src := ring.Endpoint("")
@@ -198,12 +195,31 @@ func (n *Node) rebuildPlan(ks *schema.Keyspace, sourceDC string) (map[ring.Endpo
 		if src == "" {
 			return fmt.Errorf("%w %s in keyspace %s", errNoSource, r, ks.Name)
 		}
-		for _, piece := range r.Unwrap(part) {
-			plan[src] = append(plan[src], tokenSpan(piece, part))
-		}
+		plan[src] = n.appendRangeSpans(plan[src], r)
 		return nil
 	})
 	return plan, err
+}
+
+// ringStrategy is how the ring places keyspace ks; nil for a keyspace
+// every node keeps whole (LocalStrategy), which no range of the ring
+// holds.
+func (n *Node) ringStrategy(ks *schema.Keyspace) (ring.Strategy, error) {
+	s, err := n.strategy(ks)
+	if _, local := s.(ring.LocalStrategy); local || err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// appendRangeSpans appends the engine key spans of range r (two for the
+// range that wraps).
+func (n *Node) appendRangeSpans(spans []storage.KeySpan, r partitioner.Range) []storage.KeySpan {
+	part := n.engine.Partitioner()
+	for _, piece := range r.Unwrap(part) {
+		spans = append(spans, tokenSpan(piece, part))
+	}
+	return spans
 }
 
 // replicatedRanges calls fn with each range of m that self replicates

@@ -112,9 +112,18 @@ func (t *Table) CompactMajor() error {
 		return nil
 	}
 	if t.opts.Compaction.Strategy == Leveled {
-		return t.compact(inputs, 1, t.opts.Compaction.SSTableSize, nil)
+		return t.compact(inputs, 1, t.rewriteCutSize(), nil)
 	}
 	return t.compact(inputs, 0, 0, nil)
+}
+
+// rewriteCutSize is where the outputs of a compaction the strategy did not
+// plan are cut: at the SSTable size under Leveled, never otherwise.
+func (t *Table) rewriteCutSize() int64 {
+	if t.opts.Compaction.Strategy == Leveled {
+		return t.opts.Compaction.SSTableSize
+	}
+	return 0
 }
 
 // Cleanup drops every partition outside keep (sorted, as StreamOut takes
@@ -135,10 +144,6 @@ func (t *Table) Cleanup(keep []KeySpan) error {
 	t.mu.Lock()
 	sstables := append([]*sstableRef(nil), t.mu.sstables...)
 	t.mu.Unlock()
-	cutSize := int64(0)
-	if t.opts.Compaction.Strategy == Leveled {
-		cutSize = t.opts.Compaction.SSTableSize
-	}
 	inside := func(prefix []byte) bool { return spanOf(keep, prefix) >= 0 }
 	for _, ref := range sstables {
 		m := ref.meta()
@@ -148,7 +153,7 @@ func (t *Table) Cleanup(keep []KeySpan) error {
 		if whole, _ := coverage(m, keep); whole {
 			continue
 		}
-		if err := t.compact([]*sstableRef{ref}, ref.level, cutSize, inside); err != nil {
+		if err := t.compact([]*sstableRef{ref}, ref.level, t.rewriteCutSize(), inside); err != nil {
 			return err
 		}
 	}
