@@ -84,3 +84,20 @@ func TestStaleRingIsCaughtUp(t *testing.T) {
 		t.Fatal("another failure taken for a stale ring")
 	}
 }
+
+// TestStaleRefusalOnceTheLevelIsMetIsHinted: a replica that refuses a
+// write routed by an older ring after the level was met (the write is
+// not sent again) gets it as a hint.
+func TestStaleRefusalOnceTheLevelIsMetIsHinted(t *testing.T) {
+	c := newTestCluster(t, schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, threeNodes)
+	ahead := c.ring.WithEpoch(7)
+	c.replicas["c"] = c.coordinator("c", "dc1", time.Second, func(cfg *Config) { cfg.Ring = func() *ring.Metadata { return ahead } })
+	co := c.replicas["a"]
+	if err := c.write(co, request.One); err != nil {
+		t.Fatal(err)
+	}
+	co.Settle()
+	if n := c.engines["c"].writes(); n != 0 || !co.cfg.Hints.Has("c") || co.cfg.Hints.Has("b") {
+		t.Fatalf("the replica ahead took %d writes; hints for it: %v, for b: %v", n, co.cfg.Hints.Has("c"), co.cfg.Hints.Has("b"))
+	}
+}

@@ -142,8 +142,12 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 	}
 	writeTo := func(r ring.Endpoint) answer {
 		err := c.send(ctx, r, mu, payload)
-		if _, stale := err.(*StaleRing); err != nil && r != self && !stale {
-			c.hint(r, mu) // it failed the write, or did not answer in time
+		if err != nil && r != self {
+			// It failed the write, did not answer in time, or refused it
+			// routed by an older ring: a refusal that comes once the level
+			// is met is not sent again, and the replica must still get
+			// the write.
+			c.hint(r, mu)
 		}
 		return answer{r, err}
 	}

@@ -314,8 +314,12 @@ func (g *Gossiper) Alive(endpoint string) bool {
 // went away while it waited, as when a whole cluster stops at once) is
 // not a failure: memberlist then has nobody to send it to and times out.
 func (g *Gossiper) Leave(timeout time.Duration) error {
-	g.SetNow(Status, StatusShutdown+",true")
-	g.SetNow(StatusWithPort, StatusShutdown+",true")
+	// A node that left the ring goes as LEFT: shutdown would put its
+	// tokens back in the others' view.
+	if self := g.Endpoint(g.opts.Name); StatusKind(self.Get(Status)) != StatusLeft {
+		g.SetNow(Status, StatusShutdown+",true")
+		g.SetNow(StatusWithPort, StatusShutdown+",true")
+	}
 	err := g.ml.Leave(timeout)
 	if err != nil && !g.anyPeerAlive() {
 		err = nil

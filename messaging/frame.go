@@ -27,6 +27,7 @@ const (
 	VerbStreamPrepare  Verb = 12 // list the sections of these tables' key spans
 	VerbStreamChunk    Verb = 13 // the bytes of a section from an offset
 	VerbStreamComplete Verb = 14 // the session is over: let its SSTables go
+	VerbStreamPull     Verb = 15 // pull these tables' key spans from a node
 )
 
 func (v Verb) String() string {
@@ -55,6 +56,8 @@ func (v Verb) String() string {
 		return "STREAM_CHUNK"
 	case VerbStreamComplete:
 		return "STREAM_COMPLETE"
+	case VerbStreamPull:
+		return "STREAM_PULL"
 	}
 	return fmt.Sprintf("VERB_%d", uint16(v))
 }

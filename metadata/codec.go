@@ -75,8 +75,18 @@ func writeNodeRecord(w *wire.Writer, n NodeRecord) {
 	for _, t := range n.Tokens {
 		w.String(t)
 	}
-	w.Uint(uint64(n.State))
+	if n.Replaces == 0 {
+		w.Uint(uint64(n.State))
+		return
+	}
+	// A flag bit above the states says a replaced node's id follows: a
+	// record written before replacements decodes as it did.
+	w.Uint(uint64(n.State) | replacesFlag)
+	w.Uint(n.Replaces)
 }
+
+// replacesFlag marks an encoded state followed by NodeRecord.Replaces.
+const replacesFlag = 1 << 8
 
 func readNodeRecord(r *wire.Reader) NodeRecord {
 	n := NodeRecord{ID: r.Uint()}
@@ -90,7 +100,14 @@ func readNodeRecord(r *wire.Reader) NodeRecord {
 	for i := 0; i < count && r.Err == nil; i++ {
 		n.Tokens = append(n.Tokens, r.String())
 	}
-	n.State = NodeState(r.Uint())
+	st := r.Uint()
+	if st&replacesFlag != 0 {
+		n.Replaces = r.Uint()
+	}
+	if st &^= replacesFlag; st > uint64(Left) {
+		r.Fail(fmt.Errorf("a node state of %d", st))
+	}
+	n.State = NodeState(st)
 	return n
 }
 

@@ -114,6 +114,7 @@ func FuzzDecoders(f *testing.F) {
 	f.Add(encodeSnapshot(State{Epoch: 2, Members: map[uint64]Member{1: {ID: 1, Endpoint: "a"}},
 		Nodes: map[uint64]NodeRecord{1: {ID: 1, Endpoint: "a", Tokens: []string{"1", "2"}, State: Normal}}}, []byte("s")))
 	f.Add(encodeNodeChange(&nodeChange{Proposal: proposalID{1, 3}, Record: NodeRecord{ID: 1, Endpoint: "a", Tokens: []string{"-5"}, State: Normal}}))
+	f.Add(encodeNodeChange(&nodeChange{Proposal: proposalID{1, 4}, Record: NodeRecord{ID: 2, Endpoint: "a", Tokens: []string{"-5"}, State: Joining, Replaces: 1}}))
 	f.Add(encodeConfContext(confContext{Proposal: proposalID{1, 1}, Members: []Member{{ID: 1, Endpoint: "a"}}}))
 	f.Add(encodeJoinAnswer(joinAnswer{Kind: joinAdded, Index: 7, Leader: "x"}))
 	f.Add(appendRecord(nil, recordHardState, []byte{8, 1}))

@@ -145,6 +145,9 @@ func Open(opts Options) (*Log, error) {
 		ID: opts.Self.ID, ElectionTick: opts.ElectionTicks, HeartbeatTick: 1, Storage: d.mem, Applied: l.applied,
 		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 64 << 20,
 		CheckQuorum: true, PreVote: true, Logger: raftLogger{opts.Logger},
+		// A leader that removes itself (a node leaving the cluster) hands
+		// over at once rather than leading a group it is not in.
+		StepDownOnRemoval: true,
 	})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("metadata: %w", err), d.close())
@@ -348,6 +351,11 @@ func (l *Log) Step(from string, b []byte) error {
 	var m raftpb.Message
 	if err := m.Unmarshal(b); err != nil {
 		return fmt.Errorf("metadata: a Raft message does not decode: %w", err)
+	}
+	if m.To != l.opts.Self.ID {
+		// For the member that had this address before (a node replaced
+		// at its address): not this one's to take.
+		return nil
 	}
 	select {
 	case l.inbox <- inbound{from: from, msg: m}:
@@ -638,11 +646,20 @@ func (l *Log) sendLoop(to string, q chan []byte) {
 	}
 }
 
-// promote, on the leader, makes voters of learners that have caught up
-// while the group has fewer voters than its size calls for.
+// promote, on the leader, takes out of the group the members whose node
+// has left the ring (decommissioned or removed: one that left cannot
+// rejoin, and a voter that never answers again weakens the majority), and
+// makes voters of learners that have caught up while the group has fewer
+// voters than its size calls for.
 func (l *Log) promote() {
-	if l.ticks < l.promotedAt+reproposeTicks || l.rn.BasicStatus().RaftState != raft.StateLeader || len(l.confState.VotersOutgoing) > 0 ||
-		len(l.confState.Voters) >= votersWanted(len(l.state.Members)) {
+	if l.ticks < l.promotedAt+reproposeTicks || l.rn.BasicStatus().RaftState != raft.StateLeader || len(l.confState.VotersOutgoing) > 0 {
+		return
+	}
+	if left := l.state.leftMembers(); len(left) > 0 {
+		l.reconfigure(raftpb.ConfChangeRemoveNode, left, "removing the members whose node left the ring")
+		return
+	}
+	if len(l.confState.Voters) >= votersWanted(len(l.state.Members)) {
 		return
 	}
 	st := l.rn.Status()
@@ -662,14 +679,19 @@ func (l *Log) promote() {
 	if len(chosen) == 0 {
 		return
 	}
+	l.reconfigure(raftpb.ConfChangeAddNode, chosen, "promoting learners to voters")
+}
+
+// reconfigure proposes one change of the given type for each of ids.
+func (l *Log) reconfigure(kind raftpb.ConfChangeType, ids []uint64, what string) {
 	cc := raftpb.ConfChangeV2{}
-	for _, id := range chosen {
-		cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeAddNode, NodeID: id})
+	for _, id := range ids {
+		cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: kind, NodeID: id})
 	}
 	l.promotedAt = l.ticks
-	l.opts.Logger.Info().Uints64("voters", chosen).Msg("metadata: promoting learners to voters")
+	l.opts.Logger.Info().Uints64("members", ids).Msg("metadata: " + what)
 	if err := l.rn.ProposeConfChange(cc); err != nil {
-		l.opts.Logger.Debug().Err(err).Msg("metadata: promoting learners")
+		l.opts.Logger.Debug().Err(err).Msg("metadata: " + what)
 	}
 }
 

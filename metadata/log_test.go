@@ -426,3 +426,96 @@ func TestOneRangeMovementAtATime(t *testing.T) {
 		}
 	})
 }
+
+// TestMembersThatLeftTheRingLeaveTheGroup: once a node's ring record is
+// left, the leader takes it out of the group, a learner takes the voter's
+// place, and the group goes on committing, even when the node that left
+// was the leader and is gone.
+func TestMembersThatLeftTheRingLeaveTheGroup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newTestGroup(t)
+		defer g.close()
+		for i := 1; i <= 4; i++ {
+			g.start(i)
+		}
+		g.awaitVoters(4, 3)
+		ctx := context.Background()
+		leader := g.log(1).Status().Leader
+		if leader == 0 || !slices.Contains(g.log(1).Status().Voters, leader) {
+			t.Fatalf("no leader among the voters: %d", leader)
+		}
+		if _, err := g.log(int(leader)).ProposeNode(ctx, NodeRecord{ID: leader, Endpoint: endpoint(int(leader)), Tokens: []string{"10"}, State: Left}); err != nil {
+			t.Fatal(err)
+		}
+		var rest []int
+		for i := 1; i <= 4; i++ {
+			if uint64(i) != leader {
+				rest = append(rest, i)
+			}
+		}
+		g.eventually("the node that left is out of the group and three others vote", func() bool {
+			for _, i := range rest {
+				st := g.log(i).Status()
+				if _, in := st.State.Members[leader]; in || len(st.Voters) != 3 || slices.Contains(st.Voters, leader) || st.Leader == 0 || st.Leader == leader {
+					return false
+				}
+			}
+			return true
+		})
+		g.stop(int(leader))
+		if _, err := g.propose(rest[0], "after the leader left"); err != nil {
+			t.Fatalf("a change once the node that left is gone: %v", err)
+		}
+	})
+}
+
+// TestReplacementTakesTheDeadNodesTokens: a node replacing another joins
+// with the tokens the other holds (refused for a node that is not
+// normal), and once it is normal the node it replaced has left; the
+// record, replaced id and all, survives a snapshot.
+func TestReplacementTakesTheDeadNodesTokens(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := startGroup(t, 3, 2)
+		defer g.close()
+		ctx := context.Background()
+		propose := func(r NodeRecord) error {
+			_, err := g.log(1).ProposeNode(ctx, r)
+			return err
+		}
+		dead := NodeRecord{ID: 7, Endpoint: endpoint(7), Tokens: []string{"10", "20"}, State: Normal}
+		if err := propose(dead); err != nil {
+			t.Fatal(err)
+		}
+		if err := propose(NodeRecord{ID: 8, Endpoint: endpoint(8), Tokens: dead.Tokens, State: Joining}); !errors.Is(err, ErrTokensTaken) {
+			t.Fatalf("a node taking another's tokens without replacing it: %v", err)
+		}
+		if err := propose(NodeRecord{ID: 8, Endpoint: endpoint(8), Tokens: dead.Tokens, State: Joining, Replaces: 9}); !errors.Is(err, ErrNotReplaceable) {
+			t.Fatalf("replacing a node the ring lacks: %v", err)
+		}
+		replacer := NodeRecord{ID: 8, Endpoint: endpoint(7), Tokens: dead.Tokens, State: Joining, Replaces: 7}
+		if err := propose(replacer); err != nil {
+			t.Fatal(err)
+		}
+		replacer.State = Normal
+		if err := propose(replacer); err != nil {
+			t.Fatal(err)
+		}
+		if err := propose(replacer); err != nil {
+			t.Fatalf("the replacement's last step again: %v", err)
+		}
+		for i := 0; i < 3; i++ {
+			if _, err := g.propose(1, fmt.Sprintf("after %d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g.stop(2)
+		g.start(2)
+		g.awaitSameApplied(3)
+		for i := 1; i <= 3; i++ {
+			nodes := g.log(i).Status().State.Nodes
+			if nodes[7].State != Left || nodes[8].State != Normal || nodes[8].Replaces != 7 || !slices.Equal(nodes[8].Tokens, dead.Tokens) {
+				t.Fatalf("node %d holds the dead node as %s and its replacement as %+v", i, nodes[7].State, nodes[8])
+			}
+		}
+	})
+}

@@ -18,6 +18,11 @@ var ErrTokensTaken = errors.New("metadata: another node holds some of these toke
 // at a time, so that each has one ring to stream by.
 var ErrRangeMovement = errors.New("Other bootstrapping/leaving/moving nodes detected, cannot bootstrap while cassandra.consistent.rangemovement is true")
 
+// ErrNotReplaceable is the outcome of a node's record that replaces a
+// node the ring does not hold as normal (unknown, joining, leaving or
+// gone).
+var ErrNotReplaceable = errors.New("metadata: the node to replace is not a normal node of the ring")
+
 // ErrSchemaChanged is the outcome of a schema change proposed against a
 // schema epoch that another change has since moved on from: the
 // statement must be checked again against the schema that is now.
@@ -67,6 +72,10 @@ type NodeRecord struct {
 	Rack       string
 	Tokens     []string // the partitioner's token strings
 	State      NodeState
+	// Replaces is the id of the dead node whose tokens this one takes
+	// (replace_address), while it joins; 0 for none. Once it is normal,
+	// the node it replaced has left.
+	Replaces uint64
 }
 
 // State is what the log's entries have made, as of an applied index.
@@ -160,9 +169,15 @@ type nodeChange struct {
 // applyNode records a node in the ring unless another node holds one of
 // its tokens.
 func (s *State) applyNode(c *nodeChange) outcome {
+	if r := c.Record.Replaces; r != 0 {
+		// Normal, or already left to a replacement retried as it ends.
+		if old, ok := s.Nodes[r]; !ok || old.State != Normal && (old.State != Left || c.Record.State != Normal) {
+			return outcome{Epoch: s.Epoch, Err: ErrNotReplaceable}
+		}
+	}
 	held := map[string]bool{}
 	for id, n := range s.Nodes {
-		if id != c.Record.ID && n.State != Left {
+		if id != c.Record.ID && id != c.Record.Replaces && n.State != Left {
 			for _, t := range n.Tokens {
 				held[t] = true
 			}
@@ -184,12 +199,29 @@ func (s *State) applyNode(c *nodeChange) outcome {
 		s.Nodes = map[uint64]NodeRecord{}
 	}
 	s.Nodes[c.Record.ID] = c.Record
+	if r := c.Record.Replaces; r != 0 && c.Record.State == Normal {
+		old := s.Nodes[r]
+		old.State = Left
+		s.Nodes[r] = old
+	}
 	s.Epoch++
 	s.RingEpoch = s.Epoch
 	return outcome{Epoch: s.Epoch}
 }
 
 func moving(s NodeState) bool { return s == Joining || s == Leaving }
+
+// leftMembers are the members of the group whose node has left the ring,
+// in order.
+func (s State) leftMembers() []uint64 {
+	var out []uint64
+	for _, id := range s.MemberIDs() {
+		if r, ok := s.Nodes[id]; ok && r.State == Left {
+			out = append(out, id)
+		}
+	}
+	return out
+}
 
 // applyMembers applies a configuration change: a member added (as a
 // learner or a voter) is recorded from the change's context, one removed

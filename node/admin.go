@@ -18,6 +18,7 @@ import (
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/gossip"
+	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
@@ -261,7 +262,7 @@ func (n *Node) adminStatuses(r *http.Request) (any, error) {
 	if n.gossip != nil {
 		for e, s := range n.gossip.Endpoints() {
 			kind := gossip.StatusKind(s.Get(gossip.Status))
-			if e == n.cfg.ListenAddress || s.Get(gossip.HostID) == "" || kind == gossip.StatusLeft {
+			if e == n.cfg.ListenAddress || s.Get(gossip.HostID) == "" || kind == gossip.StatusLeft || n.leftRing(e) {
 				continue
 			}
 			st := AdminStatus{Address: e, DataCenter: s.Get(gossip.DataCenter), Rack: s.Get(gossip.Rack),
@@ -269,6 +270,9 @@ func (n *Node) adminStatuses(r *http.Request) (any, error) {
 				Ownership: own[ring.Endpoint(e)], ReleaseVers: s.Get(gossip.ReleaseVersion)}
 			if s.Alive {
 				st.Status = "Up"
+			}
+			if n.recordState(e) == metadata.Leaving {
+				st.State = "Leaving" // a dead node being removed
 			}
 			if st.State == "" {
 				st.State = "Normal"

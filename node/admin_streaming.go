@@ -42,12 +42,21 @@ func (n *Node) setStreamThroughput(bps int64, entire bool) {
 	}
 }
 
+// operationMode is the mode nodetool netstats shows: NORMAL, JOINING,
+// LEAVING, DECOMMISSIONED or DRAINED.
+func (n *Node) operationMode() string {
+	if m, _ := n.mode.Load().(string); m != "" {
+		return m
+	}
+	if n.drained.Load() {
+		return "DRAINED"
+	}
+	return "NORMAL"
+}
+
 func (n *Node) handleStreaming(handle func(pattern string, fn func(r *http.Request) (any, error))) {
 	handle("GET /netstats", func(*http.Request) (any, error) {
-		out := AdminNetstats{Mode: "NORMAL", Sessions: []streaming.Progress{}, ReadRepairAttempted: n.coord.Stats.DigestMismatches.Load()}
-		if n.drained.Load() {
-			out.Mode = "DRAINED"
-		}
+		out := AdminNetstats{Mode: n.operationMode(), Sessions: []streaming.Progress{}, ReadRepairAttempted: n.coord.Stats.DigestMismatches.Load()}
 		if n.streaming != nil {
 			out.Sessions = n.streaming.Sessions()
 		}
@@ -63,6 +72,33 @@ func (n *Node) handleStreaming(handle func(pattern string, fn func(r *http.Reque
 			return nil, badRequest("stream throughput: %q is not a count of bytes a second", q.Get("bytes_per_second"))
 		}
 		n.setStreamThroughput(v, q.Get("entire_sstable") == "true")
+		return nil, nil
+	})
+	handle("POST /decommission", func(r *http.Request) (any, error) {
+		// As a rebuild, a decommission goes on if nodetool goes away.
+		ctx, cancel := n.untilStopped()
+		defer cancel()
+		if err := n.Decommission(ctx, r.URL.Query().Get("force") == "true"); err != nil {
+			return nil, badArgument("%s", err)
+		}
+		return nil, nil
+	})
+	handle("GET /removenode", func(*http.Request) (any, error) {
+		return map[string]string{"status": n.RemovalStatus()}, nil
+	})
+	handle("POST /removenode", func(r *http.Request) (any, error) {
+		q := r.URL.Query()
+		var err error
+		if q.Get("force") == "true" {
+			err = n.ForceRemoval()
+		} else {
+			ctx, cancel := n.untilStopped()
+			defer cancel()
+			err = n.RemoveNode(ctx, q.Get("host_id"))
+		}
+		if err != nil {
+			return nil, badArgument("%s", err)
+		}
 		return nil, nil
 	})
 	handle("POST /rebuild", func(r *http.Request) (any, error) {

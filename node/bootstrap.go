@@ -9,10 +9,8 @@ import (
 	"time"
 
 	"github.com/sibyldb/sibyl/metadata"
-	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
-	"github.com/sibyldb/sibyl/storage"
 )
 
 // rangeMovementWait bounds how long a node waits for another node's join
@@ -77,6 +75,59 @@ func (n *Node) peerAlive(e ring.Endpoint) bool {
 	return g != nil && g.Alive(string(e))
 }
 
+// replaced is the record of the dead node replace_address_first_boot
+// names, which this new node is to replace: normal, and down.
+func (n *Node) replaced(nodes map[uint64]metadata.NodeRecord) (metadata.NodeRecord, error) {
+	addr := n.cfg.ReplaceAddressFirstBoot
+	for _, r := range nodes {
+		if r.Endpoint != addr || r.State == metadata.Left {
+			continue
+		}
+		switch {
+		case r.State != metadata.Normal:
+			return r, fmt.Errorf("node: cannot replace_address /%s: the node is %s, not normal", addr, r.State)
+		case addr != n.cfg.ListenAddress && n.peerAlive(ring.Endpoint(addr)):
+			return r, fmt.Errorf("node: cannot replace a live node /%s", addr)
+		}
+		return r, nil
+	}
+	return metadata.NodeRecord{}, fmt.Errorf("node: cannot replace_address /%s because it doesn't exist in the cluster metadata", addr)
+}
+
+// awaitRing waits until every live node of ring m (and of its future)
+// has applied what this node has of the metadata log: from then on they
+// route by m. It then waits out the write timeout, as Cassandra sleeps
+// before its streams: a write routed by the ring before may still be on
+// its way to a replica, and must land before that replica's data is
+// streamed (or have timed out, unacknowledged by it).
+func (n *Node) awaitRing(ctx context.Context, m *ring.Metadata) error {
+	if err := n.awaitApplied(ctx, m); err != nil {
+		return err
+	}
+	select {
+	case <-time.After(time.Duration(n.cfg.WriteRequestTimeout)):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (n *Node) awaitApplied(ctx context.Context, m *ring.Metadata) error {
+	var peers []string
+	all := m.Endpoints()
+	if m.Future() != nil {
+		all = slices.Concat(all, m.Future().Endpoints())
+	}
+	for _, e := range all {
+		if e != n.endpoint() && n.peerAlive(e) && !slices.Contains(peers, string(e)) {
+			peers = append(peers, string(e))
+		}
+	}
+	wait, cancel := context.WithTimeout(ctx, metadataJoinWait)
+	defer cancel()
+	return n.meta.AwaitApplied(wait, n.meta.Applied(), peers)
+}
+
 // bootstrap streams to this joining node the data of every range it is
 // being given, once every live node routes its writes here too, and then
 // records it normal: from then on it serves them.
@@ -90,17 +141,17 @@ func (n *Node) bootstrap(tokens []string) error {
 	if m.Future() == nil {
 		return errors.New("bootstrap: the ring has no node joining")
 	}
-	var peers []string
-	for _, e := range slices.Concat(m.Endpoints(), m.Future().Endpoints()) {
-		if e != n.endpoint() && n.peerAlive(e) && !slices.Contains(peers, string(e)) {
-			peers = append(peers, string(e))
-		}
-	}
-	wait, cancelWait := context.WithTimeout(ctx, metadataJoinWait)
-	err := n.meta.AwaitApplied(wait, n.meta.Applied(), peers)
-	cancelWait()
-	if err != nil {
+	if err := n.awaitRing(ctx, m); err != nil {
 		return fmt.Errorf("bootstrap: waiting for the live nodes to learn of the join: %w", err)
+	}
+	n.mode.Store(modeJoining)
+	defer n.mode.Store("")
+	// A replacement streams every range of the node it replaces from the
+	// other replicas: that node's data is gone.
+	gone := ring.Endpoint("")
+	if id := n.replacing.Load(); id != 0 {
+		gone = ring.Endpoint(n.meta.Status().State.Nodes[id].Endpoint)
+		n.cfg.Logger.Info().Str("replacing", string(gone)).Msg("node: replacing a dead node: streaming its ranges from the other replicas")
 	}
 	start := time.Now()
 	for _, ks := range n.Schema().Keyspaces() {
@@ -109,72 +160,28 @@ func (n *Node) bootstrap(tokens []string) error {
 		}
 		// A node that just joined gossip may not have heard yet that the
 		// others are up: a giving node down waits out the ring delay.
-		plan, err := n.bootstrapPlan(m, ks)
+		plan, err := n.gainPlan(m, ks, n.endpoint(), gone)
 		for deadline := time.Now().Add(ringDelay); errors.Is(err, errSourceDown) && time.Now().Before(deadline); {
 			select {
 			case <-time.After(time.Second):
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			plan, err = n.bootstrapPlan(m, ks)
+			plan, err = n.gainPlan(m, ks, n.endpoint(), gone)
 		}
 		if err != nil {
 			return fmt.Errorf("bootstrap: %w", err)
 		}
-		if err := n.fetchPlan(ctx, "Bootstrap", ks, plan); err != nil {
+		if err := n.fetchPlan(ctx, "Bootstrap", ks, n.endpoint(), plan); err != nil {
 			return fmt.Errorf("bootstrap: %w", err)
 		}
 	}
 	n.cfg.Logger.Info().Dur("took", time.Since(start)).Msg("node: bootstrap streamed every range; joining the ring")
-	return n.proposeSelf(tokens, metadata.Normal)
-}
-
-// bootstrapPlan is, for each source, the key spans this joining node
-// streams of keyspace ks by ring m, which has a future: each range it replicates in the future ring
-// comes from the replica that gives it up (it holds every write the range
-// had), which must be up, as Cassandra moves ranges consistently; a range
-// that gains a replica without any giving it up (fewer nodes than the
-// replication factor) comes from any live replica, one of this data
-// centre first.
-func (n *Node) bootstrapPlan(m *ring.Metadata, ks *schema.Keyspace) (map[ring.Endpoint][]storage.KeySpan, error) {
-	s, err := n.ringStrategy(ks)
-	if s == nil || err != nil {
-		return nil, err
+	if err := n.proposeSelf(tokens, metadata.Normal); err != nil {
+		return err
 	}
-	plan := map[ring.Endpoint][]storage.KeySpan{}
-	err = replicatedRanges(m.Future(), s, n.endpoint(), func(r partitioner.Range, replicas []ring.Endpoint) error {
-		old := s.Replicas(m, r.End)
-		src := ring.Endpoint("")
-		for _, e := range old {
-			if !slices.Contains(replicas, e) {
-				if !n.peerAlive(e) {
-					return fmt.Errorf("%w (/%s)", errSourceDown, e)
-				}
-				src = e
-				break
-			}
-		}
-		if src == "" {
-			slices.SortStableFunc(old, func(a, b ring.Endpoint) int {
-				return boolOrder(m.Location(a).DataCenter != n.cfg.DataCenter, m.Location(b).DataCenter != n.cfg.DataCenter)
-			})
-			for _, e := range old {
-				if n.peerAlive(e) {
-					src = e
-					break
-				}
-			}
-		}
-		switch {
-		case src == "" && len(old) > 0:
-			return fmt.Errorf("%w %s in keyspace %s", errNoSource, r, ks.Name)
-		case src == "":
-			return nil // no node holds the range's data
-		}
-		plan[src] = n.appendRangeSpans(plan[src], r)
-		return nil
-	})
-	return plan, err
+	n.replacing.Store(0)
+	return nil
 }
 
 func boolOrder(a, b bool) int {

@@ -152,12 +152,7 @@ func (n *Node) selfStates(tokens []string) map[gossip.ApplicationState]string {
 	if tokens != nil {
 		// A restart: the node is in the ring from the start.
 		states[gossip.Tokens] = strings.Join(tokens, ",")
-		first := slices.MinFunc(tokens, func(a, b string) int {
-			ta, _ := n.engine.Partitioner().ParseToken(a)
-			tb, _ := n.engine.Partitioner().ParseToken(b)
-			return partitioner.Compare(ta, tb)
-		})
-		states[gossip.Status] = gossip.StatusNormal + "," + first
+		states[gossip.Status] = gossip.StatusNormal + "," + lowestToken(n.engine.Partitioner(), tokens)
 		states[gossip.StatusWithPort] = states[gossip.Status]
 	}
 	return states
@@ -301,6 +296,67 @@ func (n *Node) rebuildRing() {
 	n.ring.Store(m.WithEpoch(t.epoch))
 }
 
+// leftRing reports whether the metadata log has the node at endpoint as
+// left (decommissioned or removed), and no other node there since.
+func (n *Node) leftRing(endpoint string) bool {
+	t := n.topology.Load()
+	if t == nil {
+		return false
+	}
+	left := false
+	for _, r := range t.nodes {
+		if r.Endpoint == endpoint {
+			if r.State != metadata.Left {
+				return false
+			}
+			left = true
+		}
+	}
+	return left
+}
+
+// replacingAt reports whether a node is joining at endpoint in place of
+// the dead node that had that address.
+func (n *Node) replacingAt(endpoint string) bool {
+	t := n.topology.Load()
+	if t == nil {
+		return false
+	}
+	for _, r := range t.nodes {
+		if r.State == metadata.Joining && r.Replaces != 0 && r.Endpoint == endpoint && t.nodes[r.Replaces].Endpoint == endpoint {
+			return true
+		}
+	}
+	return false
+}
+
+// recordState is the metadata log's state of the node at endpoint that
+// has not left, 0 if none.
+func (n *Node) recordState(endpoint string) metadata.NodeState {
+	if t := n.topology.Load(); t != nil {
+		for _, r := range t.nodes {
+			if r.Endpoint == endpoint && r.State != metadata.Left {
+				return r.State
+			}
+		}
+	}
+	return 0
+}
+
+// forgetLeft follows a node's leaving the ring: the hints held for it go,
+// and the peers tables and the clients lose it.
+func (n *Node) forgetLeft(endpoint string) {
+	if !n.leftRing(endpoint) {
+		return
+	}
+	if n.hints != nil {
+		if err := n.hints.Truncate(endpoint); err != nil {
+			n.cfg.Logger.Warn().Err(err).Str("peer", endpoint).Msg("node: dropping the hints of a node that left")
+		}
+	}
+	n.gossipChanged(endpoint)
+}
+
 // topology is the metadata log's ring as last applied here: its nodes,
 // and the epoch of its last change.
 type topology struct {
@@ -313,28 +369,37 @@ type topology struct {
 // the future ring it moves to (the normal and joining ones), whose
 // replicas writes go to as well.
 func ringOf(part partitioner.Partitioner, nodes map[uint64]metadata.NodeRecord) (*ring.Metadata, error) {
-	current, err := ringOfStates(part, nodes, metadata.Normal, metadata.Leaving)
+	current, err := ringOfNodes(part, nodes, func(r metadata.NodeRecord) bool { return r.State == metadata.Normal || r.State == metadata.Leaving })
 	if err != nil {
 		return nil, err
 	}
+	replaced := map[uint64]bool{}
+	moving := false
 	for _, rec := range nodes {
-		if rec.State == metadata.Joining || rec.State == metadata.Leaving {
-			future, err := ringOfStates(part, nodes, metadata.Normal, metadata.Joining)
-			if err != nil {
-				return nil, err
-			}
-			return current.WithFuture(future), nil
+		moving = moving || rec.State == metadata.Joining || rec.State == metadata.Leaving
+		if rec.State == metadata.Joining && rec.Replaces != 0 {
+			replaced[rec.Replaces] = true
 		}
 	}
-	return current, nil
+	if !moving {
+		return current, nil
+	}
+	// The future: a node joining in place of another holds its tokens.
+	future, err := ringOfNodes(part, nodes, func(r metadata.NodeRecord) bool {
+		return (r.State == metadata.Normal || r.State == metadata.Joining) && !replaced[r.ID]
+	})
+	if err != nil {
+		return nil, err
+	}
+	return current.WithFuture(future), nil
 }
 
-// ringOfStates is the ring of the nodes in the states given.
-func ringOfStates(part partitioner.Partitioner, nodes map[uint64]metadata.NodeRecord, states ...metadata.NodeState) (*ring.Metadata, error) {
+// ringOfNodes is the ring of the nodes in.
+func ringOfNodes(part partitioner.Partitioner, nodes map[uint64]metadata.NodeRecord, in func(metadata.NodeRecord) bool) (*ring.Metadata, error) {
 	var members []ring.Node
 	for _, id := range slices.Sorted(maps.Keys(nodes)) {
 		rec := nodes[id]
-		if !slices.Contains(states, rec.State) {
+		if !in(rec) {
 			continue
 		}
 		node := ring.Node{Endpoint: ring.Endpoint(rec.Endpoint), Location: ring.Location{DataCenter: rec.DataCenter, Rack: rec.Rack}}
@@ -360,7 +425,7 @@ func (n *Node) writePeer(endpoint string, s *gossip.EndpointState) error {
 	now := time.Now()
 	w := &schema.CellWriter{Timestamp: now.UnixMicro(), Now: now.Unix()}
 	peer := inetBytes(endpoint)
-	if kind := gossip.StatusKind(s.Get(gossip.Status)); kind == gossip.StatusLeft || !inRing(s) && kind != gossip.StatusBoot {
+	if kind := gossip.StatusKind(s.Get(gossip.Status)); kind == gossip.StatusLeft || n.leftRing(endpoint) || !inRing(s) && kind != gossip.StatusBoot {
 		var ms []*mutation.Mutation
 		for _, t := range []*schema.Table{schema.PeersTable, schema.PeersV2Table} {
 			m := mutation.NewMutation(t.ID, peer)
@@ -440,9 +505,10 @@ func (n *Node) announce(endpoint string, s *gossip.EndpointState) {
 	if err != nil {
 		return
 	}
-	ringed := inRing(s)
+	gone := n.leftRing(endpoint)
+	ringed := inRing(s) && !gone
 	serving := ringed && s.Get(gossip.RPCReady) == "true"
-	left := !ringed && gossip.StatusKind(s.Get(gossip.Status)) == gossip.StatusLeft
+	left := gone || !ringed && gossip.StatusKind(s.Get(gossip.Status)) == gossip.StatusLeft
 	n.viewMu.Lock()
 	prev := n.views[endpoint]
 	now := peerView{up: s.Alive && serving, announced: prev.announced && !left || serving}

@@ -153,6 +153,11 @@ type Config struct {
 	// it takes before it serves them (default true); false takes them at
 	// once, empty, for nodetool rebuild to fill.
 	AutoBootstrap *bool `yaml:"auto_bootstrap"`
+	// ReplaceAddressFirstBoot is Cassandra's replace_address_first_boot:
+	// the address of a dead node this new node replaces, taking its
+	// tokens and streaming its ranges from the other replicas; ignored
+	// once the node has joined (a restart).
+	ReplaceAddressFirstBoot string `yaml:"replace_address_first_boot"`
 	// HintedHandoffEnabled is hinted_handoff_enabled: whether writes a
 	// replica missed are kept as hints for it; default true.
 	HintedHandoffEnabled *bool `yaml:"hinted_handoff_enabled"`
@@ -395,7 +400,8 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %s is negative", d.key, time.Duration(d.value)))
 		}
 	}
-	for _, a := range []struct{ key, value string }{{"listen_address", c.ListenAddress}, {"rpc_address", c.RPCAddress}} {
+	for _, a := range []struct{ key, value string }{{"listen_address", c.ListenAddress}, {"rpc_address", c.RPCAddress},
+		{"replace_address_first_boot", c.ReplaceAddressFirstBoot}} {
 		if a.value != "" && net.ParseIP(a.value) == nil {
 			errs = append(errs, fmt.Errorf("%s: %q is not an IP address", a.key, a.value))
 		}

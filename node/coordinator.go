@@ -33,7 +33,10 @@ func (n *Node) newCoordinator() (*coordinator.Coordinator, error) {
 		Self: n.endpoint(), DataCenter: n.cfg.DataCenter, Engine: localEngine{n.engine},
 		Alive: func(e ring.Endpoint) bool {
 			g := n.gossip
-			return g != nil && g.Alive(string(e))
+			// A node replacing a dead one at its address is the dead one
+			// to the ring until it has its data: down, so that it is read
+			// from by no one and its writes wait as hints.
+			return g != nil && g.Alive(string(e)) && !n.replacingAt(string(e))
 		},
 		Ring:    n.ring.Load,
 		CatchUp: func(ctx context.Context, epoch uint64) error { return n.meta.WaitEpoch(ctx, epoch) },

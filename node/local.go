@@ -103,8 +103,8 @@ func (n *Node) ClusterInfo() exec.ClusterInfo {
 	}
 }
 
-// storedIdentity returns the host id and tokens system.local holds: a new
-// random (version 4) host id and no tokens at the first start. A node
+// storedIdentity returns the host id and tokens system.local holds: at
+// the first start, a new random (version 4) host id, kept, and no tokens. A node
 // keeps the partitioner its data was written with: starting it with
 // another is refused.
 func (n *Node) storedIdentity() ([]byte, []string, error) {
@@ -119,19 +119,36 @@ func (n *Node) storedIdentity() ([]byte, []string, error) {
 		}
 		if id := r["host_id"].Value; len(id) == 16 {
 			tokens, err := cqltype.DecodeCollection(r["tokens"].Value)
-			if err == nil && len(tokens) > 0 {
-				out := make([]string, len(tokens))
-				for i, t := range tokens {
-					out[i] = string(t)
-				}
-				return id, out, nil
+			if err != nil || len(tokens) == 0 {
+				return id, nil, nil // a first start cut short: the same node
 			}
+			out := make([]string, len(tokens))
+			for i, t := range tokens {
+				out[i] = string(t)
+			}
+			return id, out, nil
 		}
 	}
 	id := make([]byte, 16)
 	_, _ = cryptorand.Read(id)
 	id[6] = id[6]&0x0f | 0x40
 	id[8] = id[8]&0x3f | 0x80
+	// Kept at once, flushed: a first start cut short (a bootstrap that
+	// failed, a crash) starts again as the node the metadata log and
+	// the other nodes already know, not as another at its address.
+	now := time.Now()
+	m, err := schema.LocalTable.InsertMutation(map[string][]byte{
+		"key": []byte("local"), "host_id": id, "bootstrapped": []byte("IN_PROGRESS"), "partitioner": []byte(part.Name()),
+	}, &schema.CellWriter{Timestamp: now.UnixMicro(), Now: now.Unix()})
+	if err == nil {
+		err = n.applyLocal([]*mutation.Mutation{m})
+	}
+	if err == nil {
+		err = n.engine.Flush()
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("node: keeping the new host id: %w", err)
+	}
 	return id, nil, nil
 }
 

@@ -331,8 +331,13 @@ func (a metadataApplier) RestoreSchema(b []byte, epoch uint64) error {
 }
 
 func (a metadataApplier) ApplyTopology(nodes map[uint64]metadata.NodeRecord, epoch uint64) error {
-	a.n.topology.Store(&topology{nodes: nodes, epoch: epoch})
+	prev := a.n.topology.Swap(&topology{nodes: nodes, epoch: epoch})
 	a.n.rebuildRing()
+	for id, r := range nodes {
+		if r.State == metadata.Left && r.Endpoint != a.n.cfg.ListenAddress && (prev == nil || prev.nodes[id].State != metadata.Left) {
+			go a.n.forgetLeft(r.Endpoint)
+		}
+	}
 	return nil
 }
 
@@ -352,15 +357,37 @@ func (n *Node) registerTokens(stored []string) (tokens []string, joining bool, e
 	for attempt := 1; ; attempt++ {
 		nodes := n.meta.Status().State.Nodes
 		rec, known := nodes[id]
+		var replaced metadata.NodeRecord
+		if !known && stored == nil && n.cfg.ReplaceAddressFirstBoot != "" {
+			if replaced, err = n.replaced(nodes); err != nil {
+				return nil, false, err
+			}
+			n.replacing.Store(replaced.ID)
+		}
 		for other, r := range nodes {
-			if other != id && r.Endpoint == n.cfg.ListenAddress && r.State != metadata.Left {
-				return nil, false, fmt.Errorf("node: a node with address %s already exists in the cluster metadata (host id %s); a node that replaces it is not supported yet",
-					r.Endpoint, cqltype.UUIDType.Format(r.HostID[:]))
+			if other != id && other != replaced.ID && other != rec.Replaces && r.Endpoint == n.cfg.ListenAddress && r.State != metadata.Left {
+				return nil, false, fmt.Errorf("node: a node with address %s already exists in the cluster metadata (host id %s); a new node that replaces it starts with replace_address_first_boot (--replace-address) %s",
+					r.Endpoint, cqltype.UUIDType.Format(r.HostID[:]), r.Endpoint)
 			}
 		}
 		same := known && rec.Endpoint == n.cfg.ListenAddress && rec.DataCenter == n.cfg.DataCenter && rec.Rack == n.cfg.Rack
-		if same && (rec.State == metadata.Normal || rec.State == metadata.Joining) {
+		switch {
+		case known && rec.State == metadata.Left:
+			return nil, false, errors.New("node: this node was decommissioned (or removed) and will not rejoin the ring; remove all of its data to bootstrap it again as a new node")
+		case same && (rec.State == metadata.Normal || rec.State == metadata.Joining):
+			if rec.State == metadata.Joining {
+				n.replacing.Store(rec.Replaces) // a replacement a restart cut short
+			}
 			return rec.Tokens, rec.State == metadata.Joining, nil
+		case same && rec.State == metadata.Leaving:
+			// A decommission cut short: the node stays in the ring as it
+			// was, and the nodes that took some of its ranges keep copies
+			// that cleanup drops.
+			n.cfg.Logger.Warn().Msg("node: a decommission of this node was cut short; it stays in the ring: run nodetool decommission again to leave")
+			if err := n.proposeSelf(rec.Tokens, metadata.Normal); err != nil {
+				return nil, false, fmt.Errorf("node: putting the node back in the ring after a decommission cut short: %w", err)
+			}
+			return rec.Tokens, false, nil
 		}
 		tokens := stored
 		if known && len(rec.Tokens) > 0 {
@@ -376,6 +403,9 @@ func (n *Node) registerTokens(stored []string) (tokens []string, joining bool, e
 		state := metadata.Normal
 		if known && rec.State == metadata.Joining || !known && stored == nil && n.bootstraps(nodes, id) {
 			state = metadata.Joining
+		}
+		if replaced.ID != 0 {
+			tokens, state = replaced.Tokens, metadata.Joining
 		}
 		err := n.proposeSelf(tokens, state)
 		switch {
@@ -398,9 +428,12 @@ func (n *Node) registerTokens(stored []string) (tokens []string, joining bool, e
 }
 
 // proposeSelf records this node in the metadata log with tokens, in
-// state.
+// state; while the node replaces another, the record says so.
 func (n *Node) proposeSelf(tokens []string, state metadata.NodeState) error {
 	r := metadata.NodeRecord{ID: raftID(n.hostID), Endpoint: n.cfg.ListenAddress, DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack, Tokens: tokens, State: state}
+	if state == metadata.Joining || state == metadata.Normal {
+		r.Replaces = n.replacing.Load()
+	}
 	copy(r.HostID[:], n.hostID)
 	ctx, cancel := context.WithTimeout(context.Background(), metadataJoinWait)
 	defer cancel()

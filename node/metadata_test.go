@@ -153,9 +153,10 @@ func TestPartitionedNodeRefusesAndRejoins(t *testing.T) {
 	if _, err := cut.Schema().Table("p", "minority"); err == nil {
 		t.Fatal("the change refused on the minority is in the schema")
 	}
-	if m := cut.adminMetadata(); m.Partitioned || m.Epoch != nodes[0].adminMetadata().Epoch {
-		t.Fatalf("after healing: %+v; node 1 at epoch %d", m, nodes[0].adminMetadata().Epoch)
-	}
+	waitUntil(t, "the healed node at node 1's epoch", func() (bool, string) {
+		m := cut.adminMetadata()
+		return !m.Partitioned && m.Epoch == nodes[0].adminMetadata().Epoch, fmt.Sprintf("%+v; node 1 at epoch %d", m, nodes[0].adminMetadata().Epoch)
+	})
 }
 
 // TestWholeClusterRestartKeepsMetadata stops every node and starts them

@@ -68,6 +68,17 @@ type Node struct {
 	drained atomic.Bool
 	// rebuilding is set while a nodetool rebuild runs: one at a time.
 	rebuilding atomic.Bool
+	// mode is the operation mode a join or departure puts the node in
+	// (modeJoining...), "" when none.
+	mode atomic.Value
+	// moving is set while this node runs a decommission or a removenode:
+	// one at a time.
+	moving atomic.Bool
+	// removal is the removenode this node runs, for removenode status.
+	removal atomic.Pointer[removal]
+	// replacing is the metadata id of the dead node this one replaces
+	// while it joins (replace_address_first_boot); 0 otherwise.
+	replacing atomic.Uint64
 	// failed is set once a storage failure stopped the transports.
 	failed  atomic.Bool
 	started time.Time

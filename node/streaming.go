@@ -125,17 +125,18 @@ func (n *Node) Rebuild(ctx context.Context, opts RebuildRequest) error {
 		if err != nil {
 			return err
 		}
-		if err := n.fetchPlan(ctx, "Rebuild", ks, plan); err != nil {
+		if err := n.fetchPlan(ctx, "Rebuild", ks, n.endpoint(), plan); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// fetchPlan streams keyspace ks's tables' spans from each source of plan,
-// every source at once, as Cassandra streams: each is bounded by its own
-// stream throughput.
-func (n *Node) fetchPlan(ctx context.Context, operation string, ks *schema.Keyspace, plan map[ring.Endpoint][]storage.KeySpan) error {
+// fetchPlan streams to node target (this one, or another asked to pull)
+// keyspace ks's tables' spans from each source of plan, every source at
+// once, as Cassandra streams: each is bounded by its own stream
+// throughput.
+func (n *Node) fetchPlan(ctx context.Context, operation string, ks *schema.Keyspace, target ring.Endpoint, plan map[ring.Endpoint][]storage.KeySpan) error {
 	var tables []*schema.Table
 	for _, t := range ks.Tables {
 		tables = append(tables, t)
@@ -150,12 +151,18 @@ func (n *Node) fetchPlan(ctx context.Context, operation string, ks *schema.Keysp
 		}
 		wg.Go(func() {
 			start := time.Now()
-			res, err := n.streaming.Fetch(ctx, operation, string(src), ts)
+			var res streaming.Result
+			var err error
+			if target == n.endpoint() {
+				res, err = n.streaming.Fetch(ctx, operation, string(src), ts)
+			} else {
+				res, err = n.streaming.Pull(ctx, string(target), operation, string(src), ts)
+			}
 			if err != nil {
-				errs[i] = fmt.Errorf("%s of %s from %s: %w", strings.ToLower(operation), ks.Name, src, err)
+				errs[i] = fmt.Errorf("%s of %s from %s to %s: %w", strings.ToLower(operation), ks.Name, src, target, err)
 				return
 			}
-			n.cfg.Logger.Info().Str("keyspace", ks.Name).Str("source", string(src)).Int("sections", res.Sections).Int("whole", res.Whole).
+			n.cfg.Logger.Info().Str("keyspace", ks.Name).Str("source", string(src)).Str("target", string(target)).Int("sections", res.Sections).Int("whole", res.Whole).
 				Int64("bytes", res.Bytes).Dur("took", time.Since(start)).Msg("node: " + strings.ToLower(operation) + " streamed a keyspace's ranges")
 		})
 	}

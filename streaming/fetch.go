@@ -87,6 +87,34 @@ func (s *Service) Fetch(ctx context.Context, operation, from string, tables []Ta
 	return res, nil
 }
 
+// Pull asks the node at receiver to fetch tables from the node at source
+// (a node handing its ranges to others asks each of them to pull), and
+// waits until that session is over, however long it takes: the session's
+// own requests are bounded, not the pull. A pull whose answer is lost
+// (the receiver restarted) is asked again, as Options.Tries says; the
+// receiver then fetches again what it has (data received twice is the
+// same data).
+func (s *Service) Pull(ctx context.Context, receiver, operation, source string, tables []TableSpans) (Result, error) {
+	payload := pullRequest{operation: operation, source: source, tables: tables}.encode()
+	wait := s.opts.Backoff
+	for try := 1; ; try++ {
+		answer, err := s.opts.Network.Request(ctx, receiver, messaging.VerbStreamPull, payload)
+		if err == nil {
+			return decodeResult(answer)
+		}
+		var remote *messaging.RemoteError
+		if errors.As(err, &remote) || errors.Is(err, messaging.ErrClosed) || ctx.Err() != nil || try >= s.opts.Tries {
+			return Result{}, fmt.Errorf("streaming: %s pulling from %s: %w", receiver, source, err)
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return Result{}, ctx.Err()
+		}
+		wait *= 2
+	}
+}
+
 // request sends one request, trying again as Options says.
 func (s *Service) request(ctx context.Context, to string, verb messaging.Verb, payload []byte) ([]byte, error) {
 	wait := s.opts.Backoff

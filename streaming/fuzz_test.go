@@ -17,6 +17,8 @@ func FuzzDecoders(f *testing.F) {
 		meta: sstable.Metadata{FormatVersion: 1, DataSize: 5}, filter: []byte{0, 0, 0, 0}}})
 	f.Add(secs)
 	f.Add(chunkRequest{session: 1, section: 2, offset: 3}.encode())
+	f.Add(pullRequest{operation: "Unbootstrap", source: "127.0.0.1", tables: []TableSpans{{Table: mutation.TableID{4}, Spans: []storage.KeySpan{{To: []byte{9}}}}}}.encode())
+	f.Add(Result{Sections: 3, Whole: 1, Bytes: 1 << 40}.encode())
 	f.Add(chunk{offset: 4, data: []byte("abc"), last: true}.encode())
 	f.Add(appendEntry(nil, &mutation.Entry{Key: []byte{1, 2, 3}, Kind: mutation.PartitionDeletionEntry}))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -32,6 +34,16 @@ func FuzzDecoders(f *testing.F) {
 			}
 			if again, err := decodeSections(out); err != nil || len(again) != len(s) {
 				t.Fatalf("sections do not round-trip: %v", err)
+			}
+		}
+		if p, err := decodePull(b); err == nil {
+			if again, err := decodePull(p.encode()); err != nil || again.source != p.source || again.operation != p.operation || len(again.tables) != len(p.tables) {
+				t.Fatalf("a pull request does not round-trip: %v", err)
+			}
+		}
+		if r, err := decodeResult(b); err == nil {
+			if again, err := decodeResult(r.encode()); err != nil || again != r {
+				t.Fatalf("a pull's answer does not round-trip: %v", err)
 			}
 		}
 		if c, err := decodeChunkRequest(b); err == nil && !bytes.Equal(c.encode(), b) {

@@ -110,6 +110,9 @@ type Service struct {
 	mu             sync.Mutex
 	sending        map[string]*sendingSession // by peer and session id
 	recving        map[string]*Progress       // the receiving sessions under way
+	// life ends at Close: the pulls another node asked for stop with it.
+	life context.Context
+	end  context.CancelFunc
 }
 
 // New makes a Service; its Handlers go on the node's messaging.
@@ -119,6 +122,7 @@ func New(opts Options) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{opts: opts, sending: map[string]*sendingSession{}, recving: map[string]*Progress{}}
+	s.life, s.end = context.WithCancel(context.Background())
 	s.entries = rate.NewLimiter(rate.Inf, opts.ChunkSize)
 	s.whole = rate.NewLimiter(rate.Inf, opts.ChunkSize)
 	s.SetThroughput(opts.Throughput)
@@ -142,13 +146,29 @@ func setLimit(l *rate.Limiter, bps int64) {
 	l.SetLimit(rate.Limit(bps))
 }
 
-// Handlers are the verbs a source answers.
+// Handlers are the verbs a source answers, and STREAM_PULL, which a
+// receiver answers.
 func (s *Service) Handlers() map[messaging.Verb]messaging.Handler {
 	return map[messaging.Verb]messaging.Handler{
 		messaging.VerbStreamPrepare:  s.prepare,
 		messaging.VerbStreamChunk:    s.chunk,
 		messaging.VerbStreamComplete: s.complete,
+		messaging.VerbStreamPull:     s.pull,
 	}
+}
+
+// pull fetches what another node asked this one to, and answers when the
+// session is over.
+func (s *Service) pull(_ string, payload []byte) ([]byte, error) {
+	req, err := decodePull(payload)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.Fetch(s.life, req.operation, req.source, req.tables)
+	if err != nil {
+		return nil, err
+	}
+	return res.encode(), nil
 }
 
 // Progress is one session as nodetool netstats shows it.
@@ -338,8 +358,9 @@ func (s *Service) Reap() {
 	}
 }
 
-// Close drops every sending session.
+// Close drops every sending session and ends the pulls under way.
 func (s *Service) Close() {
+	s.end()
 	s.mu.Lock()
 	all := s.sending
 	s.sending = map[string]*sendingSession{}

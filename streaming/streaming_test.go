@@ -211,6 +211,38 @@ func TestFetchThroughLostRequestsAndAnswers(t *testing.T) {
 	}
 }
 
+// TestPullAsksTheReceiverToFetch: a third node asks the receiver to pull
+// spans from the source; a lost answer makes it ask again, and the
+// receiver ends up with what the source holds of the spans; what the
+// receiver refuses comes back as it refused it.
+func TestPullAsksTheReceiverToFetch(t *testing.T) {
+	net := &memNet{}
+	src, dst := newNode(t, net, "src", nil), newNode(t, net, "dst", nil)
+	asker := newNode(t, net, "asker", nil)
+	const n = 300
+	spans, prefix, _ := load(t, src, n)
+	pulls := 0
+	net.fault = func(_ int, verb messaging.Verb) (bool, bool) {
+		if verb != messaging.VerbStreamPull {
+			return false, false
+		}
+		pulls++
+		return false, pulls == 1 // the first pull's answer is lost
+	}
+	res, err := asker.svc.Pull(context.Background(), "dst", "Unbootstrap", "src", []TableSpans{{Table: tableID, Spans: spans}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pulls != 2 || res.Sections == 0 || res.Bytes == 0 {
+		t.Fatalf("after %d pulls the receiver reports %+v", pulls, res)
+	}
+	same(t, src, dst, spans, prefix, n)
+	_, err = asker.svc.Pull(context.Background(), "dst", "Unbootstrap", "src", []TableSpans{{Table: mutation.TableID{9}, Spans: spans}})
+	if err == nil || !strings.Contains(err.Error(), "dst pulling from src") || pulls != 3 {
+		t.Fatalf("a pull of a table the source lacks: %v after %d pulls", err, pulls)
+	}
+}
+
 // TestAnEntriesSectionResumesFromAnyOffset: a section's chunks asked for
 // again from an earlier offset are the bytes they were.
 func TestAnEntriesSectionResumesFromAnyOffset(t *testing.T) {

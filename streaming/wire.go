@@ -64,15 +64,75 @@ func (p prepareRequest) encode() []byte {
 	var w wire.Writer
 	w.Uint(p.session)
 	w.String(p.operation)
-	w.Int(int64(len(p.tables)))
-	for _, t := range p.tables {
+	appendTables(&w, p.tables)
+	return w.B
+}
+
+func appendTables(w *wire.Writer, tables []TableSpans) {
+	w.Int(int64(len(tables)))
+	for _, t := range tables {
 		w.Bytes(t.Table[:])
 		w.Int(int64(len(t.Spans)))
 		for _, s := range t.Spans {
-			appendSpan(&w, s)
+			appendSpan(w, s)
 		}
 	}
+}
+
+func decodeTables(r *wire.Reader) []TableSpans {
+	var out []TableSpans
+	n := r.Count()
+	for range n {
+		t := TableSpans{Table: decodeTableID(r)}
+		spans := r.Count()
+		for range spans {
+			t.Spans = append(t.Spans, storage.KeySpan{From: r.Optional(), To: r.Optional()})
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// pullRequest is STREAM_PULL's payload: the receiver is to fetch tables
+// from source as a session named operation.
+type pullRequest struct {
+	operation, source string
+	tables            []TableSpans
+}
+
+func (p pullRequest) encode() []byte {
+	var w wire.Writer
+	w.String(p.operation)
+	w.String(p.source)
+	appendTables(&w, p.tables)
 	return w.B
+}
+
+func decodePull(b []byte) (pullRequest, error) {
+	r := wire.Reader{B: b}
+	p := pullRequest{operation: r.String(), source: r.String()}
+	p.tables = decodeTables(&r)
+	if err := r.Done(); err != nil {
+		return pullRequest{}, fmt.Errorf("streaming: STREAM_PULL: %w", err)
+	}
+	return p, nil
+}
+
+func (res Result) encode() []byte {
+	var w wire.Writer
+	w.Int(int64(res.Sections))
+	w.Int(int64(res.Whole))
+	w.Int(res.Bytes)
+	return w.B
+}
+
+func decodeResult(b []byte) (Result, error) {
+	r := wire.Reader{B: b}
+	res := Result{Sections: int(r.Int()), Whole: int(r.Int()), Bytes: r.Int()}
+	if err := r.Done(); err != nil {
+		return Result{}, fmt.Errorf("streaming: STREAM_PULL's answer: %w", err)
+	}
+	return res, nil
 }
 
 func decodeTableID(r *wire.Reader) mutation.TableID {
@@ -88,15 +148,7 @@ func decodeTableID(r *wire.Reader) mutation.TableID {
 func decodePrepare(b []byte) (prepareRequest, error) {
 	r := wire.Reader{B: b}
 	p := prepareRequest{session: r.Uint(), operation: r.String()}
-	n := r.Count()
-	for range n {
-		t := TableSpans{Table: decodeTableID(&r)}
-		spans := r.Count()
-		for range spans {
-			t.Spans = append(t.Spans, storage.KeySpan{From: r.Optional(), To: r.Optional()})
-		}
-		p.tables = append(p.tables, t)
-	}
+	p.tables = decodeTables(&r)
 	if err := r.Done(); err != nil {
 		return prepareRequest{}, fmt.Errorf("streaming: STREAM_PREPARE: %w", err)
 	}

@@ -104,6 +104,16 @@ func newClusterCommand() *cobra.Command {
 	}
 	add.Flags().StringVar(&at.DataCenter, "dc", "", "the new node's data centre (default: the server's, datacenter1)")
 	add.Flags().StringVar(&at.Rack, "rack", "", "the new node's rack (default: the server's, rack1)")
-	cmd.AddCommand(up, add, status, stop, start, down, logs)
+	var force bool
+	decommission := &cobra.Command{
+		Use: "decommission NODE", Short: "Decommission a running node (nodetool decommission: its ranges stream to the others), stop it, and wait until the rest see it gone", Args: cobra.ExactArgs(1),
+		RunE: onNode(func(_ *cobra.Command, c *cluster.Cluster, k int) error { return cluster.Decommission(c, k, force) }),
+	}
+	decommission.Flags().BoolVarP(&force, "force", "f", false, "decommission even when a keyspace is left with fewer nodes than its replication factor")
+	replace := &cobra.Command{
+		Use: "replace NODE", Short: "Replace a stopped node by a new, empty one at its address (--replace-address): it takes the node's tokens and streams its ranges from the other replicas", Args: cobra.ExactArgs(1),
+		RunE: onNode(func(_ *cobra.Command, c *cluster.Cluster, k int) error { return cluster.Replace(c, k) }),
+	}
+	cmd.AddCommand(up, add, decommission, replace, status, stop, start, down, logs)
 	return cmd
 }

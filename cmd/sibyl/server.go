@@ -71,6 +71,7 @@ func newServerCommand() *cobra.Command {
 	f.IntVar(&cfg.StoragePort, "storage-port", 7000, "storage_port: the internode messaging port, on the listen address")
 	f.StringVar(&cfg.DataCenter, "dc", "datacenter1", "the node's data centre")
 	f.StringVar(&cfg.Rack, "rack", "rack1", "the node's rack")
+	f.StringVar(&cfg.ReplaceAddressFirstBoot, "replace-address", "", "replace_address_first_boot: on a new node's first start, the address of the dead node it replaces (its tokens, its data streamed from the other replicas)")
 	return cmd
 }
 
@@ -111,6 +112,9 @@ func withFlags(file, flags node.Config, cmd *cobra.Command) node.Config {
 	}
 	if set("rack") {
 		file.Rack = flags.Rack
+	}
+	if set("replace-address") {
+		file.ReplaceAddressFirstBoot = flags.ReplaceAddressFirstBoot
 	}
 	return file
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,7 +34,16 @@ type Config struct {
 	// Places are the data centre and rack of the nodes added with them,
 	// by node number; the others take the server's defaults.
 	Places map[int]Place `json:"places,omitempty"`
+	// Decommissioned are the nodes that left the ring: their directories
+	// stay, and they are not started again.
+	Decommissioned []int `json:"decommissioned,omitempty"`
 }
+
+// member reports whether node k is in the cluster: not decommissioned.
+func (c *Cluster) member(k int) bool { return !slices.Contains(c.Decommissioned, k) }
+
+// members counts the nodes in the cluster.
+func (c *Cluster) members() int { return c.Nodes - len(c.Decommissioned) }
 
 // Place is where a node says it is: its data centre and rack (empty: the
 // server's default).
@@ -97,6 +107,9 @@ func Up(c *Cluster) error {
 		return err
 	}
 	for k := 1; k <= c.Nodes; k++ {
+		if !c.member(k) {
+			continue
+		}
 		if err := c.Start(k); err != nil {
 			return err
 		}
@@ -104,7 +117,7 @@ func Up(c *Cluster) error {
 	if err := c.waitAllUp(); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Out, "%d nodes up in %s\n", c.Nodes, c.Dir)
+	fmt.Fprintf(c.Out, "%d nodes up in %s\n", c.members(), c.Dir)
 	return nil
 }
 
@@ -137,7 +150,38 @@ func Add(c *Cluster, at Place) error {
 	if err := c.waitAllUp(); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Out, "node%d added: %d nodes up in %s\n", c.Nodes, c.Nodes, c.Dir)
+	fmt.Fprintf(c.Out, "node%d added: %d nodes up in %s\n", c.Nodes, c.members(), c.Dir)
+	return nil
+}
+
+// Decommission takes running node k out of the ring (nodetool
+// decommission: it streams its ranges to the nodes that take them over
+// and leaves), stops it, records it decommissioned, and waits until every
+// running node sees the others up and no longer lists it in its
+// system.peers. Its directory stays, for its log.
+func Decommission(c *Cluster, k int, force bool) error {
+	if _, ok := c.pid(k); !ok || !c.member(k) {
+		return fmt.Errorf("node%d is not running; sibyl cluster start node%d starts it", k, k)
+	}
+	args := []string{"-h", Address(k), "-p", strconv.Itoa(c.AdminPort), "decommission"}
+	if force {
+		args = append(args, "--force")
+	}
+	var errs strings.Builder
+	if code := nodetool.Run(args, c.Out, &errs); code != 0 {
+		return fmt.Errorf("nodetool decommission on node%d: %s", k, strings.TrimSpace(errs.String()))
+	}
+	c.Decommissioned = append(c.Decommissioned, k)
+	if err := c.save(); err != nil {
+		return err
+	}
+	if err := c.Stop(k); err != nil {
+		return err
+	}
+	if err := c.waitAllUp(); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Out, "node%d decommissioned: %d nodes up in %s\n", k, c.members(), c.Dir)
 	return nil
 }
 
@@ -147,10 +191,43 @@ func (c *Cluster) save() error {
 	return os.WriteFile(filepath.Join(c.Dir, "cluster.json"), raw, 0o644)
 }
 
+// Replace stands in for a dead node k with a new one at its address, as
+// after a lost disk: node k must be stopped; its data directory is moved
+// aside (to data.replaced-TIME, kept for a look), and the node starts
+// empty with --replace-address its own address, taking its tokens and
+// streaming its ranges from the other replicas; Replace returns once
+// every running node sees it up.
+func Replace(c *Cluster, k int) error {
+	if k < 1 || k > c.Nodes || !c.member(k) {
+		return fmt.Errorf("no node%d in this cluster", k)
+	}
+	if pid, ok := c.pid(k); ok {
+		return fmt.Errorf("node%d is running (pid %d): only a dead node is replaced; sibyl cluster stop node%d first", k, pid, k)
+	}
+	data := filepath.Join(c.nodeDir(k), "data")
+	aside := data + ".replaced-" + time.Now().Format("20060102T150405")
+	if err := os.Rename(data, aside); err != nil {
+		return fmt.Errorf("moving node%d's data aside: %w", k, err)
+	}
+	if err := c.start(k, "--replace-address", Address(k)); err != nil {
+		return err
+	}
+	if err := c.waitAllUp(); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Out, "node%d replaced (its old data in %s): %d nodes up in %s\n", k, aside, c.members(), c.Dir)
+	return nil
+}
+
 // Start starts node k and waits until it serves CQL.
-func (c *Cluster) Start(k int) error {
+func (c *Cluster) Start(k int) error { return c.start(k) }
+
+func (c *Cluster) start(k int, extra ...string) error {
 	if k < 1 || k > c.Nodes {
 		return fmt.Errorf("no node%d in this cluster of %d", k, c.Nodes)
+	}
+	if !c.member(k) {
+		return fmt.Errorf("node%d was decommissioned: it does not rejoin the ring with its data (its directory, %s, is kept)", k, c.nodeDir(k))
 	}
 	if pid, ok := c.pid(k); ok {
 		return fmt.Errorf("node%d is already running (pid %d)", k, pid)
@@ -171,6 +248,7 @@ func (c *Cluster) Start(k int) error {
 	if c.Name != "" {
 		args = append(args, "--cluster-name", c.Name)
 	}
+	args = append(args, extra...)
 	if at := c.Places[k]; at.DataCenter != "" {
 		args = append(args, "--dc", at.DataCenter)
 	}
@@ -231,12 +309,12 @@ func (c *Cluster) waitAllUp() error {
 			if err == nil && up == len(running) {
 				peers, err = c.peerCount(k)
 			}
-			if err == nil && up == len(running) && peers == c.Nodes-1 {
+			if err == nil && up == len(running) && peers == c.members()-1 {
 				break
 			}
 			if time.Now().After(deadline) {
 				return fmt.Errorf("node%d sees %d of the %d nodes running up and %d of %d peers in system.peers after %s (%v); its view: %s",
-					k, up, len(running), peers, c.Nodes-1, c.upTimeout(), err, view)
+					k, up, len(running), peers, c.members()-1, c.upTimeout(), err, view)
 			}
 			time.Sleep(200 * time.Millisecond)
 		}

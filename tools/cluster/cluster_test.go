@@ -40,7 +40,8 @@ func TestMain(m *testing.M) {
 // returns once every node lists every other in its system.peers, a
 // second up refuses, a stopped node shows down, a fourth node added while
 // it is stopped is in every running node's system.peers when add
-// returns, the stopped node comes back, and down stops every process.
+// returns, the stopped node comes back, the fourth is decommissioned,
+// the second replaced, and down stops every process.
 func TestUpStopStartDown(t *testing.T) {
 	var out bytes.Buffer
 	gossipPort := testutil.ClusterPort(t, 4)
@@ -102,12 +103,44 @@ func TestUpStopStartDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPeers(t, c, "node3's start")
+	// node4 leaves: once decommission returns, no running node lists it,
+	// status does not show it, and it does not start again.
+	if err := Decommission(c, 4, false); err != nil {
+		t.Fatalf("decommission: %v\n%s", err, out.String())
+	}
+	checkPeers(t, c, "decommission")
+	if s := status(); strings.Contains(s, "127.0.0.4 ") || len(un.FindAllString(s, -1)) != 3 || !strings.Contains(s, "node4: stopped") {
+		t.Fatalf("status after node4's decommission:\n%s", s)
+	}
+	if err := c.Start(4); err == nil || !strings.Contains(err.Error(), "was decommissioned") {
+		t.Fatalf("starting the decommissioned node: %v", err)
+	}
+	if log, err := os.ReadFile(c.LogFile(4)); err != nil || !strings.Contains(string(log), "decommissioned: left the ring") {
+		t.Errorf("node4's log does not say it left: %v\n%s", err, tail(c.LogFile(4), 5))
+	}
 
+	// node2's disk is lost: replaced, it is back at its address with a
+	// new host id and its old tokens.
+	before := status()
+	if err := c.Stop(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := Replace(c, 2); err != nil {
+		t.Fatalf("replace: %v\n%s", err, out.String())
+	}
+	checkPeers(t, c, "replace")
+	hostOf := regexp.MustCompile(`(?m)^UN  127\.0\.0\.2 .* ([0-9a-f-]{36}) `)
+	if s := status(); len(un.FindAllString(s, -1)) != 3 || hostOf.FindStringSubmatch(s) == nil || hostOf.FindStringSubmatch(s)[1] == hostOf.FindStringSubmatch(before)[1] {
+		t.Fatalf("status before node2's replacement:\n%s\nafter:\n%s", before, s)
+	}
+	if log, err := os.ReadFile(c.LogFile(2)); err != nil || !strings.Contains(string(log), "replacing a dead node") {
+		t.Errorf("node2's log does not say it replaced: %v\n%s", err, tail(c.LogFile(2), 5))
+	}
 	pids := c.running()
 	if err := Down(c); err != nil {
 		t.Fatal(err)
 	}
-	if left := c.running(); len(pids) != 4 || len(left) != 0 {
+	if left := c.running(); len(pids) != 3 || len(left) != 0 {
 		t.Fatalf("before down %v ran, after it %v", pids, left)
 	}
 	if log, err := os.ReadFile(c.LogFile(1)); err != nil || !strings.Contains(string(log), "stopped") {
@@ -138,7 +171,7 @@ func checkPeers(t *testing.T, c *Cluster, after string) {
 		slices.Sort(peers)
 		var want []string
 		for j := 1; j <= c.Nodes; j++ {
-			if j != k {
+			if j != k && c.member(j) {
 				want = append(want, Address(j))
 			}
 		}

@@ -242,6 +242,8 @@ func init() {
 		"resumehandoff":           handoff("resume"),
 		"netstats":                (*client).netstats,
 		"rebuild":                 (*client).rebuild,
+		"decommission":            (*client).decommission,
+		"removenode":              (*client).removenode,
 		"getstreamthroughput":     (*client).getStreamThroughput,
 		"setstreamthroughput":     (*client).setStreamThroughput,
 	}

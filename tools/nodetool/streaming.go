@@ -96,6 +96,46 @@ func (c *client) rebuild(args []string) error {
 	return long.call("POST", "/rebuild", q, nil)
 }
 
+// decommission is nodetool decommission [-f|--force]: it returns once
+// the node has streamed its ranges away and left the ring.
+func (c *client) decommission(args []string) error {
+	q := url.Values{}
+	for _, a := range args {
+		if a != "-f" && a != "--force" {
+			return usef("Found unexpected parameters: %v", args)
+		}
+		q.Set("force", "true")
+	}
+	long := *c
+	long.http = &http.Client{}
+	return long.call("POST", "/decommission", q, nil)
+}
+
+// removenode is nodetool removenode <status>|<force>|<ID>: the removal
+// of a dead node, by its host id, returns once its ranges have streamed.
+func (c *client) removenode(args []string) error {
+	if len(args) != 1 {
+		return usef("Missing required parameter: removenode takes status, force or a host id")
+	}
+	if args[0] == "status" || args[0] == "force" {
+		// force prints the status first, as Cassandra's does.
+		var in struct {
+			Status string `json:"status"`
+		}
+		if err := c.call("GET", "/removenode", nil, &in); err != nil {
+			return err
+		}
+		fmt.Fprintln(c.out, in.Status)
+		if args[0] == "status" {
+			return nil
+		}
+		return c.call("POST", "/removenode", url.Values{"force": {"true"}}, nil)
+	}
+	long := *c
+	long.http = &http.Client{}
+	return long.call("POST", "/removenode", url.Values{"host_id": {args[0]}}, nil)
+}
+
 // Cassandra's nodetool counts stream throughput in megabits (10^6 bits)
 // a second unless told MiB.
 const (

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -56,5 +57,50 @@ func TestNetstatsAndRebuild(t *testing.T) {
 	var out, errs bytes.Buffer
 	if code := Run([]string{"-h", host, "-p", port, "rebuild", "dc1", "dc2"}, &out, &errs); code != 1 {
 		t.Fatalf("rebuild of two data centres: exit %d", code)
+	}
+}
+
+// decommission passes --force on; removenode sends a host id, prints the
+// status line for status, and prints it before forcing, as Cassandra's
+// does; what the node refuses is a failed command.
+func TestDecommissionAndRemoveNode(t *testing.T) {
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
+		switch {
+		case r.URL.Path == "/removenode" && r.Method == "GET":
+			_, _ = w.Write([]byte(`{"status":"RemovalStatus: No removals in process."}`))
+		case r.URL.Query().Get("host_id") == "bad":
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"error":"Host ID not found.","failure":true}`))
+		default:
+			_, _ = w.Write([]byte(`null`))
+		}
+	}))
+	defer srv.Close()
+	host, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	run := func(args ...string) (int, string, string) {
+		var out, errs bytes.Buffer
+		code := Run(append([]string{"-h", host, "-p", port}, args...), &out, &errs)
+		return code, out.String(), errs.String()
+	}
+	if code, _, errs := run("decommission", "--force"); code != 0 || asked[0] != "POST /decommission?force=true" {
+		t.Fatalf("decommission --force: exit %d (%s), asked %v", code, errs, asked)
+	}
+	if code, _, _ := run("decommission", "now"); code != 1 {
+		t.Fatalf("decommission with an argument: exit %d", code)
+	}
+	if code, out, _ := run("removenode", "status"); code != 0 || out != "RemovalStatus: No removals in process.\n" {
+		t.Fatalf("removenode status: exit %d, %q", code, out)
+	}
+	asked = nil
+	if code, out, _ := run("removenode", "force"); code != 0 || out != "RemovalStatus: No removals in process.\n" || len(asked) != 2 || asked[1] != "POST /removenode?force=true" {
+		t.Fatalf("removenode force: exit %d, %q, asked %v", code, out, asked)
+	}
+	if code, _, _ := run("removenode", "e0a6ca0c-0b9d-4b8e-8b43-3b2f2f0c5a11"); code != 0 || asked[2] != "POST /removenode?host_id=e0a6ca0c-0b9d-4b8e-8b43-3b2f2f0c5a11" {
+		t.Fatalf("removenode ID: exit %d, asked %v", code, asked)
+	}
+	if code, _, errs := run("removenode", "bad"); code == 0 || !strings.Contains(errs, "Host ID not found.") {
+		t.Fatalf("removenode of an unknown host id: exit %d, %q", code, errs)
 	}
 }
