@@ -294,27 +294,39 @@ func (c *Cluster) upTimeout() time.Duration {
 	return 2 * time.Minute
 }
 
-// waitAllUp waits until every running node sees every running node up
-// (its admin API's status) and holds every other node, running or
-// stopped, in its own system.peers, as a client that connects to it reads
-// them (ccm's wait-other-notice): a client that connects the moment Up or
-// Add returns sees the whole cluster through any node.
+// waitAllUp waits until every running node sees every running node of
+// the ring up (its admin API's status) and holds every other node of the
+// ring, running or stopped, in its own system.peers, as a client that
+// connects to it reads them (ccm's wait-other-notice): a client that
+// connects the moment Up or Add returns sees the whole cluster through
+// any node. A node that left the ring (decommissioned, removed) is in no
+// one's view, running or not.
 func (c *Cluster) waitAllUp() error {
 	deadline := time.Now().Add(c.upTimeout())
 	running := c.running()
 	for _, k := range running {
 		for {
-			up, view, err := c.upCount(k)
+			view, raw, err := c.ringView(k)
+			want, up := 0, 0
+			for _, j := range running {
+				st, ok := view[Address(j)]
+				if ok || c.member(j) {
+					want++ // a running node of the cluster not seen yet counts
+				}
+				if ok && st == "Up" {
+					up++
+				}
+			}
 			peers := 0
-			if err == nil && up == len(running) {
+			if err == nil && up == want {
 				peers, err = c.peerCount(k)
 			}
-			if err == nil && up == len(running) && peers == c.members()-1 {
+			if err == nil && up == want && peers == len(view)-1 {
 				break
 			}
 			if time.Now().After(deadline) {
 				return fmt.Errorf("node%d sees %d of the %d nodes running up and %d of %d peers in system.peers after %s (%v); its view: %s",
-					k, up, len(running), peers, c.members()-1, c.upTimeout(), err, view)
+					k, up, want, peers, len(view)-1, c.upTimeout(), err, raw)
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
@@ -344,32 +356,32 @@ func (c *Cluster) peerCount(k int) (int, error) {
 	return n, iter.Close()
 }
 
-// upCount asks node k how many nodes it sees up, and returns its whole
-// answer too (for an error that says what it saw).
-func (c *Cluster) upCount(k int) (int, string, error) {
+// ringView asks node k for the ring's nodes and whether each is up or
+// down, and returns its whole answer too (for an error that says what it
+// saw).
+func (c *Cluster) ringView(k int) (map[string]string, string, error) {
 	client := http.Client{Timeout: 2 * time.Second}
 	resp, err := client.Get("http://" + net.JoinHostPort(Address(k), strconv.Itoa(c.AdminPort)) + "/status")
 	if err != nil {
-		return 0, "", err
+		return nil, "", err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, "", err
+		return nil, "", err
 	}
 	var nodes []struct {
-		Status string `json:"status"`
+		Address string `json:"address"`
+		Status  string `json:"status"`
 	}
 	if err := json.Unmarshal(raw, &nodes); err != nil {
-		return 0, string(raw), err
+		return nil, string(raw), err
 	}
-	up := 0
+	view := map[string]string{}
 	for _, n := range nodes {
-		if n.Status == "Up" {
-			up++
-		}
+		view[n.Address] = n.Status
 	}
-	return up, string(raw), nil
+	return view, string(raw), nil
 }
 
 // Stop stops node k cleanly (SIGTERM: it drains, flushes and tells the
