@@ -209,7 +209,7 @@ func (c *Coordinator) askReplica(ctx context.Context, plan readPlan, r ring.Endp
 		if data {
 			a.entries = es
 		} else {
-			a.digest = entriesDigest(es)
+			a.digest = EntriesDigest(es)
 		}
 		return a, err
 	}

@@ -12,9 +12,10 @@ import (
 // answers with the one reconcile (mutation.MergeEntries), and what each
 // replica lacks of the merged answer.
 
-// entriesDigest is the digest a replica answers instead of its entries:
-// equal entries give equal digests.
-func entriesDigest(es []mutation.Entry) []byte {
+// EntriesDigest is the digest of a partition's entries that a replica
+// answers instead of them (and repair compares): equal entries give
+// equal digests.
+func EntriesDigest(es []mutation.Entry) []byte {
 	sum := md5.Sum(encodeEntries(es))
 	return sum[:]
 }
@@ -36,7 +37,7 @@ func digestsAgree(answers []readAnswer, data []mutation.Entry) bool {
 			continue
 		}
 		if want == nil {
-			want = entriesDigest(data)
+			want = EntriesDigest(data)
 		}
 		if !bytes.Equal(a.digest, want) {
 			return false

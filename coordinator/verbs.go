@@ -44,7 +44,7 @@ func (c *Coordinator) Handlers() map[messaging.Verb]messaging.Handler {
 				return nil, err
 			}
 			if digest {
-				return entriesDigest(es), nil
+				return EntriesDigest(es), nil
 			}
 			return encodeEntries(es), nil
 		},

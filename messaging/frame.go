@@ -28,6 +28,7 @@ const (
 	VerbStreamChunk    Verb = 13 // the bytes of a section from an offset
 	VerbStreamComplete Verb = 14 // the session is over: let its SSTables go
 	VerbStreamPull     Verb = 15 // pull these tables' key spans from a node
+	VerbRepairTree     Verb = 16 // the hashes of a table's data in a token range's pieces
 )
 
 func (v Verb) String() string {
@@ -58,6 +59,8 @@ func (v Verb) String() string {
 		return "STREAM_COMPLETE"
 	case VerbStreamPull:
 		return "STREAM_PULL"
+	case VerbRepairTree:
+		return "REPAIR_TREE"
 	}
 	return fmt.Sprintf("VERB_%d", uint16(v))
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/sibyldb/sibyl/streaming"
 )
@@ -100,6 +101,23 @@ func (n *Node) handleStreaming(handle func(pattern string, fn func(r *http.Reque
 			return nil, badArgument("%s", err)
 		}
 		return nil, nil
+	})
+	handle("POST /repair", func(r *http.Request) (any, error) {
+		q := r.URL.Query()
+		req := RepairRequest{Keyspace: q.Get("keyspace"), PrimaryRange: q.Get("pr") == "true", Start: q.Get("st"), End: q.Get("et")}
+		if v := q.Get("tables"); v != "" {
+			req.Tables = strings.Split(v, ",")
+		}
+		if v := q.Get("dc"); v != "" {
+			req.DataCenters = strings.Split(v, ",")
+		}
+		ctx, cancel := n.untilStopped()
+		defer cancel()
+		sum, err := n.Repair(ctx, req)
+		if err != nil {
+			return nil, badArgument("%s", err)
+		}
+		return map[string]any{"summary": sum, "lines": repairLines(sum)}, nil
 	})
 	handle("POST /rebuild", func(r *http.Request) (any, error) {
 		q := r.URL.Query()

@@ -15,6 +15,7 @@ import (
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/repair"
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
@@ -87,6 +88,9 @@ type Node struct {
 	hints *hints.Store
 	// streaming sends and receives token ranges' data (nil without seeds).
 	streaming *streaming.Service
+	// repair builds this node's repair trees and asks others for theirs
+	// (nil without seeds).
+	repair *repair.Service
 	// streamThroughput and entireSSTableStreamThroughput are
 	// stream_throughput_outbound and
 	// entire_sstable_stream_throughput_outbound in bytes a second as

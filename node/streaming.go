@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/repair"
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
@@ -28,6 +29,11 @@ func (n *Node) startStreaming() error {
 		n.messaging.Handle(verb, h)
 	}
 	n.streaming = svc
+	n.repair = &repair.Service{Tables: n.engine, Network: nodeNetwork{n}, Partitioner: n.engine.Partitioner(),
+		Spans: func(r partitioner.Range) []storage.KeySpan { return n.appendRangeSpans(nil, r) }}
+	for verb, h := range n.repair.Handlers() {
+		n.messaging.Handle(verb, h)
+	}
 	return nil
 }
 

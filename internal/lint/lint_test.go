@@ -43,8 +43,9 @@ var allowedImports = map[string][]string{
 	"coordinator":      {"ring", "messaging", "mutation", "mutation/request", "partitioner", "schema", "internal/wire", "hints"},
 	"hints":            {"mutation"},
 	"streaming":        {"storage", "sstable", "messaging", "mutation", "partitioner", "internal/wire"},
+	"repair":           {"coordinator", "storage", "messaging", "mutation", "partitioner", "internal/wire"},
 	"metadata":         {"internal/wire", "internal/durable", "messaging"},
-	"node": {"cql/native", "cql/exec", "coordinator", "hints", "streaming", "metadata", "gossip", "messaging", "ring", "schema",
+	"node": {"cql/native", "cql/exec", "coordinator", "hints", "streaming", "repair", "metadata", "gossip", "messaging", "ring", "schema",
 		"storage", "mutation", "mutation/request", "partitioner"},
 	"tools":               {},
 	"tools/cqlsh":         {},
@@ -70,8 +71,10 @@ var allowedImports = map[string][]string{
 var testOnlyImports = map[string][]string{
 	"*":       {"internal/testutil"},
 	"storage": {"internal/testutil"},
-	// streaming's tests open engines, which take commit log options.
+	// streaming's and repair's tests open engines, which take commit log
+	// options.
 	"streaming": {"commitlog"},
+	"repair":    {"commitlog"},
 }
 
 // neverCQLType lists the packages that may not use cqltype (it sits above them).
@@ -571,7 +574,7 @@ func TestDecodersFuzzed(t *testing.T) {
 		}
 	}
 	for _, pkg := range []string{"partitioner", "cqltype", "mutation", "commitlog", "sstable", "cql", "cql/native", "messaging",
-		"coordinator", "gossip", "metadata", "hints", "streaming"} {
+		"coordinator", "gossip", "metadata", "hints", "streaming", "repair"} {
 		if present[pkg] && !fuzzed[pkg] {
 			t.Errorf("package %s decodes bytes but has no FuzzXxx test", pkg)
 		}

@@ -244,6 +244,7 @@ func init() {
 		"rebuild":                 (*client).rebuild,
 		"decommission":            (*client).decommission,
 		"removenode":              (*client).removenode,
+		"repair":                  (*client).repair,
 		"getstreamthroughput":     (*client).getStreamThroughput,
 		"setstreamthroughput":     (*client).setStreamThroughput,
 	}

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/sibyldb/sibyl/cqltype"
 )
@@ -134,6 +136,79 @@ func (c *client) removenode(args []string) error {
 	long := *c
 	long.http = &http.Client{}
 	return long.call("POST", "/removenode", url.Values{"host_id": {args[0]}}, nil)
+}
+
+// repair is nodetool repair [-pr] [-full] [-st token -et token]
+// [-dc dc ...] [keyspace [tables...]]: it returns once every range has
+// been compared and its differences streamed, and prints the report.
+// Every repair is a full one: -full is taken, and so is its absence.
+func (c *client) repair(args []string) error {
+	q := url.Values{}
+	var dcs, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		value := func(name string) (string, error) {
+			if i+1 == len(args) {
+				return "", usef("Required values for option '%s' not provided", name)
+			}
+			i++
+			return args[i], nil
+		}
+		var err error
+		var v string
+		switch a {
+		case "-pr", "--partitioner-range":
+			q.Set("pr", "true")
+		case "-full", "--full", "-seq", "--sequential", "-j", "--job-threads":
+			if a == "-j" || a == "--job-threads" {
+				_, err = value("job_threads")
+			}
+		case "-st", "--start-token":
+			if v, err = value("start_token"); err == nil {
+				q.Set("st", v)
+			}
+		case "-et", "--end-token":
+			if v, err = value("end_token"); err == nil {
+				q.Set("et", v)
+			}
+		case "-dc", "--in-dc":
+			if v, err = value("specific_dc"); err == nil {
+				dcs = append(dcs, v)
+			}
+		default:
+			if len(a) > 1 && a[0] == '-' {
+				return usef("Unknown option: %s", a)
+			}
+			rest = append(rest, a)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if q.Has("st") != q.Has("et") {
+		return usef("-st and -et go together")
+	}
+	if len(dcs) > 0 {
+		q.Set("dc", strings.Join(dcs, ","))
+	}
+	if len(rest) > 0 {
+		q.Set("keyspace", rest[0])
+		if len(rest) > 1 {
+			q.Set("tables", strings.Join(rest[1:], ","))
+		}
+	}
+	var out struct {
+		Lines []string `json:"lines"`
+	}
+	long := *c
+	long.http = &http.Client{}
+	if err := long.call("POST", "/repair", q, &out); err != nil {
+		return err
+	}
+	for _, l := range out.Lines {
+		fmt.Fprintf(c.out, "[%s] %s\n", time.Now().Format("2006-01-02 15:04:05,000"), l)
+	}
+	return nil
 }
 
 // Cassandra's nodetool counts stream throughput in megabits (10^6 bits)

@@ -104,3 +104,31 @@ func TestDecommissionAndRemoveNode(t *testing.T) {
 		t.Fatalf("removenode of an unknown host id: exit %d, %q", code, errs)
 	}
 }
+
+// repair passes its options and the keyspace and tables on, and prints
+// the node's report line by line with a timestamp.
+func TestRepair(t *testing.T) {
+	var asked string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = r.URL.RawQuery
+		_, _ = w.Write([]byte(`{"lines":["Repair of [ks]: 3 ranges","Repair completed successfully"]}`))
+	}))
+	defer srv.Close()
+	host, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	var out, errs bytes.Buffer
+	if code := Run([]string{"-h", host, "-p", port, "repair", "-full", "-pr", "-dc", "dc1", "-dc", "dc2", "-st", "-5", "-et", "7", "ks", "a", "b"}, &out, &errs); code != 0 {
+		t.Fatalf("repair: exit %d: %s", code, errs.String())
+	}
+	if asked != "dc=dc1%2Cdc2&et=7&keyspace=ks&pr=true&st=-5&tables=a%2Cb" {
+		t.Fatalf("repair asked for %q", asked)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "[") || !strings.HasSuffix(lines[1], "] Repair completed successfully") {
+		t.Fatalf("repair printed %q", out.String())
+	}
+	for _, bad := range [][]string{{"repair", "-st", "1"}, {"repair", "--nope"}, {"repair", "-dc"}} {
+		if code := Run(append([]string{"-h", host, "-p", port}, bad...), &out, &errs); code != 1 {
+			t.Fatalf("%v: exit %d", bad, code)
+		}
+	}
+}

@@ -1,0 +1,179 @@
+package repair
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/sibyldb/sibyl/coordinator"
+	"github.com/sibyldb/sibyl/internal/wire"
+	"github.com/sibyldb/sibyl/messaging"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/storage"
+)
+
+// Depth is how many times a range is halved for its tree: 32 pieces,
+// each hashed whole and streamed whole when replicas differ on it.
+const Depth = 5
+
+// maxDepth bounds the depth a request may ask for.
+const maxDepth = 16
+
+// Leaves halves range r depth times at its midpoints, the pieces in
+// clockwise order; a piece too small to halve stays whole. Every replica
+// cuts a range the same way.
+func Leaves(p partitioner.Partitioner, r partitioner.Range, depth int) []partitioner.Range {
+	leaves := []partitioner.Range{r}
+	for range depth {
+		next := make([]partitioner.Range, 0, 2*len(leaves))
+		for _, l := range leaves {
+			mid := p.Midpoint(l.Start, l.End)
+			if partitioner.Compare(mid, l.Start) == 0 || partitioner.Compare(mid, l.End) == 0 {
+				next = append(next, l)
+				continue
+			}
+			next = append(next, partitioner.Range{Start: l.Start, End: mid}, partitioner.Range{Start: mid, End: l.End})
+		}
+		leaves = next
+	}
+	return leaves
+}
+
+// Tables is the local engine's tables.
+type Tables interface {
+	Table(id mutation.TableID) (*storage.Table, error)
+}
+
+// Network is the messaging a Service asks others' trees over.
+type Network interface {
+	Request(ctx context.Context, to string, verb messaging.Verb, payload []byte) ([]byte, error)
+}
+
+// Service builds this node's trees and asks others for theirs.
+type Service struct {
+	Tables      Tables
+	Network     Network
+	Partitioner partitioner.Partitioner
+	// Spans are the engine key spans of a range's tokens.
+	Spans func(partitioner.Range) []storage.KeySpan
+}
+
+// Tree hashes table id's data in each of range r's leaves.
+func (s *Service) Tree(id mutation.TableID, r partitioner.Range, depth int) ([][]byte, error) {
+	t, err := s.Tables.Table(id)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().Unix()
+	var out [][]byte
+	for _, leaf := range Leaves(s.Partitioner, r, depth) {
+		h := md5.New()
+		for _, span := range s.Spans(leaf) {
+			parts, err := t.ScanEntries(storage.ScanQuery{From: span.From, To: span.To, Now: now})
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range parts {
+				h.Write(binary.AppendUvarint(nil, uint64(len(p.Key))))
+				h.Write(p.Key)
+				h.Write(coordinator.EntriesDigest(p.Entries))
+			}
+		}
+		out = append(out, h.Sum(nil))
+	}
+	return out, nil
+}
+
+// TreeOf is the tree of table id's range r at the node at to, asked with
+// REPAIR_TREE.
+func (s *Service) TreeOf(ctx context.Context, to string, id mutation.TableID, r partitioner.Range, depth int) ([][]byte, error) {
+	b, err := s.Network.Request(ctx, to, messaging.VerbRepairTree, treeRequest{table: id, r: r, depth: depth}.encode())
+	if err != nil {
+		return nil, fmt.Errorf("repair: the tree of %s from /%s: %w", r, to, err)
+	}
+	return decodeTree(b)
+}
+
+// Handlers are the verbs a Service answers.
+func (s *Service) Handlers() map[messaging.Verb]messaging.Handler {
+	return map[messaging.Verb]messaging.Handler{messaging.VerbRepairTree: s.handleTree}
+}
+
+func (s *Service) handleTree(_ string, payload []byte) ([]byte, error) {
+	q, err := decodeTreeRequest(payload, s.Partitioner)
+	if err != nil {
+		return nil, err
+	}
+	leaves, err := s.Tree(q.table, q.r, q.depth)
+	if err != nil {
+		return nil, err
+	}
+	return encodeTree(leaves), nil
+}
+
+// treeRequest is REPAIR_TREE's payload.
+type treeRequest struct {
+	table mutation.TableID
+	r     partitioner.Range
+	depth int
+}
+
+func (q treeRequest) encode() []byte {
+	var w wire.Writer
+	w.Bytes(q.table[:])
+	w.Bytes(q.r.Start.AppendBytes(nil))
+	w.Bytes(q.r.End.AppendBytes(nil))
+	w.Int(int64(q.depth))
+	return w.B
+}
+
+func decodeTreeRequest(b []byte, p partitioner.Partitioner) (treeRequest, error) {
+	r := wire.Reader{B: b}
+	var q treeRequest
+	if id := r.Bytes(); len(id) == len(q.table) {
+		copy(q.table[:], id)
+	} else if r.Err == nil {
+		r.Fail(fmt.Errorf("a table id of %d bytes", len(id)))
+	}
+	start, end := r.Bytes(), r.Bytes()
+	q.depth = int(r.Int())
+	if err := r.Done(); err != nil {
+		return q, fmt.Errorf("repair: REPAIR_TREE: %w", err)
+	}
+	var err error
+	if q.r.Start, err = p.TokenFromBytes(start); err == nil {
+		q.r.End, err = p.TokenFromBytes(end)
+	}
+	if err != nil {
+		return q, fmt.Errorf("repair: REPAIR_TREE: %w", err)
+	}
+	if q.depth < 0 || q.depth > maxDepth {
+		return q, fmt.Errorf("repair: REPAIR_TREE: depth %d is not between 0 and %d", q.depth, maxDepth)
+	}
+	return q, nil
+}
+
+func encodeTree(leaves [][]byte) []byte {
+	var w wire.Writer
+	w.Int(int64(len(leaves)))
+	for _, l := range leaves {
+		w.Bytes(l)
+	}
+	return w.B
+}
+
+func decodeTree(b []byte) ([][]byte, error) {
+	r := wire.Reader{B: b}
+	n := r.Count()
+	out := make([][]byte, 0, min(n, 1<<maxDepth))
+	for range n {
+		out = append(out, r.Bytes())
+	}
+	if err := r.Done(); err != nil {
+		return nil, fmt.Errorf("repair: a tree: %w", err)
+	}
+	return out, nil
+}
