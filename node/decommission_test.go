@@ -30,6 +30,11 @@ type writeLoad struct {
 }
 
 func startWrites(t *testing.T, from int, coordinators ...*Node) *writeLoad {
+	return startWritesInto(t, "mv.kv", from, coordinators...)
+}
+
+// startWritesInto is startWrites into table (keyspace.name).
+func startWritesInto(t *testing.T, table string, from int, coordinators ...*Node) *writeLoad {
 	w := &writeLoad{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
@@ -39,7 +44,7 @@ func startWrites(t *testing.T, from int, coordinators ...*Node) *writeLoad {
 				return
 			default:
 			}
-			if _, err := runAt(t, coordinators[k%len(coordinators)], request.Quorum, fmt.Sprintf("INSERT INTO mv.kv (k, v) VALUES (%d, '%s')", k, moveValue)); err == nil {
+			if _, err := runAt(t, coordinators[k%len(coordinators)], request.Quorum, fmt.Sprintf("INSERT INTO %s (k, v) VALUES (%d, '%s')", table, k, moveValue)); err == nil {
 				w.mu.Lock()
 				w.acked = append(w.acked, k)
 				w.mu.Unlock()
