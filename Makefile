@@ -14,7 +14,7 @@ RACE_PKGS := ./commitlog/... ./memtable/... ./storage/... ./cql/native/... ./tes
 # Storage packages run once more without the invariants tag, so both code paths are tested.
 STORAGE_PKGS := ./commitlog/... ./memtable/... ./sstable/... ./storage/...
 
-.PHONY: all build test test-long test-differential-long test-simulation-long lint bench bench-b3 bench-b3-cluster bench-b4 run compat clean
+.PHONY: all build test test-long test-differential-long test-simulation-long lint bench bench-b3 bench-b3-cluster bench-b4 bench-b6 run compat clean
 
 all: build
 
@@ -67,6 +67,9 @@ bench-b3-cluster: build
 # root and cgroup v1); about 10 minutes.
 bench-b4: build
 	bench/b4.sh
+
+bench-b6: build
+	bench/b6.sh
 
 run: build
 	$(BIN) server

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime/pprof"
 	"strings"
 
@@ -41,6 +42,17 @@ func newStressCommand() *cobra.Command {
 				}
 				defer pprof.StopCPUProfile()
 			}
+			// The first SIGINT ends the run early, its summary and
+			// read-back still done; a second one kills, as by default.
+			interrupt := make(chan struct{})
+			sig := make(chan os.Signal, 1)
+			signal.Notify(sig, os.Interrupt)
+			go func() {
+				<-sig
+				signal.Stop(sig)
+				close(interrupt)
+			}()
+			o.Interrupt = interrupt
 			_, err := stress.Run(o)
 			return err
 		},

@@ -160,3 +160,21 @@ func TestStressVerify(t *testing.T) {
 		t.Fatalf("the per-second stale reads add up to %d, the summary says %d", stalePerSecond, sum.Verify.Stale)
 	}
 }
+
+// TestStressInterrupted: a run long by its duration ends soon after its
+// Interrupt closes, and still reads back every write it acknowledged.
+func TestStressInterrupted(t *testing.T) {
+	_, cluster := startNode(t)
+	interrupt := make(chan struct{})
+	time.AfterFunc(2*time.Second, func() { close(interrupt) })
+	var out bytes.Buffer
+	began := time.Now()
+	sum, err := stress.Run(stress.Options{Workload: "write", Keyspace: "interrupted", Duration: time.Hour, Nodes: []string{"127.0.0.1"},
+		Port: cluster.Port, Threads: 4, Seed: 1, Out: &out, Verify: true, Interrupt: interrupt})
+	if err != nil || sum == nil || sum.Verify == nil {
+		t.Fatalf("an interrupted run: %v\n%s", err, out.String())
+	}
+	if took := time.Since(began); took > 5*time.Minute || sum.Seconds > 60 || sum.Total == 0 || sum.Verify.ReadBack != sum.Total || sum.Verify.Lost != 0 {
+		t.Fatalf("an hour's run interrupted after 2 s: %.1f s, %d operations, verify %+v", sum.Seconds, sum.Total, sum.Verify)
+	}
+}

@@ -20,16 +20,19 @@ import (
 
 // Options configure a run (the flags of sibyl stress).
 type Options struct {
-	Workload          string   // write, read, mixed, dynamo, ycsb-a ... ycsb-f
-	Nodes             []string // contact points
-	Port              int
-	Threads           int
-	Connections       int // per node
-	Ops               int64
-	Duration          time.Duration // when Ops is 0
-	Keys              int64         // the key space of reads and rewrites
-	Preload           int64         // keys written before the timed run
-	Warmup            int64         // new keys written after the preload, untimed
+	Workload    string   // write, read, mixed, dynamo, ycsb-a ... ycsb-f
+	Nodes       []string // contact points
+	Port        int
+	Threads     int
+	Connections int // per node
+	Ops         int64
+	Duration    time.Duration // when Ops is 0
+	// Interrupt, once closed, ends the timed run early (SIGINT): the
+	// summary, and --verify's read-back, cover what ran.
+	Interrupt         <-chan struct{}
+	Keys              int64 // the key space of reads and rewrites
+	Preload           int64 // keys written before the timed run
+	Warmup            int64 // new keys written after the preload, untimed
 	ValueSize         int
 	Distribution      string // uniform, zipfian, sequential
 	Consistency       string
@@ -402,6 +405,8 @@ func Run(opts Options) (*Summary, error) {
 				}
 				select {
 				case <-stop:
+					return
+				case <-opts.Interrupt:
 					return
 				default:
 				}
