@@ -101,3 +101,36 @@ func TestStaleRefusalOnceTheLevelIsMetIsHinted(t *testing.T) {
 		t.Fatalf("the replica ahead took %d writes; hints for it: %v, for b: %v", n, co.cfg.Hints.Has("c"), co.cfg.Hints.Has("b"))
 	}
 }
+
+// TestHintsDeliveredBeforeTheRingIsKnown: a node that hears a replica is
+// up before it has a ring (it is starting) delivers its hints, throttled,
+// without a ring to divide the throttle by.
+func TestHintsDeliveredBeforeTheRingIsKnown(t *testing.T) {
+	c := newTestCluster(t, schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, threeNodes)
+	var known atomic.Bool
+	co := c.coordinator("a", "dc1", time.Second, func(cfg *Config) {
+		cfg.Ring = func() *ring.Metadata {
+			if known.Load() {
+				return c.ring
+			}
+			return nil
+		}
+		cfg.HintedHandoff.Throttle = 1 << 20
+	})
+	known.Store(true)
+	c.set(silent, "b")
+	if err := c.write(co, request.One); err != nil {
+		t.Fatal(err)
+	}
+	co.Settle()
+	if !co.cfg.Hints.Has("b") {
+		t.Fatal("no hint kept for the silent replica")
+	}
+	c.set(answers, "b")
+	known.Store(false)
+	co.ReplicaUp("b")
+	co.Settle()
+	if co.cfg.Hints.Has("b") || c.engines["b"].writes() != 1 {
+		t.Fatalf("hints delivered without a ring: still held %v, replica took %d writes", co.cfg.Hints.Has("b"), c.engines["b"].writes())
+	}
+}

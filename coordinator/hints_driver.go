@@ -201,7 +201,11 @@ func (c *Coordinator) deliver(e ring.Endpoint) error {
 	throttle := rate.Inf
 	if bps := c.cfg.HintedHandoff.Throttle; bps > 0 {
 		// Every other node may be delivering to the same replica.
-		throttle = rate.Limit(float64(bps) / float64(max(1, len(c.cfg.Ring().Endpoints())-1)))
+		others := 1
+		if m := c.cfg.Ring(); m != nil { // nil while this node starts
+			others = max(1, len(m.Endpoints())-1)
+		}
+		throttle = rate.Limit(float64(bps) / float64(others))
 	}
 	const pageBytes = 64 << 10
 	res, err := c.cfg.Hints.Deliver(context.Background(), string(e), hints.Delivery{
