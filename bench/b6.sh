@@ -34,7 +34,7 @@ bin/sibyl stress write --nodes 127.0.0.1,127.0.0.2,127.0.0.3 --port "$port" --ke
 	--ops "$rows" --value-size 1024 --threads 64 >"$out/load.log"
 bin/sibyl stress mixed --nodes 127.0.0.1,127.0.0.2,127.0.0.3 --port "$port" --keyspace b6 --consistency QUORUM --overwrite --keys "$rows" \
 	--value-size 1024 --duration "${capacity_secs}s" --json "$out/capacity.json" >"$out/capacity.log"
-rate=$(python3 -c "import json; print(int(json.load(open('$out/capacity.json'))['total_ops'] / json.load(open('$out/capacity.json'))['seconds'] / 2))")
+rate=$(python3 -c "import json; c = json.load(open('$out/capacity.json')); print(int(c['total_ops'] / c['seconds'] / 2))")
 echo "capacity measured: $((rate * 2)) ops/s; load at $rate ops/s"
 # The load runs until the operations are done (SIGINT ends it early, its
 # read-back still done); its duration is only a bound.
@@ -68,7 +68,6 @@ echo "operations done after $end s; the load ends and reads back"
 kill -INT "$stress_pid"
 wait "$stress_pid"
 stress_pid=
-cp "$dir"/node*/logs/system.log "$out/" 2>/dev/null || true
 for f in "$dir"/node*/logs/system.log; do cp "$f" "$out/$(basename "$(dirname "$(dirname "$f")")").log"; done
 python3 - "$out" "$start" <<'PY'
 import json, re, sys, datetime, os, glob

@@ -400,17 +400,15 @@ func TestHintsBoundedAndDelivered(t *testing.T) {
 	}
 }
 
-// TestWritesReachPendingReplicas: while a node is being given a range, a
-// write of it goes to that node too and needs its answer on top of the
-// level's: ALL waits for four, and QUORUM is not met by two of the old
-// replicas once it is silent.
-func TestWritesReachPendingReplicas(t *testing.T) {
+// joiningCluster is four nodes at RF 3, the ring of all four (full), and
+// the ring without the one (joining) that is the first replica of the
+// key written (int 1): the ring before it joins.
+func joiningCluster(t *testing.T) (c *testCluster, full, current *ring.Metadata, joining ring.Endpoint) {
+	t.Helper()
 	fourNodes := map[ring.Endpoint]ring.Location{"a": {DataCenter: "dc1"}, "b": {DataCenter: "dc1"}, "c": {DataCenter: "dc1"}, "d": {DataCenter: "dc1"}}
-	c := newTestCluster(t, schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, fourNodes)
-	full := c.ring
-	tok := partitioner.Murmur3().Token(cqltype.EncodeInt(1))
-	s := ring.SimpleStrategy{Factor: 3}
-	joining := s.Replicas(full, tok)[0]
+	c = newTestCluster(t, schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, fourNodes)
+	full = c.ring
+	joining = ring.SimpleStrategy{Factor: 3}.Replicas(full, partitioner.Murmur3().Token(cqltype.EncodeInt(1)))[0]
 	var before []ring.Node
 	for _, e := range full.Endpoints() {
 		if e != joining {
@@ -421,6 +419,17 @@ func TestWritesReachPendingReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c, full, current, joining
+}
+
+// TestWritesReachPendingReplicas: while a node is being given a range, a
+// write of it goes to that node too and needs its answer on top of the
+// level's: ALL waits for four, and QUORUM is not met by two of the old
+// replicas once it is silent.
+func TestWritesReachPendingReplicas(t *testing.T) {
+	c, full, current, joining := joiningCluster(t)
+	tok := partitioner.Murmur3().Token(cqltype.EncodeInt(1))
+	s := ring.SimpleStrategy{Factor: 3}
 	c.ring = current.WithFuture(full)
 	old := s.Replicas(current, tok)
 	self := old[0]

@@ -10,8 +10,10 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation/request"
+	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
 )
@@ -132,5 +134,34 @@ func TestHintsDeliveredBeforeTheRingIsKnown(t *testing.T) {
 	co.Settle()
 	if co.cfg.Hints.Has("b") || c.engines["b"].writes() != 1 {
 		t.Fatalf("hints delivered without a ring: still held %v, replica took %d writes", co.cfg.Hints.Has("b"), c.engines["b"].writes())
+	}
+}
+
+// TestStaleRefusalOnceTheLevelIsMetReachesTheNewReplicas: a write routed
+// by a ring without a joining node meets its level before a replica that
+// knows the ring with it refuses; the coordinator catches up and sends the
+// write on to the refuser and to the joining node, which the first
+// routing did not name.
+func TestStaleRefusalOnceTheLevelIsMetReachesTheNewReplicas(t *testing.T) {
+	c, full, current, joining := joiningCluster(t)
+	s := ring.SimpleStrategy{Factor: 3}
+	oldRing, newRing := current.WithEpoch(1), current.WithFuture(full).WithEpoch(2)
+	c.ring = oldRing
+	old := s.Replicas(current, partitioner.Murmur3().Token(cqltype.EncodeInt(1)))
+	self, refuser := old[0], old[1]
+	c.replicas[refuser] = c.coordinator(refuser, "dc1", time.Second, func(cfg *Config) { cfg.Ring = func() *ring.Metadata { return newRing } })
+	var mine atomic.Pointer[ring.Metadata]
+	mine.Store(oldRing)
+	co := c.coordinator(self, "dc1", time.Second, func(cfg *Config) {
+		cfg.Ring = mine.Load
+		cfg.CatchUp = func(context.Context, uint64) error { mine.Store(newRing); return nil }
+	})
+	if err := c.write(co, request.One); err != nil {
+		t.Fatal(err)
+	}
+	co.Settle()
+	if c.engines[joining].writes() != 1 || c.engines[refuser].writes() != 1 || co.cfg.Hints.Has(string(refuser)) || co.cfg.Hints.Has(string(joining)) {
+		t.Fatalf("after the refusal: the joining node took %d writes, the refuser %d (hints for them: %v, %v)",
+			c.engines[joining].writes(), c.engines[refuser].writes(), co.cfg.Hints.Has(string(joining)), co.cfg.Hints.Has(string(refuser)))
 	}
 }

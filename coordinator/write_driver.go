@@ -43,16 +43,10 @@ func (c *Coordinator) apply(ms []*mutation.Mutation, l request.Consistency) erro
 	look := c.current()
 	writes := make([]write, 0, len(ms))
 	for _, mu := range ms {
-		t := look.tables[mu.Table]
-		if t == nil {
-			return fmt.Errorf("coordinator: a write to an unknown table %x", mu.Table)
-		}
-		tok := c.cfg.Engine.Partitioner().Token(mu.Key)
-		p, err := look.place(t, tok, m, c.cfg.Self)
+		p, err := c.placeWrite(look, m, mu)
 		if err != nil {
 			return err
 		}
-		p.pending = m.Pending(p.strategy, tok)
 		// ANY is never unavailable: a hint counts as the write.
 		if l != request.Any {
 			if err := CheckAvailable(l, p.strategy, c.cfg.DataCenter, p.replicas, p.pending, alive, m.Location); err != nil {
@@ -73,6 +67,53 @@ func (c *Coordinator) apply(ms []*mutation.Mutation, l request.Consistency) erro
 		errs[i] = c.writeReplicas(writes[i], l, alive, m.Location, writeType)
 	})
 	return errors.Join(errs...)
+}
+
+// placeWrite is where mutation mu goes by ring m: its replicas, and the
+// nodes being given its range.
+func (c *Coordinator) placeWrite(look *lookups, m *ring.Metadata, mu *mutation.Mutation) (placement, error) {
+	t := look.tables[mu.Table]
+	if t == nil {
+		return placement{}, fmt.Errorf("coordinator: a write to an unknown table %x", mu.Table)
+	}
+	tok := c.cfg.Engine.Partitioner().Token(mu.Key)
+	p, err := look.place(t, tok, m, c.cfg.Self)
+	if err != nil {
+		return placement{}, err
+	}
+	p.pending = m.Pending(p.strategy, tok)
+	return p, nil
+}
+
+// resend follows a replica's refusal of write w as routed by an older
+// ring once the level was met (the write is not sent again as a whole):
+// once this node knows the ring the replica does, the write goes to the
+// nodes that ring places it on that w did not reach, the refuser among
+// them if it still is one (a node being given the range, which the old
+// ring did not name, would otherwise lack it for good); a send that fails
+// leaves a hint. Without that ring it is hinted to the refuser.
+func (c *Coordinator) resend(w write, refuser ring.Endpoint, stale *StaleRing) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Write)
+	defer cancel()
+	if c.cfg.CatchUp == nil || c.cfg.CatchUp(ctx, stale.Epoch) != nil {
+		c.hint(refuser, w.m)
+		return
+	}
+	m := c.cfg.Ring()
+	p, err := c.placeWrite(c.current(), m, w.m)
+	if err != nil {
+		c.hint(refuser, w.m)
+		return
+	}
+	payload := appendMutations(fenced(m.Epoch()), []*mutation.Mutation{w.m})
+	for _, e := range slices.Concat(p.replicas, p.pending) {
+		if e == c.cfg.Self || e != refuser && (slices.Contains(w.p.replicas, e) || slices.Contains(w.p.pending, e)) {
+			continue // it took the write, or was hinted it
+		}
+		if err := c.send(ctx, e, w.m, payload); err != nil {
+			c.hint(e, w.m)
+		}
+	}
 }
 
 // concurrently runs do(0) ... do(count-1) at once and returns when all
@@ -142,12 +183,8 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 	}
 	writeTo := func(r ring.Endpoint) answer {
 		err := c.send(ctx, r, mu, payload)
-		if err != nil && r != self {
-			// It failed the write, did not answer in time, or refused it
-			// routed by an older ring: a refusal that comes once the level
-			// is met is not sent again, and the replica must still get
-			// the write.
-			c.hint(r, mu)
+		if err != nil && r != self && !isStale(err) {
+			c.hint(r, mu) // it failed the write, or did not answer in time
 		}
 		return answer{r, err}
 	}
@@ -191,19 +228,37 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 		}
 		return false, nil
 	}
-	remote := len(targets)
+	remote, taken := len(targets), 0
+	// settle returns the write's outcome, once known before every answer
+	// came: the rest are read in the background, and a refusal among them
+	// by a replica that knows a later ring is sent on by that ring
+	// (resend), unless the outcome is such a refusal itself (the caller
+	// then sends the whole write again).
+	settle := func(err error) error {
+		if left := remote - taken; left > 0 && !isStale(err) {
+			c.background.Go(func() {
+				for range left {
+					if a := <-results; isStale(a.err) {
+						c.resend(w, a.from, a.err.(*StaleRing))
+					}
+				}
+			})
+		}
+		return err
+	}
 	if local {
 		// This node's share is written on this goroutine and counted
 		// before any other answer, so that what a failure reports does
 		// not depend on which answer came first.
 		remote--
 		if done, err := take(writeTo(self)); done {
-			return err
+			return settle(err)
 		}
 	}
 	for range remote {
+		taken++
 		if done, err := take(<-results); done {
-			return err
+			return settle(err)
 		}
 	}
 	if len(failed) > 0 && !timedOut {

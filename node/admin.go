@@ -271,7 +271,7 @@ func (n *Node) adminStatuses(r *http.Request) (any, error) {
 			if s.Alive {
 				st.Status = "Up"
 			}
-			if n.recordState(e) == metadata.Leaving {
+			if n.recordIn(e, metadata.Leaving) {
 				st.State = "Leaving" // a dead node being removed
 			}
 			if st.State == "" {

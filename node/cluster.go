@@ -74,7 +74,7 @@ func (n *Node) identify() error {
 // normalStatus is STATUS for a node in the ring: NORMAL and its first
 // token.
 func (n *Node) normalStatus() string {
-	return gossip.StatusNormal + "," + n.ring.Load().TokensOf(n.endpoint())[0].String()
+	return gossip.StatusNormal + "," + n.firstToken()
 }
 
 // loadState is LOAD's value: the bytes on disk, as a double.
@@ -330,17 +330,17 @@ func (n *Node) replacingAt(endpoint string) bool {
 	return false
 }
 
-// recordState is the metadata log's state of the node at endpoint that
-// has not left, 0 if none.
-func (n *Node) recordState(endpoint string) metadata.NodeState {
+// recordIn reports whether the metadata log has a node at endpoint in
+// state (two may share an address: a dead node and its replacement).
+func (n *Node) recordIn(endpoint string, state metadata.NodeState) bool {
 	if t := n.topology.Load(); t != nil {
 		for _, r := range t.nodes {
-			if r.Endpoint == endpoint && r.State != metadata.Left {
-				return r.State
+			if r.Endpoint == endpoint && r.State == state {
+				return true
 			}
 		}
 	}
-	return 0
+	return false
 }
 
 // forgetLeft follows a node's leaving the ring: the hints held for it go,

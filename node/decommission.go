@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sibyldb/sibyl/cqltype"
@@ -77,7 +78,7 @@ func (n *Node) Decommission(ctx context.Context, force bool) error {
 	start := time.Now()
 	err := n.awaitRing(ctx, n.ring.Load())
 	if err == nil {
-		err = n.handOver(ctx, "Unbootstrap", n.ring.Load(), "")
+		err = n.handOver(ctx, "Unbootstrap", n.ring.Load(), "", nil)
 	}
 	if err == nil {
 		n.handOffHints(ctx)
@@ -182,10 +183,18 @@ func (n *Node) firstToken() string {
 }
 
 // removal is a removenode this node runs: the node removed, by its first
-// token, and the nodes that have not yet taken its ranges.
+// token, and the nodes that have not yet taken their share of its ranges.
 type removal struct {
 	token   string
-	waiting []string
+	mu      sync.Mutex
+	waiting []ring.Endpoint
+}
+
+// confirmed records that node e has its share.
+func (r *removal) confirmed(e ring.Endpoint) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.waiting = slices.DeleteFunc(r.waiting, func(w ring.Endpoint) bool { return w == e })
 }
 
 // RemoveNode takes a dead node out of the ring, as nodetool removenode
@@ -223,26 +232,20 @@ func (n *Node) RemoveNode(ctx context.Context, hostID string) error {
 		return errors.New("This node is already processing a removal. Wait for it to complete, or use 'removenode force' if this has failed.")
 	}
 	defer n.moving.Store(false)
-	prior := rec.State
-	if prior == metadata.Normal {
+	if rec.State == metadata.Normal {
 		if err := n.proposeRecord(rec, metadata.Leaving); err != nil {
 			return err
 		}
 	}
-	token := lowestToken(n.engine.Partitioner(), rec.Tokens)
 	n.cfg.Logger.Info().Str("node", rec.Endpoint).Msg("node: removing a dead node: its ranges stream to the nodes that take them")
 	m := n.ring.Load()
-	var waiting []string
-	if f := m.Future(); f != nil {
-		for _, e := range f.Endpoints() {
-			waiting = append(waiting, "/"+string(e))
-		}
-	}
-	n.removal.Store(&removal{token: token, waiting: waiting})
+	gone := ring.Endpoint(rec.Endpoint)
+	rm := &removal{token: lowestToken(n.engine.Partitioner(), rec.Tokens), waiting: handOverTargets(m, gone)}
+	n.removal.Store(rm)
 	defer n.removal.Store(nil)
 	err = n.awaitRing(ctx, m)
 	if err == nil {
-		err = n.handOver(ctx, "Removenode", m, ring.Endpoint(rec.Endpoint))
+		err = n.handOver(ctx, "Removenode", m, gone, rm.confirmed)
 	}
 	if err == nil {
 		if now := n.meta.Status().State.Nodes[rec.ID]; now.State != metadata.Leaving {
@@ -271,7 +274,13 @@ func (n *Node) RemovalStatus() string {
 	if r == nil {
 		return "RemovalStatus: No removals in process."
 	}
-	return fmt.Sprintf("RemovalStatus: Removing token (%s). Waiting for replication confirmation from [%s].", r.token, strings.Join(r.waiting, ","))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	waiting := make([]string, len(r.waiting))
+	for i, e := range r.waiting {
+		waiting[i] = "/" + string(e)
+	}
+	return fmt.Sprintf("RemovalStatus: Removing token (%s). Waiting for replication confirmation from [%s].", r.token, strings.Join(waiting, ","))
 }
 
 // ForceRemoval records left, without streaming, every dead node a
@@ -298,15 +307,6 @@ func (n *Node) ForceRemoval() error {
 		return errors.New("No tokens to force removal on, call 'removenode' first")
 	}
 	return nil
-}
-
-// proposeRecord records another node in the metadata log in state.
-func (n *Node) proposeRecord(r metadata.NodeRecord, state metadata.NodeState) error {
-	r.State = state
-	ctx, cancel := context.WithTimeout(context.Background(), metadataJoinWait)
-	defer cancel()
-	_, err := n.meta.ProposeNode(ctx, r)
-	return err
 }
 
 // lowestToken is the lowest of tokens as part orders them: the one a

@@ -147,17 +147,31 @@ func holdsTheirRanges(t *testing.T, nodes []*Node, rows []int) {
 	}
 }
 
-// awaitSending waits until n sends a stream of operation.
-func awaitSending(t *testing.T, n *Node, operation string) {
+// awaitStream waits until one of nodes has a streaming session of
+// operation (one it sends, with sending), and returns its index; the
+// operation ending first (a value on ended) fails the test.
+func awaitStream(t *testing.T, nodes []*Node, operation string, sending bool, ended <-chan error) int {
 	t.Helper()
-	waitUntil(t, n.cfg.ListenAddress+" streaming "+operation, func() (bool, string) {
-		for _, s := range n.streaming.Sessions() {
-			if s.Operation == operation {
-				return true, ""
+	found := -1
+	waitUntil(t, "a stream of "+operation, func() (bool, string) {
+		select {
+		case err := <-ended:
+			t.Fatalf("%s ended before its streams were seen: %v", operation, err)
+		default:
+		}
+		var seen []string
+		for i, n := range nodes {
+			for _, s := range n.streaming.Sessions() {
+				if s.Operation == operation && !(sending && s.Receiving) {
+					found = i
+					return true, ""
+				}
+				seen = append(seen, n.cfg.ListenAddress+": "+s.Operation)
 			}
 		}
-		return false, fmt.Sprint(n.streaming.Sessions())
+		return false, fmt.Sprint(seen)
 	})
+	return found
 }
 
 // TestDecommissionUnderWrites: a node leaves a four-node cluster while a
@@ -174,7 +188,7 @@ func TestDecommissionUnderWrites(t *testing.T) {
 	// The first attempt: the leaving node crashes in its streams.
 	throttle(nodes[3], 256<<10)
 	first := decommissionInBackground(nodes[3])
-	awaitSending(t, nodes[3], "Unbootstrap")
+	awaitStream(t, nodes[3:], "Unbootstrap", false, first)
 	if err := nodes[3].Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -256,21 +270,7 @@ func TestRemoveNodeUnderWrites(t *testing.T) {
 		defer cancel()
 		first <- nodes[2].RemoveNode(ctx, deadHost)
 	}()
-	waitUntil(t, "a removal stream", func() (bool, string) {
-		select {
-		case err := <-first:
-			t.Fatalf("the removal ended before its streams were seen: %v", err)
-		default:
-		}
-		for _, n := range nodes[:3] {
-			for _, s := range n.streaming.Sessions() {
-				if s.Operation == "Removenode" {
-					return true, ""
-				}
-			}
-		}
-		return false, ""
-	})
+	awaitStream(t, nodes[:3], "Removenode", false, first)
 	if got := nodes[2].RemovalStatus(); !strings.HasPrefix(got, "RemovalStatus: Removing token (") {
 		t.Fatalf("removenode status while it runs: %q", got)
 	}
@@ -367,23 +367,7 @@ func TestReplaceUnderWrites(t *testing.T) {
 		first <- err
 	}()
 	// A source of the replacement crashes in its stream, and comes back.
-	source := -1
-	waitUntil(t, "a node streaming to the replacement", func() (bool, string) {
-		select {
-		case err := <-first:
-			t.Fatalf("the replacement ended before a node was seen streaming to it: %v", err)
-		default:
-		}
-		for i, n := range nodes[:3] {
-			for _, s := range n.streaming.Sessions() {
-				if s.Operation == "Bootstrap" && !s.Receiving {
-					source = i
-					return true, ""
-				}
-			}
-		}
-		return false, ""
-	})
+	source := awaitStream(t, nodes[:3], "Bootstrap", true, first)
 	if err := nodes[source].Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -430,11 +430,18 @@ func (n *Node) registerTokens(stored []string) (tokens []string, joining bool, e
 // proposeSelf records this node in the metadata log with tokens, in
 // state; while the node replaces another, the record says so.
 func (n *Node) proposeSelf(tokens []string, state metadata.NodeState) error {
-	r := metadata.NodeRecord{ID: raftID(n.hostID), Endpoint: n.cfg.ListenAddress, DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack, Tokens: tokens, State: state}
+	r := metadata.NodeRecord{ID: raftID(n.hostID), Endpoint: n.cfg.ListenAddress, DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack, Tokens: tokens}
 	if state == metadata.Joining || state == metadata.Normal {
 		r.Replaces = n.replacing.Load()
 	}
 	copy(r.HostID[:], n.hostID)
+	return n.proposeRecord(r, state)
+}
+
+// proposeRecord records a node (this one, or another on its behalf) in
+// the metadata log in state.
+func (n *Node) proposeRecord(r metadata.NodeRecord, state metadata.NodeState) error {
+	r.State = state
 	ctx, cancel := context.WithTimeout(context.Background(), metadataJoinWait)
 	defer cancel()
 	_, err := n.meta.ProposeNode(ctx, r)

@@ -103,35 +103,53 @@ var errTargetDown = errors.New("a node that gains ranges is down")
 
 // handOver streams, as operation, to every node that gains ranges as ring
 // m moves to its future the data of those ranges (see gainPlan), every
-// node at once, and returns once each has it all.
-func (n *Node) handOver(ctx context.Context, operation string, m *ring.Metadata, gone ring.Endpoint) error {
-	var targets []ring.Endpoint
+// node at once, and returns once each has it all; done, when not nil,
+// hears of each node as it has all of its share.
+func (n *Node) handOver(ctx context.Context, operation string, m *ring.Metadata, gone ring.Endpoint, done func(ring.Endpoint)) error {
+	var keyspaces []*schema.Keyspace
+	for _, ks := range n.Schema().Keyspaces() {
+		if !schema.IsSystemKeyspace(ks.Name) {
+			keyspaces = append(keyspaces, ks)
+		}
+	}
+	targets := handOverTargets(m, gone)
+	var wg sync.WaitGroup
+	errs := make([]error, len(targets))
+	for i, target := range targets {
+		wg.Go(func() {
+			for _, ks := range keyspaces {
+				plan, err := n.gainPlan(m, ks, target, gone)
+				if err == nil && len(plan) > 0 && !n.alive(target) {
+					err = fmt.Errorf("%w (/%s)", errTargetDown, target)
+				}
+				if err == nil {
+					err = n.fetchPlan(ctx, operation, ks, target, plan)
+				}
+				if err != nil {
+					errs[i] = err
+					return
+				}
+			}
+			if done != nil {
+				done(target)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// handOverTargets are the nodes a hand-over by ring m may stream to: those
+// of its future but gone.
+func handOverTargets(m *ring.Metadata, gone ring.Endpoint) []ring.Endpoint {
+	if m.Future() == nil {
+		return nil
+	}
+	var out []ring.Endpoint
 	for _, e := range m.Future().Endpoints() {
 		if e != gone {
-			targets = append(targets, e)
+			out = append(out, e)
 		}
 	}
-	for _, ks := range n.Schema().Keyspaces() {
-		if schema.IsSystemKeyspace(ks.Name) {
-			continue
-		}
-		var wg sync.WaitGroup
-		errs := make([]error, len(targets))
-		for i, target := range targets {
-			plan, err := n.gainPlan(m, ks, target, gone)
-			if err == nil && len(plan) > 0 && !n.alive(target) {
-				err = fmt.Errorf("%w (/%s)", errTargetDown, target)
-			}
-			if err != nil {
-				errs[i] = err
-				continue
-			}
-			wg.Go(func() { errs[i] = n.fetchPlan(ctx, operation, ks, target, plan) })
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			return err
-		}
-	}
-	return nil
+	return out
 }

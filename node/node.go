@@ -198,14 +198,16 @@ func (n *Node) stopMetadata() error {
 // engine closes.
 func (n *Node) Close() error {
 	n.engine.StopCompactions() // a clean stop does not wait for a long compaction
+	if n.streaming != nil {
+		// Before messaging closes, which waits for its handlers: a pull
+		// another node asked for would hold it until its session ended.
+		n.streaming.Close()
+	}
 	err := n.leaveCluster()
 	err = errors.Join(err, n.stopAdmin(), n.stopNative(), n.stopMetadata())
 	n.coord.Settle() // messaging is closed: what is still on its way ends at once
 	if n.hints != nil {
 		err = errors.Join(err, n.hints.Close())
-	}
-	if n.streaming != nil {
-		n.streaming.Close()
 	}
 	if ferr := n.engine.Flush(); ferr != nil {
 		err = errors.Join(err, fmt.Errorf("node: flushing at shutdown: %w", ferr))

@@ -264,13 +264,7 @@ func (n *Node) repairTable(ctx context.Context, t *schema.Table, ranges []repair
 	for k, spans := range pulls {
 		ts := []streaming.TableSpans{{Table: t.ID, Spans: mergeSpans(spans)}}
 		wg.Go(func() {
-			var res streaming.Result
-			var err error
-			if k.to == n.endpoint() {
-				res, err = n.streaming.Fetch(ctx, "Repair", string(k.from), ts)
-			} else {
-				res, err = n.streaming.Pull(ctx, string(k.to), "Repair", string(k.from), ts)
-			}
+			res, err := n.streamTo(ctx, k.to, "Repair", k.from, ts)
 			mu.Lock()
 			defer mu.Unlock()
 			sum.Streams++

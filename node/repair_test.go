@@ -153,14 +153,7 @@ func TestRepairUnderWritesAndACrash(t *testing.T) {
 		_, err := nodes[0].Repair(ctx, RepairRequest{Keyspace: "rp"})
 		first <- err
 	}()
-	waitUntil(t, "the repair streaming from node 2", func() (bool, string) {
-		for _, s := range nodes[1].streaming.Sessions() {
-			if s.Operation == "Repair" && !s.Receiving {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprint(nodes[1].streaming.Sessions())
-	})
+	awaitStream(t, nodes[1:2], "Repair", true, first)
 	if err := nodes[1].Close(); err != nil {
 		t.Fatal(err)
 	}

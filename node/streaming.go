@@ -157,13 +157,7 @@ func (n *Node) fetchPlan(ctx context.Context, operation string, ks *schema.Keysp
 		}
 		wg.Go(func() {
 			start := time.Now()
-			var res streaming.Result
-			var err error
-			if target == n.endpoint() {
-				res, err = n.streaming.Fetch(ctx, operation, string(src), ts)
-			} else {
-				res, err = n.streaming.Pull(ctx, string(target), operation, string(src), ts)
-			}
+			res, err := n.streamTo(ctx, target, operation, src, ts)
 			if err != nil {
 				errs[i] = fmt.Errorf("%s of %s from %s to %s: %w", strings.ToLower(operation), ks.Name, src, target, err)
 				return
@@ -174,6 +168,15 @@ func (n *Node) fetchPlan(ctx context.Context, operation string, ks *schema.Keysp
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// streamTo streams tables from src to target as operation: a fetch of
+// this node's, or a pull asked of another.
+func (n *Node) streamTo(ctx context.Context, target ring.Endpoint, operation string, src ring.Endpoint, tables []streaming.TableSpans) (streaming.Result, error) {
+	if target == n.endpoint() {
+		return n.streaming.Fetch(ctx, operation, string(src), tables)
+	}
+	return n.streaming.Pull(ctx, string(target), operation, string(src), tables)
 }
 
 func mapKeysOf[K comparable, V any](m map[K]V) func(func(K) bool) {

@@ -69,6 +69,7 @@ func (s *Service) Tree(id mutation.TableID, r partitioner.Range, depth int) ([][
 	}
 	now := time.Now().Unix()
 	var out [][]byte
+	var length [binary.MaxVarintLen64]byte
 	for _, leaf := range Leaves(s.Partitioner, r, depth) {
 		h := md5.New()
 		for _, span := range s.Spans(leaf) {
@@ -77,7 +78,7 @@ func (s *Service) Tree(id mutation.TableID, r partitioner.Range, depth int) ([][
 				return nil, err
 			}
 			for _, p := range parts {
-				h.Write(binary.AppendUvarint(nil, uint64(len(p.Key))))
+				h.Write(binary.AppendUvarint(length[:0], uint64(len(p.Key))))
 				h.Write(p.Key)
 				h.Write(coordinator.EntriesDigest(p.Entries))
 			}

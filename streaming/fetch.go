@@ -96,31 +96,29 @@ func (s *Service) Fetch(ctx context.Context, operation, from string, tables []Ta
 // same data).
 func (s *Service) Pull(ctx context.Context, receiver, operation, source string, tables []TableSpans) (Result, error) {
 	payload := pullRequest{operation: operation, source: source, tables: tables}.encode()
-	wait := s.opts.Backoff
-	for try := 1; ; try++ {
-		answer, err := s.opts.Network.Request(ctx, receiver, messaging.VerbStreamPull, payload)
-		if err == nil {
-			return decodeResult(answer)
-		}
-		var remote *messaging.RemoteError
-		if errors.As(err, &remote) || errors.Is(err, messaging.ErrClosed) || ctx.Err() != nil || try >= s.opts.Tries {
-			return Result{}, fmt.Errorf("streaming: %s pulling from %s: %w", receiver, source, err)
-		}
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return Result{}, ctx.Err()
-		}
-		wait *= 2
+	answer, err := s.retry(ctx, receiver, messaging.VerbStreamPull, payload, 0)
+	if err != nil {
+		return Result{}, fmt.Errorf("streaming: %s pulling from %s: %w", receiver, source, err)
 	}
+	return decodeResult(answer)
 }
 
-// request sends one request, trying again as Options says.
+// request sends one request, each try bounded by Options.RequestTimeout
+// and tried again as Options says.
 func (s *Service) request(ctx context.Context, to string, verb messaging.Verb, payload []byte) ([]byte, error) {
+	return s.retry(ctx, to, verb, payload, s.opts.RequestTimeout)
+}
+
+// retry sends one request, each try bounded by timeout (0: by ctx
+// alone), trying again as Options says.
+func (s *Service) retry(ctx context.Context, to string, verb messaging.Verb, payload []byte, timeout time.Duration) ([]byte, error) {
 	wait := s.opts.Backoff
 	var err error
 	for try := 1; ; try++ {
-		rctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+		rctx, cancel := ctx, context.CancelFunc(func() {})
+		if timeout > 0 {
+			rctx, cancel = context.WithTimeout(ctx, timeout)
+		}
 		var answer []byte
 		answer, err = s.opts.Network.Request(rctx, to, verb, payload)
 		cancel()

@@ -93,9 +93,15 @@ func (c *client) rebuild(args []string) error {
 			q.Set("dc", a)
 		}
 	}
+	return c.untimed().call("POST", "/rebuild", q, nil)
+}
+
+// untimed is c without a timeout, for a command that returns once the
+// node has done it, however long that takes (rebuild, cleanup, ...).
+func (c *client) untimed() *client {
 	long := *c
 	long.http = &http.Client{}
-	return long.call("POST", "/rebuild", q, nil)
+	return &long
 }
 
 // decommission is nodetool decommission [-f|--force]: it returns once
@@ -108,9 +114,7 @@ func (c *client) decommission(args []string) error {
 		}
 		q.Set("force", "true")
 	}
-	long := *c
-	long.http = &http.Client{}
-	return long.call("POST", "/decommission", q, nil)
+	return c.untimed().call("POST", "/decommission", q, nil)
 }
 
 // removenode is nodetool removenode <status>|<force>|<ID>: the removal
@@ -133,9 +137,7 @@ func (c *client) removenode(args []string) error {
 		}
 		return c.call("POST", "/removenode", url.Values{"force": {"true"}}, nil)
 	}
-	long := *c
-	long.http = &http.Client{}
-	return long.call("POST", "/removenode", url.Values{"host_id": {args[0]}}, nil)
+	return c.untimed().call("POST", "/removenode", url.Values{"host_id": {args[0]}}, nil)
 }
 
 // repair is nodetool repair [-pr] [-full] [-st token -et token]
@@ -159,10 +161,9 @@ func (c *client) repair(args []string) error {
 		switch a {
 		case "-pr", "--partitioner-range":
 			q.Set("pr", "true")
-		case "-full", "--full", "-seq", "--sequential", "-j", "--job-threads":
-			if a == "-j" || a == "--job-threads" {
-				_, err = value("job_threads")
-			}
+		case "-full", "--full", "-seq", "--sequential":
+		case "-j", "--job-threads":
+			_, err = value("job_threads")
 		case "-st", "--start-token":
 			if v, err = value("start_token"); err == nil {
 				q.Set("st", v)
@@ -200,9 +201,7 @@ func (c *client) repair(args []string) error {
 	var out struct {
 		Lines []string `json:"lines"`
 	}
-	long := *c
-	long.http = &http.Client{}
-	if err := long.call("POST", "/repair", q, &out); err != nil {
+	if err := c.untimed().call("POST", "/repair", q, &out); err != nil {
 		return err
 	}
 	for _, l := range out.Lines {
@@ -342,7 +341,5 @@ func (c *client) cleanup(args []string) error {
 			rest = append(rest, a)
 		}
 	}
-	long := *c
-	long.http = &http.Client{}
-	return long.tablesAction("/cleanup", rest)
+	return c.untimed().tablesAction("/cleanup", rest)
 }
