@@ -138,7 +138,7 @@ func Open(cfg Config) (*Node, error) {
 		n.metrics.watchHints(n.hints)
 	}
 	if err := n.start(); err != nil {
-		return nil, errors.Join(err, n.stopMetadata(), n.leaveCluster(), engine.Close())
+		return nil, errors.Join(err, n.shutdown(false))
 	}
 	return n, nil
 }
@@ -196,7 +196,12 @@ func (n *Node) stopMetadata() error {
 // Close stops the node: the native protocol server drains (no new
 // requests; those in flight are answered), memtables are flushed, and the
 // engine closes.
-func (n *Node) Close() error {
+func (n *Node) Close() error { return n.shutdown(true) }
+
+// shutdown stops what runs, in an order that leaves nothing holding the
+// engine's files when it closes; a start that failed does it without the
+// flush.
+func (n *Node) shutdown(flush bool) error {
 	n.engine.StopCompactions() // a clean stop does not wait for a long compaction
 	if n.streaming != nil {
 		// Before messaging closes, which waits for its handlers: a pull
@@ -209,8 +214,10 @@ func (n *Node) Close() error {
 	if n.hints != nil {
 		err = errors.Join(err, n.hints.Close())
 	}
-	if ferr := n.engine.Flush(); ferr != nil {
-		err = errors.Join(err, fmt.Errorf("node: flushing at shutdown: %w", ferr))
+	if flush {
+		if ferr := n.engine.Flush(); ferr != nil {
+			err = errors.Join(err, fmt.Errorf("node: flushing at shutdown: %w", ferr))
+		}
 	}
 	return errors.Join(err, n.engine.Close())
 }

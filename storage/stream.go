@@ -230,6 +230,10 @@ func (s *OutgoingSection) Entries(send func(*mutation.Entry) error) error {
 	return nil
 }
 
+// ErrTableClosed is an import that finished after its table closed (the
+// engine's close, or a drop): what it received is not kept.
+var ErrTableClosed = errors.New("storage: the table closed while data was imported into it")
+
 // ErrTruncatedDuringImport is an import the table's truncation overtook:
 // its data was from before the truncation, and is dropped with it.
 var ErrTruncatedDuringImport = errors.New("storage: the table was truncated while data was imported into it")
@@ -275,6 +279,10 @@ func (i *Import) Finish() error {
 		i.w.Abort()
 		return nil
 	}
+	if i.t.isClosed() {
+		i.w.Abort()
+		return ErrTableClosed
+	}
 	// No record of this node's commit log is in it.
 	ref, err := i.t.publish(i.w, i.gen, commitlog.Position{})
 	if err != nil {
@@ -299,6 +307,9 @@ func (t *Table) ImportWhole(spans []KeySpan, meta sstable.Metadata, data io.Read
 	if filter == nil {
 		filter = sstable.NoFilter()
 	}
+	if t.isClosed() {
+		return ErrTableClosed
+	}
 	truncations := t.truncations()
 	gen := t.allocGeneration()
 	if _, err := sstable.Import(t.e.opts.FS, t.dir, gen, meta, data, filter); err != nil {
@@ -318,21 +329,32 @@ func (t *Table) addImported(ref *sstableRef, truncations uint64) error {
 	// flushMu orders it with Truncate, which swaps the list under it.
 	t.flushMu.Lock()
 	t.mu.Lock()
-	overtaken := t.mu.truncations != truncations
-	if !overtaken {
+	var refused error
+	switch {
+	case t.mu.closed:
+		refused = ErrTableClosed
+	case t.mu.truncations != truncations:
+		refused = ErrTruncatedDuringImport
+	default:
 		t.mu.sstables = append(t.mu.sstables, ref)
 	}
 	t.mu.Unlock()
 	t.flushMu.Unlock()
-	if overtaken {
+	if refused != nil {
 		ref.r.Close()
 		_ = sstable.Remove(t.e.opts.FS, t.dir, ref.gen)
-		return ErrTruncatedDuringImport
+		return refused
 	}
 	t.e.opts.Logger.Debug().Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Uint64("generation", ref.gen).
 		Int64("bytes", ref.meta().DataSize).Msg("imported")
 	t.e.compactInBackground(t)
 	return nil
+}
+
+func (t *Table) isClosed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mu.closed
 }
 
 func (t *Table) truncations() uint64 {

@@ -249,19 +249,18 @@ func TestImportRefusesWhatWasNotAskedFor(t *testing.T) {
 	}
 }
 
-// TestTruncateOvertakesAnImport: an import that began before a truncation
-// is dropped with it, not published after it.
-func TestTruncateOvertakesAnImport(t *testing.T) {
-	e, tbl := testEngine(t, vfs.NewMem())
-	defer e.Close()
+// unfinishedImport is an import into tbl holding one row of another
+// engine's, not yet finished.
+func unfinishedImport(t *testing.T, tbl *Table) *Import {
+	t.Helper()
 	src, st := testEngine(t, vfs.NewMem())
-	defer src.Close()
+	t.Cleanup(func() { src.Close() })
 	writeRow(t, src, 1, "v", 1)
 	out, err := st.StreamOut([]KeySpan{{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer out.Release()
+	t.Cleanup(out.Release)
 	imp, err := tbl.NewImport([]KeySpan{{}})
 	if err != nil {
 		t.Fatal(err)
@@ -269,6 +268,15 @@ func TestTruncateOvertakesAnImport(t *testing.T) {
 	if err := out.Sections[0].Entries(imp.Add); err != nil {
 		t.Fatal(err)
 	}
+	return imp
+}
+
+// TestTruncateOvertakesAnImport: an import that began before a truncation
+// is dropped with it, not published after it.
+func TestTruncateOvertakesAnImport(t *testing.T) {
+	e, tbl := testEngine(t, vfs.NewMem())
+	defer e.Close()
+	imp := unfinishedImport(t, tbl)
 	if err := tbl.Truncate(); err != nil {
 		t.Fatal(err)
 	}
@@ -277,5 +285,30 @@ func TestTruncateOvertakesAnImport(t *testing.T) {
 	}
 	if got, err := tbl.ReadPartitionEntries(streamKey(1), ReadQuery{}); err != nil || len(got) != 0 {
 		t.Fatalf("the truncated table reads %v, %v", got, err)
+	}
+}
+
+// TestImportFinishingAfterTheEngineClosed: an import still receiving
+// when its engine closes (a node shutting down in the middle of a
+// stream) is refused at its end and leaves no file: it would otherwise
+// hold an SSTable, and the block cache, open past the close.
+func TestImportFinishingAfterTheEngineClosed(t *testing.T) {
+	fs := vfs.NewMem()
+	e, tbl := testEngine(t, fs)
+	imp := unfinishedImport(t, tbl)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := imp.Finish(); !errors.Is(err, ErrTableClosed) {
+		t.Fatalf("an import finishing after the engine closed: %v", err)
+	}
+	if got := tbl.SSTableCount(); got != 0 {
+		t.Fatalf("the closed table lists %d SSTables", got)
+	}
+	names, _ := fs.List(tbl.dir)
+	for _, name := range names {
+		if strings.HasSuffix(name, ".db") {
+			t.Fatalf("the refused import left %s in %v", name, names)
+		}
 	}
 }

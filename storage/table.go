@@ -184,6 +184,9 @@ type Table struct {
 		// truncations counts the table's truncations, which an import
 		// that began before one must not outlive.
 		truncations uint64
+		// closed is set by close: an import finishing after it would
+		// hold its SSTable open past the engine's close.
+		closed bool
 	}
 	flushPending   atomic.Bool
 	compactPending atomic.Bool
@@ -572,7 +575,7 @@ func (t *Table) writeBoundMarker(bound commitlog.Position) error {
 func (t *Table) close(removeFiles bool) error {
 	t.mu.Lock()
 	old := t.mu.sstables
-	t.mu.sstables = nil
+	t.mu.sstables, t.mu.closed = nil, true
 	t.mu.Unlock()
 	for _, s := range old {
 		if removeFiles {

@@ -274,12 +274,18 @@ func (s *Service) prepare(from string, payload []byte) ([]byte, error) {
 		return nil, err
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.life.Err() != nil {
+		// Close has released the sessions it found: one made after it
+		// would hold the tables' files past the engine's close.
+		ss.release()
+		return nil, errClosed
+	}
 	key := sessionKey(from, req.session)
 	if old := s.sending[key]; old != nil {
 		old.release()
 	}
 	s.sending[key] = ss
-	s.mu.Unlock()
 	return body, nil
 }
 
@@ -360,8 +366,8 @@ func (s *Service) Reap() {
 
 // Close drops every sending session and ends the pulls under way.
 func (s *Service) Close() {
-	s.end()
 	s.mu.Lock()
+	s.end()
 	all := s.sending
 	s.sending = map[string]*sendingSession{}
 	s.mu.Unlock()
@@ -430,6 +436,9 @@ func (sec *sendingSection) readWhole(offset int64, size int) (chunk, error) {
 	}
 	return chunk{offset: offset, data: buf, last: offset+int64(len(buf)) == total}, nil
 }
+
+// errClosed answers a session asked for once the service has closed.
+var errClosed = errors.New("streaming: the node is shutting down")
 
 // errStopped ends an entries section's iteration early.
 var errStopped = errors.New("streaming: stopped")

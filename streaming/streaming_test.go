@@ -401,3 +401,21 @@ func TestSendingIsThrottledAndIdleSessionsGo(t *testing.T) {
 		}
 	})
 }
+
+// TestAClosedSourceRefusesSessions: a session asked for once the source
+// has closed (its node shutting down, messaging still up) is refused and
+// holds nothing; were it kept, its SSTables would stay open past the
+// engine's close.
+func TestAClosedSourceRefusesSessions(t *testing.T) {
+	net := &memNet{}
+	src, dst := newNode(t, net, "src", nil), newNode(t, net, "dst", nil)
+	spans, _, _ := load(t, src, 60)
+	src.svc.Close()
+	_, err := dst.svc.Fetch(context.Background(), "Rebuild", "src", []TableSpans{{Table: tableID, Spans: spans}})
+	if err == nil || !strings.Contains(err.Error(), errClosed.Error()) {
+		t.Fatalf("a fetch from a closed source: %v", err)
+	}
+	if s := src.svc.Sessions(); len(s) != 0 {
+		t.Fatalf("the closed source holds sessions: %+v", s)
+	}
+}
