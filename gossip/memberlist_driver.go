@@ -63,9 +63,14 @@ type Options struct {
 	// like members seen down until they answer: a restarted node whose
 	// seeds are only itself finds the cluster through them.
 	Peers []string
-	// Transport replaces memberlist's UDP/TCP transport (tests).
-	Transport memberlist.Transport
+	// Transport replaces memberlist's UDP/TCP transport (the simulation's
+	// network, tests).
+	Transport Transport
 }
+
+// Transport carries gossip's packets and streams: memberlist's, named
+// here so that callers need not import memberlist.
+type Transport = memberlist.Transport
 
 // EnsureDefaults fills in what was left out.
 func (o *Options) EnsureDefaults() {

@@ -193,3 +193,10 @@ func boolOrder(a, b bool) int {
 	}
 	return 1
 }
+
+// Sees reports whether the node's failure detector has the node at
+// endpoint up (itself included), for a harness that waits for membership
+// to settle.
+func (n *Node) Sees(endpoint string) bool {
+	return endpoint == n.cfg.ListenAddress || n.peerAlive(ring.Endpoint(endpoint))
+}

@@ -95,7 +95,7 @@ func (n *Node) startGossip(tokens []string) error {
 	}
 	g, err := gossip.Start(gossip.Options{
 		Name: n.cfg.ListenAddress, Port: n.cfg.GossipPort, Seeds: n.cfg.Seeds, ClusterName: n.cfg.ClusterName, Generation: n.started.Unix(),
-		States: n.selfStates(tokens), OnChange: n.gossipChanged, Logger: n.cfg.Logger, Peers: n.savedPeers(),
+		States: n.selfStates(tokens), OnChange: n.gossipChanged, Logger: n.cfg.Logger, Peers: n.savedPeers(), Transport: n.cfg.GossipTransport,
 	})
 	if err != nil {
 		return fmt.Errorf("gossip_port: %w", err)

@@ -13,8 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cockroachdb/pebble/vfs"
 	"github.com/rs/zerolog"
 	"github.com/sibyldb/sibyl/coordinator"
+	"github.com/sibyldb/sibyl/gossip"
 	"github.com/sibyldb/sibyl/hints"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/partitioner"
@@ -145,6 +147,13 @@ type Config struct {
 	// Transport carries internode messages; default TCP. Tests wrap it to
 	// drop, delay or cut messages.
 	Transport messaging.Transport `yaml:"-"`
+	// GossipTransport carries gossip; default memberlist's UDP and TCP on
+	// gossip_port. The simulation carries it over its own network.
+	GossipTransport gossip.Transport `yaml:"-"`
+	// FS holds every file of the node (data, commit log, metadata log,
+	// hints); default the operating system's. The simulation gives each
+	// node an in-memory one.
+	FS vfs.FS `yaml:"-"`
 	// HintsDirectory is hints_directory: where a node of a cluster keeps
 	// hints; default DataDir/hints.
 	HintsDirectory string `yaml:"hints_directory"`
@@ -282,6 +291,9 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.Exit == nil {
 		c.Exit = os.Exit
+	}
+	if c.FS == nil {
+		c.FS = vfs.Default
 	}
 	if c.CommitLogSyncPeriod == 0 {
 		c.CommitLogSyncPeriod = Duration(10 * time.Second)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cockroachdb/pebble/vfs"
 	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/hints"
@@ -56,7 +55,7 @@ func (n *Node) newCoordinator() (*coordinator.Coordinator, error) {
 	}
 	if len(n.cfg.Seeds) > 0 {
 		cfg.Network = nodeNetwork{n}
-		store, err := hints.Open(hints.Options{FS: vfs.Default, Dir: n.cfg.HintsDirectory, MaxFileSize: int64(n.cfg.MaxHintsFileSize),
+		store, err := hints.Open(hints.Options{FS: n.cfg.FS, Dir: n.cfg.HintsDirectory, MaxFileSize: int64(n.cfg.MaxHintsFileSize),
 			MaxSizePerHost: int64(*n.cfg.MaxHintsSizePerHost), Now: time.Now})
 		if err != nil {
 			return nil, fmt.Errorf("hints_directory: %w", err)
@@ -282,3 +281,11 @@ func (n *Node) storageTable(t *schema.Table) (*storage.Table, error) {
 func (n *Node) refusing() bool {
 	return n.cfg.PartitionedNodePolicy == PartitionedRefuse && n.meta != nil && n.meta.Status().Partitioned
 }
+
+// Settle waits for what the node's coordinator left running: writes
+// still on their way past the consistency level, read repairs, hints.
+func (n *Node) Settle() { n.coord.Settle() }
+
+// Engine is the node's storage engine: its own data, whatever the ring
+// says it should hold (for a harness that checks what each replica has).
+func (n *Node) Engine() *storage.Engine { return n.engine }

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/ring"
@@ -20,57 +20,18 @@ import (
 // the ranges takes seconds, for a crash to land in the middle.
 var moveValue = strings.Repeat("x", 3000)
 
-// writeLoad writes rows through coordinators at QUORUM until stopped,
-// remembering the rows acknowledged.
-type writeLoad struct {
-	mu    sync.Mutex
-	acked []int
-	stop  chan struct{}
-	done  chan struct{}
-}
-
-func startWrites(t *testing.T, from int, coordinators ...*Node) *writeLoad {
+// startWrites writes rows of mv.kv through coordinators at QUORUM until
+// stopped, remembering the rows acknowledged.
+func startWrites(t *testing.T, from int, coordinators ...*Node) *testutil.Writer {
 	return startWritesInto(t, "mv.kv", from, coordinators...)
 }
 
 // startWritesInto is startWrites into table (keyspace.name).
-func startWritesInto(t *testing.T, table string, from int, coordinators ...*Node) *writeLoad {
-	w := &writeLoad{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		for k := from; ; k++ {
-			select {
-			case <-w.stop:
-				return
-			default:
-			}
-			if _, err := runAt(t, coordinators[k%len(coordinators)], request.Quorum, fmt.Sprintf("INSERT INTO %s (k, v) VALUES (%d, '%s')", table, k, moveValue)); err == nil {
-				w.mu.Lock()
-				w.acked = append(w.acked, k)
-				w.mu.Unlock()
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
-	}()
-	return w
-}
-
-func (w *writeLoad) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.acked)
-}
-
-// finish stops the writes and returns every row acknowledged, those of
-// the load before it (0 to before-1) included.
-func (w *writeLoad) finish(before int) []int {
-	close(w.stop)
-	<-w.done
-	all := slices.Clone(w.acked)
-	for k := range before {
-		all = append(all, k)
-	}
-	return all
+func startWritesInto(t *testing.T, table string, from int, coordinators ...*Node) *testutil.Writer {
+	return testutil.StartWriter(from, 2*time.Millisecond, func(k int) error {
+		_, err := runAt(t, coordinators[k%len(coordinators)], request.Quorum, fmt.Sprintf("INSERT INTO %s (k, v) VALUES (%d, '%s')", table, k, moveValue))
+		return err
+	})
 }
 
 // moveCluster is four nodes (the fourth bootstrapped) with keyspace mv
@@ -208,9 +169,9 @@ func TestDecommissionUnderWrites(t *testing.T) {
 	if mode := nodes[3].operationMode(); mode != modeDecommissioned {
 		t.Fatalf("after its decommission the node's mode is %s", mode)
 	}
-	during := w.count()
-	waitUntil(t, "writes after the decommission", func() (bool, string) { return w.count() > during+50, fmt.Sprint(w.count()) })
-	rows := w.finish(before)
+	during := w.Count()
+	waitUntil(t, "writes after the decommission", func() (bool, string) { return w.Count() > during+50, fmt.Sprint(w.Count()) })
+	rows := w.Finish(before)
 	rest := nodes[:3]
 	waitUntil(t, "the node that left is out of every ring and of the metadata group", func() (bool, string) {
 		for _, n := range rest {
@@ -292,9 +253,9 @@ func TestRemoveNodeUnderWrites(t *testing.T) {
 	if err := nodes[0].RemoveNode(context.Background(), deadHost); err != nil {
 		t.Fatal(err)
 	}
-	during := w.count()
-	waitUntil(t, "writes after the removal", func() (bool, string) { return w.count() > during+50, fmt.Sprint(w.count()) })
-	rows := w.finish(before)
+	during := w.Count()
+	waitUntil(t, "writes after the removal", func() (bool, string) { return w.Count() > during+50, fmt.Sprint(w.Count()) })
+	rows := w.Finish(before)
 	waitUntil(t, "the dead node is out of every ring and of the metadata group", func() (bool, string) {
 		for _, n := range rest {
 			st := n.meta.Status()
@@ -387,9 +348,9 @@ func TestReplaceUnderWrites(t *testing.T) {
 	if rec.State != metadata.Normal || rec.Replaces != deadID || !slices.Equal(rec.Tokens, deadTokens) {
 		t.Fatalf("after the replacement its record is %+v (the dead node's tokens %v)", rec, deadTokens)
 	}
-	during := w.count()
-	waitUntil(t, "writes after the replacement", func() (bool, string) { return w.count() > during+50, fmt.Sprint(w.count()) })
-	rows := w.finish(before)
+	during := w.Count()
+	waitUntil(t, "writes after the replacement", func() (bool, string) { return w.Count() > during+50, fmt.Sprint(w.Count()) })
+	rows := w.Finish(before)
 	waitUntil(t, "the dead node left and out of the metadata group", func() (bool, string) {
 		for _, n := range nodes {
 			st := n.meta.Status()

@@ -42,6 +42,7 @@ func raftID(hostID []byte) uint64 {
 func (n *Node) openMetadata() error {
 	l, err := metadata.Open(metadata.Options{
 		Self:             metadata.Member{ID: raftID(n.hostID), Endpoint: n.cfg.ListenAddress, DataCenter: n.cfg.DataCenter, Rack: n.cfg.Rack},
+		FS:               n.cfg.FS,
 		Dir:              n.cfg.MetadataDirectory,
 		Network:          nodeNetwork{n},
 		Applier:          metadataApplier{n},

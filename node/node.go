@@ -110,7 +110,7 @@ func Open(cfg Config) (*Node, error) {
 	}
 	cfg.EnsureDefaults()
 	part, _ := partitioner.ByName(cfg.Partitioner)
-	opts := storage.Options{DataDir: cfg.DataFileDirectories[0], Logger: cfg.Logger, Partitioner: part,
+	opts := storage.Options{FS: cfg.FS, DataDir: cfg.DataFileDirectories[0], Logger: cfg.Logger, Partitioner: part,
 		BlockCacheSize: int64(cfg.FileCacheSize), MemtableTotalSpace: int64(cfg.MemtableHeapSpace),
 		IgnoreReplayErrors: cfg.CommitLogIgnoreReplayErrors}
 	var n *Node

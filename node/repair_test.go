@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/repair"
 )
@@ -166,7 +167,7 @@ func TestRepairUnderWritesAndACrash(t *testing.T) {
 		t.Fatalf("a repair whose replica crashed: %v", err)
 	}
 	waitAllUp(t, nodes)
-	rows := w.finish(before)
+	rows := w.Finish(before)
 	if _, err := nodes[2].Repair(context.Background(), RepairRequest{Keyspace: "rp"}); err != nil {
 		t.Fatalf("the repair again: %v", err)
 	}
@@ -182,6 +183,6 @@ func TestRepairUnderWritesAndACrash(t *testing.T) {
 }
 
 // startRepairWrites is startWrites into rp.kv.
-func startRepairWrites(t *testing.T, from int, coordinator *Node) *writeLoad {
+func startRepairWrites(t *testing.T, from int, coordinator *Node) *testutil.Writer {
 	return startWritesInto(t, "rp.kv", from, coordinator)
 }

@@ -36,6 +36,9 @@ type NodeConfig struct {
 	Name       ring.Endpoint // its address, 127.0.0.N by convention
 	DataCenter string
 	Rack       string
+	// Later leaves the node out of New: Start starts it, a node joining
+	// the running cluster (with Whole).
+	Later bool
 }
 
 // Config is a simulated cluster's shape.
@@ -53,6 +56,23 @@ type Config struct {
 	// entire_sstable_stream_throughput_outbound in bytes a second; 0 for
 	// no bound.
 	StreamThroughput int64
+	// Whole runs each node as package node runs it (node.Open: its
+	// metadata log choosing its tokens and deciding the ring, its
+	// bootstrap, decommission, removenode, replace and repair) over the
+	// simulated network and disks, in place of the simulation's own wiring
+	// of a node's parts over a fixed ring.
+	Whole bool
+}
+
+// newDisk is an empty in-memory disk for node n, whose writes fail while
+// n's disk is failing.
+func newDisk(n *Node) vfs.FS {
+	return errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op, _ string) error {
+		if n.diskFailing.Load() && (op == errorfs.OpFileWrite || op == errorfs.OpFileSync) {
+			return errorfs.ErrInjected
+		}
+		return nil
+	}))
 }
 
 // Cluster is a simulated cluster. Its clock is the synctest bubble's it
@@ -118,6 +138,15 @@ type Node struct {
 	gossip    *gossip.Gossiper
 	inbox     *gossipTransport
 	crashOn   messaging.Verb // crash when a request of this verb arrives
+	// whole is the node as package node runs it (Config.Whole), once
+	// node.Open has returned.
+	whole *node.Node
+	// crashGroup, when set, is shared by the nodes of a CrashOneOf: only
+	// the first to get the verb crashes.
+	crashGroup *atomic.Bool
+	// replace is the address the node's next first start replaces
+	// (ReplaceWith).
+	replace string
 	// released is closed once a stopped start's parts are closed (a
 	// crash in a handler closes them on a goroutine of its own), and
 	// releaseErr is what closing them came to.
@@ -154,16 +183,14 @@ func New(cfg Config) (*Cluster, error) {
 	// Every node is known before any starts: gossip looks them up.
 	for i, nc := range cfg.Nodes {
 		n := &Node{c: c, Name: nc.Name, Location: ring.Location{DataCenter: nc.DataCenter, Rack: nc.Rack}, id: uint64(i + 1)}
-		n.fs = errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op, _ string) error {
-			if n.diskFailing.Load() && (op == errorfs.OpFileWrite || op == errorfs.OpFileSync) {
-				return errorfs.ErrInjected
-			}
-			return nil
-		}))
+		n.fs = newDisk(n)
 		c.nodes = append(c.nodes, n)
 		c.byName[nc.Name] = n
 	}
-	for _, n := range c.nodes {
+	for i, n := range c.nodes {
+		if cfg.Nodes[i].Later {
+			continue
+		}
 		if err := n.start(); err != nil {
 			return nil, errors.Join(err, c.Close())
 		}
@@ -277,6 +304,9 @@ func (n *Node) start() error {
 	n.mu.Unlock()
 	if released != nil {
 		<-released // the last start's parts are closed
+	}
+	if n.c.cfg.Whole {
+		return n.startWhole()
 	}
 	nop := zerolog.Nop()
 	e, err := storage.Open(storage.Options{FS: n.fs, DataDir: "data", Logger: &nop, Now: time.Now,
@@ -438,6 +468,9 @@ func (n *Node) halt() bool {
 // release closes what a halted node ran: its gossip, its messaging (once
 // its handlers return), its coordinator's sends, its engine.
 func (n *Node) release() error {
+	if n.c.cfg.Whole {
+		return n.releaseWhole()
+	}
 	n.mu.Lock()
 	e, coord, store, svc, g, meta, released := n.engine, n.coord, n.hints, n.messaging, n.gossip, n.meta, n.released
 	streams := n.streaming
@@ -527,8 +560,11 @@ func (n *Node) sees(e ring.Endpoint) bool {
 		return true
 	}
 	n.mu.Lock()
-	g := n.gossip
+	g, whole := n.gossip, n.whole
 	n.mu.Unlock()
+	if whole != nil {
+		return whole.Sees(string(e))
+	}
 	return g != nil && g.Alive(string(e))
 }
 
@@ -594,9 +630,12 @@ func (c *Cluster) cut(a, b ring.Endpoint) bool {
 func (c *Cluster) Settle() {
 	for _, n := range c.nodes {
 		n.mu.Lock()
-		coord, up := n.coord, n.up
+		coord, whole, up := n.coord, n.whole, n.up
 		n.mu.Unlock()
-		if up {
+		switch {
+		case up && whole != nil:
+			whole.Settle()
+		case up && coord != nil:
 			coord.Settle()
 		}
 	}
@@ -606,9 +645,19 @@ func (c *Cluster) Settle() {
 func (n *Node) currentSchema() *schema.Schema { return n.schema.Load() }
 
 // session is a client session on node n: its statements are coordinated
-// there, and their write timestamps come from the bubble's clock.
-func (n *Node) session() *exec.Session {
-	return exec.NewSession(nodeCoordinator{n})
+// there, and their write timestamps come from the bubble's clock. A whole
+// node still starting has none.
+func (n *Node) session() (*exec.Session, error) {
+	n.mu.Lock()
+	whole := n.whole
+	n.mu.Unlock()
+	switch {
+	case whole != nil:
+		return exec.NewSession(whole), nil
+	case n.c.cfg.Whole:
+		return nil, fmt.Errorf("%s is still starting", n.Name)
+	}
+	return exec.NewSession(nodeCoordinator{n}), nil
 }
 
 // Exec runs one statement on node n at a consistency level, then lets a
@@ -618,7 +667,11 @@ func (n *Node) Exec(text string, cl request.Consistency) (*exec.Result, error) {
 	if !n.Up() {
 		return nil, fmt.Errorf("%s is down", n.Name)
 	}
-	res, err := n.session().QueryText(text, exec.QueryParams{Consistency: cl})
+	session, err := n.session()
+	if err != nil {
+		return nil, err
+	}
+	res, err := session.QueryText(text, exec.QueryParams{Consistency: cl})
 	time.Sleep(time.Millisecond)
 	n.c.Settle()
 	return res, err

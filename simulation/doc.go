@@ -27,10 +27,21 @@
 // its order, a node cut off from the voters knows it (and refuses, with
 // the refuse policy), a restarted node takes up its log again.
 //
+// With Config.Whole each node is instead a whole node.Node (node.Open on
+// the node's in-memory disk, messaging and gossip over the same network):
+// its metadata log chooses its tokens and decides the ring, and its
+// bootstrap, decommission, removenode, replace and repair run as they do
+// in a real process, with the same faults (a crash when a verb arrives,
+// cuts, restarts). A whole node's crash takes it off the network and then
+// stops it, flushing its memtables; a node still in node.Open (a join
+// under way) cannot be crashed.
+//
 // Owns: the simulated cluster, its network (messaging's and gossip's
 // transports over it) and its faults; the datadriven scripts' commands (testdata/*.txt); the
 // randomized run's checks (no acknowledged write lost, no QUORUM read
-// older than an acknowledged QUORUM write before it).
+// older than an acknowledged QUORUM write before it); the range movements'
+// checks (every acknowledged write readable at ALL, each node holding
+// exactly the rows of its ranges).
 // Does not own: anything a node does (coordinator, storage, messaging,
 // gossip, cql/exec).
 // May import: node (for its engine wiring, schema loading and schema

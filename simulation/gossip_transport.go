@@ -58,8 +58,8 @@ func (t *gossipTransport) target(addr string) (*Node, *gossipTransport) {
 func (t *gossipTransport) WriteTo(b []byte, addr string) (time.Time, error) {
 	now := time.Now()
 	o, _ := t.target(addr)
-	if o == nil {
-		return now, nil
+	if o == nil || !t.live() {
+		return now, nil // a node off the network sends nothing
 	}
 	p := &memberlist.Packet{Buf: append([]byte(nil), b...), From: &net.UDPAddr{IP: net.ParseIP(string(t.n.Name)), Port: gossipPort}}
 	c := t.n.c
@@ -87,6 +87,14 @@ func (t *gossipTransport) WriteTo(b []byte, addr string) (time.Time, error) {
 
 // receive queues a packet for memberlist, or drops it when the queue is
 // full or the transport shut, as a socket's buffer would.
+// live reports whether t is the transport of its node's current start,
+// the node up.
+func (t *gossipTransport) live() bool {
+	t.n.mu.Lock()
+	defer t.n.mu.Unlock()
+	return t.n.up && t.n.inbox == t
+}
+
 func (t *gossipTransport) receive(p *memberlist.Packet) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -103,7 +111,7 @@ func (t *gossipTransport) PacketCh() <-chan *memberlist.Packet { return t.packet
 
 func (t *gossipTransport) DialTimeout(addr string, timeout time.Duration) (net.Conn, error) {
 	o, to := t.target(addr)
-	if o == nil || to == nil {
+	if o == nil || to == nil || !t.live() {
 		return nil, fmt.Errorf("dial %s: connection refused", addr)
 	}
 	c := t.n.c

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/sibyldb/sibyl/coordinator"
@@ -17,7 +16,7 @@ import (
 // delivery (which then goes on, throttled, from where it stopped), with no
 // read to repair them.
 func TestHintsDeliveredAcrossADroppedLink(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
 		c, err := New(Config{Seed: 7, Handoff: hintsThrottled, Nodes: []NodeConfig{
 			{Name: "127.0.0.1", DataCenter: "dc1", Rack: "r1"}, {Name: "127.0.0.2", DataCenter: "dc1", Rack: "r1"},
 			{Name: "127.0.0.3", DataCenter: "dc1", Rack: "r1"}}})

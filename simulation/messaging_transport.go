@@ -44,7 +44,7 @@ func (t messagingTransport) Dial(ctx context.Context, local, addr string) (messa
 		return nil, err
 	}
 	to := t.c.byName[ring.Endpoint(host)]
-	if from == nil || to == nil {
+	if from == nil || to == nil || !from.Up() {
 		return nil, fmt.Errorf("dial %s: %w", addr, errConnRefused)
 	}
 	if t.c.cut(from.Name, to.Name) {
@@ -137,6 +137,9 @@ func (e *frameConn) deliver() {
 		case tf := <-e.outbox:
 			if d := time.Until(tf.due); d > 0 {
 				time.Sleep(d)
+			}
+			if e.c.byName[e.peer].crashesOn(tf.f) {
+				return
 			}
 			select {
 			case e.other.inbox <- tf.f:

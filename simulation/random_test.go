@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/sibyldb/sibyl/cql/exec"
@@ -35,7 +34,7 @@ func TestRandomized(t *testing.T) {
 	outcomes := map[string]int{}
 	for seed := range testutil.Seeds(*randomSeed, *randomSeeds, *randomLong) {
 		var err error
-		synctest.Test(t, func(*testing.T) { err = randomRun(seed, *randomSteps, outcomes) })
+		inBubble(t, func(*testing.T) { err = randomRun(seed, *randomSteps, outcomes) })
 		if err != nil {
 			t.Fatalf("seed %d: %v\nreplay: go test ./simulation -run TestRandomized -simulation.seed %d -simulation.seeds 1", seed, err, seed)
 		}

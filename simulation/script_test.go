@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/cockroachdb/datadriven"
@@ -20,6 +19,7 @@ import (
 	"github.com/sibyldb/sibyl/node"
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
+	"github.com/sibyldb/sibyl/storage"
 )
 
 // TestScripts runs the cluster scripts in testdata: each a file of steps
@@ -51,7 +51,7 @@ import (
 // runs only while the cluster waits.
 func TestScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
-		synctest.Test(t, func(t *testing.T) { runScript(t, path) })
+		inBubble(t, func(t *testing.T) { runScript(t, path) })
 	})
 }
 
@@ -366,7 +366,20 @@ func done(err error) string {
 // hold: what a replica has, not what a coordinator would answer.
 type localOnly struct{ n *Node }
 
-func (l localOnly) Schema() *schema.Schema { return l.n.currentSchema() }
+// engine is the node's engine, a whole node's included.
+func (l localOnly) engine() *storage.Engine {
+	if whole := l.n.Whole(); whole != nil {
+		return whole.Engine()
+	}
+	return l.n.engine
+}
+
+func (l localOnly) Schema() *schema.Schema {
+	if whole := l.n.Whole(); whole != nil {
+		return whole.Schema()
+	}
+	return l.n.currentSchema()
+}
 func (l localOnly) ApplySchema(*schema.Schema, []*mutation.Mutation) error {
 	return errors.New("local reads only")
 }
@@ -374,9 +387,9 @@ func (l localOnly) Apply([]*mutation.Mutation, request.Consistency) error {
 	return errors.New("local reads only")
 }
 func (l localOnly) ReadPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error) {
-	return node.CoordinatorEngine(l.n.engine).Read(t.ID, r.Key, r.Slice)
+	return node.CoordinatorEngine(l.engine()).Read(t.ID, r.Key, r.Slice)
 }
 func (l localOnly) Scan(t *schema.Table, r request.RangeRead) ([]*request.Partition, error) {
-	return node.CoordinatorEngine(l.n.engine).Scan(t.ID, r)
+	return node.CoordinatorEngine(l.engine()).Scan(t.ID, r)
 }
 func (l localOnly) Truncate(*schema.Table) error { return errors.New("local reads only") }

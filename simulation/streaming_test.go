@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/sibyldb/sibyl/coordinator"
@@ -21,7 +20,7 @@ import (
 // until the heal, and the session then finishes where it stopped: the
 // node holds every row.
 func TestStreamingAcrossACutLink(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
 		c, err := New(Config{Seed: 11, Handoff: coordinator.HintedHandoff{Disabled: true}, StreamThroughput: 32 << 10,
 			Nodes: []NodeConfig{{Name: "127.0.0.1", DataCenter: "dc1", Rack: "r1"}, {Name: "127.0.0.2", DataCenter: "dc1", Rack: "r1"},
 				{Name: "127.0.0.3", DataCenter: "dc1", Rack: "r1"}}})
