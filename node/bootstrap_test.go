@@ -3,7 +3,6 @@ package node
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/sibyldb/sibyl/cql/exec"
@@ -14,54 +13,65 @@ import (
 
 // TestBootstrapUnderWrites: a fourth node joins a cluster taking writes:
 // it streams the ranges it takes from the nodes that give them up while
-// the writes go on (reaching it as a pending replica), and once it is
+// the writes go on (reaching it as a pending replica). A source crashes
+// in the middle of its stream and comes back: the join goes on from it,
+// or fails with the reason and joins when started again; once it is
 // normal it holds alone every acknowledged row of its ranges.
 func TestBootstrapUnderWrites(t *testing.T) {
-	nodes, _, gossipPort := startThree(t)
+	nodes, dirs, gossipPort := startThree(t)
 	waitAllUp(t, nodes)
 	if _, err := exec.NewSession(nodes[0]).Run("CREATE KEYSPACE b WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 2};" +
 		"CREATE TABLE b.kv (k int PRIMARY KEY, v text)"); err != nil {
 		t.Fatal(err)
 	}
-	const before = 400
+	const before = 2500 // enough that a throttled stream takes seconds
 	for k := range before {
-		if _, err := runAt(t, nodes[0], request.Quorum, fmt.Sprintf("INSERT INTO b.kv (k, v) VALUES (%d, 'v%d')", k, k)); err != nil {
+		if _, err := runAt(t, nodes[0], request.Quorum, fmt.Sprintf("INSERT INTO b.kv (k, v) VALUES (%d, '%s')", k, moveValue)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A writer goes on through the join, through two coordinators.
-	var mu sync.Mutex
-	var acked []int
-	stop := make(chan struct{})
-	done := make(chan struct{})
+	w := startWritesInto(t, "b.kv", before, nodes[0], nodes[1])
+	for _, n := range nodes {
+		throttle(n, 128<<10)
+	}
+	cfg := Config{DataDir: t.TempDir(), NativePort: freePort(t)}
+	type opened struct {
+		n   *Node
+		err error
+	}
+	first := make(chan opened, 1)
+	ended := make(chan error, 1)
 	go func() {
-		defer close(done)
-		for k := before; ; k++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, err := runAt(t, nodes[k%2], request.Quorum, fmt.Sprintf("INSERT INTO b.kv (k, v) VALUES (%d, 'v%d')", k, k)); err == nil {
-				mu.Lock()
-				acked = append(acked, k)
-				mu.Unlock()
-			}
+		n, err := openClusterNode(t, 4, cfg, gossipPort)
+		if err != nil {
+			ended <- err
 		}
+		first <- opened{n, err}
 	}()
-	fourth := clusterNode(t, 4, t.TempDir(), gossipPort)
+	source := awaitStream(t, nodes, "Bootstrap", true, ended)
+	if err := nodes[source].Close(); err != nil {
+		t.Fatal(err)
+	}
+	nodes[source] = clusterNode(t, source+1, dirs[source], gossipPort)
+	for _, n := range nodes {
+		throttle(n, 0)
+	}
+	// The join either takes up its stream again once the source is back,
+	// or fails with the reason and is started again.
+	j := <-first
+	fourth := j.n
+	if j.err != nil {
+		t.Logf("with its source %s crashed the join failed: %v", nodes[source].endpoint(), j.err)
+		fourth = clusterNodeWith(t, 4, cfg, gossipPort)
+	} else {
+		t.Logf("the join went on from its source %s restarted", nodes[source].endpoint())
+	}
 	t.Cleanup(func() { fourth.Close() })
-	mu.Lock()
-	during := len(acked)
-	mu.Unlock()
+	during := w.Count()
 	// A few more once it serves its ranges.
-	waitUntil(t, "writes after the join", func() (bool, string) {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acked) > during+50, fmt.Sprint(len(acked))
-	})
-	close(stop)
-	<-done
+	waitUntil(t, "writes after the join", func() (bool, string) { return w.Count() > during+50, fmt.Sprint(w.Count()) })
+	all := w.Finish(before)
 
 	self := fourth.endpoint()
 	rec := fourth.meta.Status().State.Nodes[raftID(fourth.hostID)]
@@ -78,10 +88,6 @@ func TestBootstrapUnderWrites(t *testing.T) {
 	})
 	m := fourth.ring.Load()
 	kv := mustTable(t, fourth, "b", "kv")
-	all := slices.Clone(acked)
-	for k := range before {
-		all = append(all, k)
-	}
 	mine, missing, streamed := 0, 0, 0
 	for _, k := range all {
 		tok := fourth.engine.Partitioner().Token(cqltypeInt(k))

@@ -28,7 +28,13 @@ import (
 // when it gives up.
 func waitUntil(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	waitUntilFor(t, what, 15*time.Second, cond)
+}
+
+// waitUntilFor is waitUntil with its own limit.
+func waitUntilFor(t *testing.T, what string, limit time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for {
 		ok, saw := cond()
 		if ok {
@@ -59,15 +65,20 @@ func clusterNodeOn(t *testing.T, k int, dir string, gossipPort, nativePort int) 
 // metadata snapshot interval.
 func clusterNodeWith(t *testing.T, k int, cfg Config, gossipPort int) *Node {
 	t.Helper()
-	n, err := Open(Config{DataDir: cfg.DataDir, ListenAddress: fmt.Sprintf("127.0.0.%d", k), NativePort: cfg.NativePort, Transport: cfg.Transport,
-		GossipPort: gossipPort, StoragePort: storagePortOf(t, gossipPort), Seeds: []string{fmt.Sprintf("127.0.0.1:%d", gossipPort)},
-		ClusterName: clusterNameOf(gossipPort), Rack: fmt.Sprintf("rack%d", k),
-		PartitionedNodePolicy: cfg.PartitionedNodePolicy, PartitionedNodeTimeout: cfg.PartitionedNodeTimeout,
-		MetadataSnapshotEntries: cfg.MetadataSnapshotEntries, HintedHandoffEnabled: cfg.HintedHandoffEnabled})
+	n, err := openClusterNode(t, k, cfg, gossipPort)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// openClusterNode is clusterNodeWith, returning Open's error.
+func openClusterNode(t *testing.T, k int, cfg Config, gossipPort int) (*Node, error) {
+	return Open(Config{DataDir: cfg.DataDir, ListenAddress: fmt.Sprintf("127.0.0.%d", k), NativePort: cfg.NativePort, Transport: cfg.Transport,
+		GossipPort: gossipPort, StoragePort: storagePortOf(t, gossipPort), Seeds: []string{fmt.Sprintf("127.0.0.1:%d", gossipPort)},
+		ClusterName: clusterNameOf(gossipPort), Rack: fmt.Sprintf("rack%d", k),
+		PartitionedNodePolicy: cfg.PartitionedNodePolicy, PartitionedNodeTimeout: cfg.PartitionedNodeTimeout,
+		MetadataSnapshotEntries: cfg.MetadataSnapshotEntries, HintedHandoffEnabled: cfg.HintedHandoffEnabled})
 }
 
 // storagePorts are the storage ports of the test clusters, by their

@@ -65,8 +65,10 @@ func holdsTheirRanges(t *testing.T, nodes []*Node, rows []int) {
 	if m.Future() != nil || len(m.Endpoints()) != len(nodes) {
 		t.Fatalf("the ring still moves, or has %d nodes for %d", len(m.Endpoints()), len(nodes))
 	}
-	// A write a replica missed reaches it as a hint.
-	waitUntil(t, "every hint delivered", func() (bool, string) {
+	// A write a replica missed reaches it as a hint: a delivery that
+	// failed (the replica still joining) is tried again at the next round,
+	// and each is throttled.
+	waitUntilFor(t, "every hint delivered", 2*hintDeliveryInterval+15*time.Second, func() (bool, string) {
 		for _, n := range nodes {
 			if p := n.hints.Pending(); len(p) > 0 {
 				return false, fmt.Sprintf("%s holds hints %v", n.endpoint(), p)
