@@ -271,8 +271,13 @@ func (n *Node) adminStatuses(r *http.Request) (any, error) {
 			if s.Alive {
 				st.Status = "Up"
 			}
-			if n.recordIn(e, metadata.Leaving) {
-				st.State = "Leaving" // a dead node being removed
+			// The log's record says what a node that stopped no longer
+			// gossips: a dead node being removed, a join that failed.
+			switch {
+			case n.recordIn(e, metadata.Leaving):
+				st.State = "Leaving"
+			case n.recordIn(e, metadata.Joining):
+				st.State = "Joining"
 			}
 			if st.State == "" {
 				st.State = "Normal"

@@ -63,6 +63,16 @@ func TestBootstrapUnderWrites(t *testing.T) {
 	fourth := j.n
 	if j.err != nil {
 		t.Logf("with its source %s crashed the join failed: %v", nodes[source].endpoint(), j.err)
+		// nodetool status shows the node that stopped joining as DJ.
+		waitUntil(t, "the failed joiner down and joining", func() (bool, string) {
+			ss := statuses(t, nodes[(source+1)%3])
+			for _, st := range ss {
+				if st.Address == "127.0.0.4" {
+					return st.Status == "Down" && st.State == "Joining", describe(ss)
+				}
+			}
+			return false, describe(ss)
+		})
 		fourth = clusterNodeWith(t, 4, cfg, gossipPort)
 	} else {
 		t.Logf("the join went on from its source %s restarted", nodes[source].endpoint())
