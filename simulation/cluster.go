@@ -36,7 +36,7 @@ type NodeConfig struct {
 	Name       ring.Endpoint // its address, 127.0.0.N by convention
 	DataCenter string
 	Rack       string
-	// Later leaves the node out of New: Start starts it, a node joining
+	// Later leaves the node out of New: Restart starts it, a node joining
 	// the running cluster (with Whole).
 	Later bool
 }
@@ -506,7 +506,9 @@ func (n *Node) Up() bool {
 func (n *Node) Crash() error { return n.stop() }
 
 // Restart starts a crashed node again: it rejoins through gossip, and the
-// nodes that see it up deliver its hints.
+// nodes that see it up deliver its hints. It also starts, for the first
+// time, a node New left out (NodeConfig.Later), or a whole node whose
+// start failed.
 func (n *Node) Restart() error {
 	if n.Up() {
 		return fmt.Errorf("%s is up", n.Name)

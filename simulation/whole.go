@@ -118,15 +118,6 @@ func (c *Cluster) CrashOneOf(verb messaging.Verb, names ...ring.Endpoint) {
 	}
 }
 
-// Start starts a node New left out (NodeConfig.Later), or a whole node
-// whose first start failed.
-func (n *Node) Start() error {
-	if n.Up() {
-		return fmt.Errorf("%s is up", n.Name)
-	}
-	return n.start()
-}
-
 // ReplaceWith makes the node's next start that of a new node in its
 // place: an empty disk, and replace_address_first_boot naming its own
 // address (a dead node replaced by one at the same address).
