@@ -29,6 +29,7 @@ const (
 	VerbStreamComplete Verb = 14 // the session is over: let its SSTables go
 	VerbStreamPull     Verb = 15 // pull these tables' key spans from a node
 	VerbRepairTree     Verb = 16 // the hashes of a table's data in a token range's pieces
+	VerbRepairRecord   Verb = 17 // these ranges of a table were repaired on every replica
 )
 
 func (v Verb) String() string {
@@ -61,6 +62,8 @@ func (v Verb) String() string {
 		return "STREAM_PULL"
 	case VerbRepairTree:
 		return "REPAIR_TREE"
+	case VerbRepairRecord:
+		return "REPAIR_RECORD"
 	}
 	return fmt.Sprintf("VERB_%d", uint16(v))
 }

@@ -91,6 +91,13 @@ type Node struct {
 	// repair builds this node's repair trees and asks others for theirs
 	// (nil without seeds).
 	repair *repair.Service
+	// history is where repairs made every replica of a table agree
+	// (system.repair_history), which the engine purges by; historyMu
+	// orders its changes and their writes, the newest of which was at
+	// historyWritten (microseconds).
+	history        *repair.History
+	historyMu      sync.Mutex
+	historyWritten int64
 	// streamThroughput and entireSSTableStreamThroughput are
 	// stream_throughput_outbound and
 	// entire_sstable_stream_throughput_outbound in bytes a second as
@@ -113,6 +120,8 @@ func Open(cfg Config) (*Node, error) {
 	opts := storage.Options{FS: cfg.FS, DataDir: cfg.DataFileDirectories[0], Logger: cfg.Logger, Partitioner: part,
 		BlockCacheSize: int64(cfg.FileCacheSize), MemtableTotalSpace: int64(cfg.MemtableHeapSpace),
 		IgnoreReplayErrors: cfg.CommitLogIgnoreReplayErrors}
+	history := &repair.History{Partitioner: part}
+	opts.RepairHistory = history
 	var n *Node
 	opts.OnFailure = func(kind storage.FailureKind, err error) {
 		if n != nil {
@@ -126,7 +135,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n = &Node{cfg: cfg, engine: engine, started: time.Now(), stopped: make(chan struct{}), unopened: map[uint64]unopenedTables{}, metrics: newMetrics(), views: map[string]peerView{}}
+	n = &Node{cfg: cfg, engine: engine, history: history, started: time.Now(), stopped: make(chan struct{}), unopened: map[uint64]unopenedTables{}, metrics: newMetrics(), views: map[string]peerView{}}
 	n.streamThroughput.Store(int64(*cfg.StreamThroughputOutbound))
 	n.entireSSTableStreamThroughput.Store(int64(*cfg.EntireSSTableStreamThroughputOutbound))
 	if n.coord, err = n.newCoordinator(); err != nil {
@@ -162,6 +171,9 @@ func (n *Node) start() error {
 	}
 	n.schema.Store(s)
 	if err := n.openStoredTables(s); err != nil {
+		return err
+	}
+	if err := n.loadRepairHistory(); err != nil {
 		return err
 	}
 	if err := n.describeSystemKeyspaces(); err != nil {

@@ -107,8 +107,8 @@ func TestRestartKeepsSchemaAndRows(t *testing.T) {
 	}
 }
 
-// TestStorageTableOptions checks that a table's compaction reaches the
-// engine as the schema read it.
+// TestStorageTableOptions checks that a table's compaction and
+// tombstone_gc reach the engine as the schema read them.
 func TestStorageTableOptions(t *testing.T) {
 	opts := schema.DefaultTableParams()
 	opts.GCGraceSeconds = 0
@@ -118,7 +118,7 @@ func TestStorageTableOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := StorageTableOptions(tbl)
+	o := StorageTableOptions(schema.NewKeyspace("ks", schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, true), tbl)
 	c := o.Compaction
 	if c.Strategy != storage.TimeWindow || c.Window != 6*time.Hour || c.TimestampUnit != time.Millisecond || !c.Disabled ||
 		c.MinThreshold != 4 || c.MaxThreshold != 32 || o.GCGraceSeconds != storage.NoGCGrace {
@@ -126,6 +126,29 @@ func TestStorageTableOptions(t *testing.T) {
 	}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
+	}
+	if o.TombstoneGC != (storage.TombstoneGC{}) {
+		t.Fatalf("a table without tombstone_gc gets %+v", o.TombstoneGC)
+	}
+	three := schema.NewKeyspace("ks", schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, true)
+	one := schema.NewKeyspace("ks", schema.Replication{Class: schema.NetworkTopologyStrategy, DataCenters: map[string]int{"dc1": 1}}, true)
+	for _, c := range []struct {
+		gc   schema.TombstoneGC
+		ks   *schema.Keyspace
+		want storage.TombstoneGC
+	}{
+		{schema.TombstoneGC{Mode: schema.TombstoneGCRepair, PropagationDelaySeconds: 60}, three, storage.TombstoneGC{Mode: storage.GCAfterRepair, PropagationDelay: 60}},
+		{schema.TombstoneGC{Mode: schema.TombstoneGCRepair, PropagationDelaySeconds: 60}, one, storage.TombstoneGC{Mode: storage.GCImmediately}},
+		{schema.TombstoneGC{Mode: schema.TombstoneGCDisabled}, three, storage.TombstoneGC{Mode: storage.GCNever}},
+		{schema.TombstoneGC{Mode: schema.TombstoneGCImmediate}, three, storage.TombstoneGC{Mode: storage.GCImmediately}},
+	} {
+		p := tbl.Options
+		p.SetTombstoneGC(c.gc)
+		withGC := *tbl
+		withGC.Options = p
+		if got := StorageTableOptions(c.ks, &withGC).TombstoneGC; got != c.want {
+			t.Errorf("tombstone_gc %+v in %v: engine gets %+v, want %+v", c.gc, c.ks.Replication, got, c.want)
+		}
 	}
 }
 

@@ -46,6 +46,9 @@ type RepairSummary struct {
 	Streams    int   `json:"streams"`
 	Bytes      int64 `json:"bytes"`
 	Millis     int64 `json:"millis"`
+	// Recorded counts the ranges (per table) recorded repaired: those
+	// every replica of took part in.
+	Recorded int `json:"recorded"`
 }
 
 // treeOf is replica e's tree of table t's range r.
@@ -131,10 +134,13 @@ func repairTables(ks *schema.Keyspace, names []string) ([]*schema.Table, error) 
 	return out, nil
 }
 
-// repairRange is a range and the replicas compared for it.
+// repairRange is a range and the replicas compared for it; whole when
+// they are all its replicas (no -dc left any out), so that a repair of it
+// is recorded in the repair history.
 type repairRange struct {
 	r        partitioner.Range
 	replicas []ring.Endpoint
+	whole    bool
 }
 
 // repairRanges are the ranges a repair compares, each with its replicas
@@ -153,7 +159,7 @@ func (n *Node) repairRanges(m *ring.Metadata, s ring.Strategy, req RepairRequest
 			}
 		}
 		if len(keep) > 1 {
-			out = append(out, repairRange{r: r, replicas: keep})
+			out = append(out, repairRange{r: r, replicas: keep, whole: len(keep) == len(replicas)})
 		}
 		return nil
 	}
@@ -218,8 +224,11 @@ func intersect(p partitioner.Partitioner, a, b partitioner.Range) []partitioner.
 	return out
 }
 
-// repairTable compares table t over ranges and streams what differs.
+// repairTable compares table t over ranges and streams what differs;
+// once every stream is done, each replica of a range all of whose replicas
+// took part records it repaired as of when the comparison began.
 func (n *Node) repairTable(ctx context.Context, t *schema.Table, ranges []repairRange, sum *RepairSummary) error {
+	began := time.Now().Unix()
 	part := n.engine.Partitioner()
 	type pair struct{ to, from ring.Endpoint }
 	pulls := map[pair][]storage.KeySpan{}
@@ -275,14 +284,49 @@ func (n *Node) repairTable(ctx context.Context, t *schema.Table, ranges []repair
 		})
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return n.recordRepaired(ctx, t, ranges, began, sum)
+}
+
+// recordRepaired tells each replica of the whole ranges among ranges that
+// a repair begun at began made them agree.
+func (n *Node) recordRepaired(ctx context.Context, t *schema.Table, ranges []repairRange, began int64, sum *RepairSummary) error {
+	byReplica := map[ring.Endpoint][]partitioner.Range{}
+	for _, rr := range ranges {
+		if !rr.whole {
+			continue
+		}
+		sum.Recorded++
+		for _, e := range rr.replicas {
+			byReplica[e] = append(byReplica[e], rr.r)
+		}
+	}
+	errs := make(chan error, len(byReplica))
+	for e, rs := range byReplica {
+		go func() {
+			if e == n.endpoint() {
+				errs <- n.recordRepair(t.ID, rs, began)
+				return
+			}
+			ctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			errs <- n.repair.RecordAt(ctx, string(e), t.ID, rs, began)
+		}()
+	}
+	var all []error
+	for range byReplica {
+		all = append(all, <-errs)
+	}
+	return errors.Join(all...)
 }
 
 // repairLines are nodetool repair's report of a summary.
 func repairLines(sum RepairSummary) []string {
 	return []string{
-		fmt.Sprintf("Repair of [%s]: %d ranges compared in %d pieces, %d of them differing between replicas; %d streams, %d bytes",
-			strings.Join(sum.Keyspaces, ", "), sum.Ranges, sum.Leaves, sum.Mismatched, sum.Streams, sum.Bytes),
+		fmt.Sprintf("Repair of [%s]: %d ranges compared in %d pieces, %d of them differing between replicas; %d streams, %d bytes; %d ranges recorded repaired",
+			strings.Join(sum.Keyspaces, ", "), sum.Ranges, sum.Leaves, sum.Mismatched, sum.Streams, sum.Bytes, sum.Recorded),
 		"Repair completed successfully",
 		fmt.Sprintf("Repair command finished in %.3f seconds", float64(sum.Millis)/1000),
 	}

@@ -82,7 +82,7 @@ func OpenTables(e *storage.Engine, s *schema.Schema) error {
 			if _, err := e.Table(t.ID); err == nil {
 				continue
 			}
-			if _, err := e.OpenTable(StorageTableOptions(t)); err != nil {
+			if _, err := e.OpenTable(StorageTableOptions(ks, t)); err != nil {
 				return err
 			}
 		}
@@ -102,7 +102,7 @@ func (n *Node) openStoredTables(s *schema.Schema) error {
 			if _, err := n.engine.Table(t.ID); err == nil {
 				continue
 			}
-			_, err := n.engine.OpenTable(StorageTableOptions(t))
+			_, err := n.engine.OpenTable(StorageTableOptions(ks, t))
 			switch {
 			case errors.Is(err, syscall.ENAMETOOLONG):
 				n.cfg.Logger.Error().Err(err).Str("table", t.String()).
@@ -147,12 +147,30 @@ func (n *Node) applySchemaLocal(ms []*mutation.Mutation, epoch uint64, proposedH
 			n.unopened[epoch] = failed
 		}
 	}
+	n.reconfigureTables(s)
 	n.schema.Store(s)
 	n.dropTables(old, s)
 	if !proposedHere {
 		n.announceSchema(old, s)
 	}
 	return n.writeLocal() // its schema_version follows the schema
+}
+
+// reconfigureTables gives each open table of cur the options an ALTER
+// may have changed while it was open (gc_grace_seconds, tombstone_gc, a
+// keyspace's replication).
+func (n *Node) reconfigureTables(cur *schema.Schema) {
+	for _, ks := range cur.Keyspaces() {
+		for _, t := range ks.Tables {
+			st, err := n.engine.Table(t.ID)
+			if err != nil {
+				continue // it did not open: openNewTables reported it
+			}
+			if err := st.Reconfigure(StorageTableOptions(ks, t)); err != nil {
+				n.cfg.Logger.Error().Err(err).Str("table", t.String()).Msg("node: the engine refused a table's changed options")
+			}
+		}
+	}
 }
 
 // openNewTables opens every table of cur the engine does not have open,
@@ -164,7 +182,7 @@ func (n *Node) openNewTables(cur *schema.Schema) unopenedTables {
 			if _, err := n.engine.Table(t.ID); err == nil {
 				continue
 			}
-			if _, err := n.engine.OpenTable(StorageTableOptions(t)); err != nil {
+			if _, err := n.engine.OpenTable(StorageTableOptions(ks, t)); err != nil {
 				out.tables = append(out.tables, t)
 				out.err = errors.Join(out.err, fmt.Errorf("node: %w", err))
 			}
@@ -228,6 +246,9 @@ func (n *Node) dropTables(old, cur *schema.Schema) {
 			if err := n.engine.DropTable(t.ID); err != nil {
 				n.cfg.Logger.Warn().Err(err).Str("table", t.String()).Msg("node: removing a dropped table's files")
 			}
+			if err := n.forgetRepairHistory(t.ID); err != nil {
+				n.cfg.Logger.Warn().Err(err).Str("table", t.String()).Msg("node: removing a dropped table's repair history")
+			}
 		}
 	}
 }
@@ -235,11 +256,25 @@ func (n *Node) dropTables(old, cur *schema.Schema) {
 // Schema is the node's current schema.
 func (n *Node) Schema() *schema.Schema { return n.schema.Load() }
 
-// StorageTableOptions are a table's definition as the engine takes it.
-func StorageTableOptions(t *schema.Table) storage.TableOptions {
+// StorageTableOptions are the definition of table t of keyspace ks as the
+// engine takes it.
+func StorageTableOptions(ks *schema.Keyspace, t *schema.Table) storage.TableOptions {
 	opts := storage.TableOptions{ID: t.ID, Keyspace: t.Keyspace, Name: t.Name, GCGraceSeconds: int64(t.Options.GCGraceSeconds)}
 	if t.Options.GCGraceSeconds == 0 {
 		opts.GCGraceSeconds = storage.NoGCGrace // the engine's 0 is its default
+	}
+	switch g := t.Options.TombstoneGC(); g.Mode {
+	case schema.TombstoneGCRepair:
+		// With one replica there is nothing to repair with, and nothing a
+		// tombstone must reach: it may go at once, as ScyllaDB lets it.
+		opts.TombstoneGC = storage.TombstoneGC{Mode: storage.GCAfterRepair, PropagationDelay: g.PropagationDelaySeconds}
+		if ks.Replication.SingleCopy() {
+			opts.TombstoneGC = storage.TombstoneGC{Mode: storage.GCImmediately}
+		}
+	case schema.TombstoneGCDisabled:
+		opts.TombstoneGC.Mode = storage.GCNever
+	case schema.TombstoneGCImmediate:
+		opts.TombstoneGC.Mode = storage.GCImmediately
 	}
 	c := t.Compaction
 	opts.Compaction = storage.CompactionOptions{

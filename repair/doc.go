@@ -9,11 +9,19 @@
 // compare (coordinator.EntriesDigest): replicas that hold the same data,
 // however their memtables and SSTables split it, hash alike.
 //
-// Owns: the cutting of a range, the trees, REPAIR_TREE's codecs and its
-// handler.
-// Does not own: which ranges a repair compares or with whom, and the
-// streams that settle differences (the node decides and streams, package
-// streaming).
+// A History is where repairs have made every replica of a table agree:
+// per table, disjoint stretches of tokens, each with the time the newest
+// repair that covered it began. The storage engine asks it (as its
+// RepairHistory) before it drops a tombstone of a table whose
+// tombstone_gc waits for repair; REPAIR_RECORD tells a replica of a
+// repair the node running it finished.
+//
+// Owns: the cutting of a range, the trees, the repair history in memory,
+// REPAIR_TREE's and REPAIR_RECORD's codecs and handlers.
+// Does not own: which ranges a repair compares or with whom, the streams
+// that settle differences (the node decides and streams, package
+// streaming), nor where the history is kept (the node writes it to
+// system.repair_history).
 // May import: coordinator, storage, messaging, mutation, partitioner,
 // internal/wire.
 // Must not import: node, gossip, metadata, schema, streaming.

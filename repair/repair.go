@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 
@@ -59,6 +60,9 @@ type Service struct {
 	Partitioner partitioner.Partitioner
 	// Spans are the engine key spans of a range's tokens.
 	Spans func(partitioner.Range) []storage.KeySpan
+	// Record keeps, at this replica, that a repair begun at at (Unix
+	// seconds) made every replica of table's ranges agree.
+	Record func(table mutation.TableID, ranges []partitioner.Range, at int64) error
 }
 
 // Tree hashes table id's data in each of range r's leaves.
@@ -100,7 +104,65 @@ func (s *Service) TreeOf(ctx context.Context, to string, id mutation.TableID, r 
 
 // Handlers are the verbs a Service answers.
 func (s *Service) Handlers() map[messaging.Verb]messaging.Handler {
-	return map[messaging.Verb]messaging.Handler{messaging.VerbRepairTree: s.handleTree}
+	return map[messaging.Verb]messaging.Handler{messaging.VerbRepairTree: s.handleTree, messaging.VerbRepairRecord: s.handleRecord}
+}
+
+// RecordAt asks the replica at to to keep that a repair begun at at made
+// every replica of table's ranges agree (REPAIR_RECORD).
+func (s *Service) RecordAt(ctx context.Context, to string, table mutation.TableID, ranges []partitioner.Range, at int64) error {
+	q := recordRequest{table: table, ranges: ranges, at: at}
+	if _, err := s.Network.Request(ctx, to, messaging.VerbRepairRecord, q.encode()); err != nil {
+		return fmt.Errorf("repair: recording the repair of %d ranges at /%s: %w", len(ranges), to, err)
+	}
+	return nil
+}
+
+func (s *Service) handleRecord(_ string, payload []byte) ([]byte, error) {
+	q, err := decodeRecordRequest(payload, s.Partitioner)
+	if err != nil {
+		return nil, err
+	}
+	if s.Record == nil {
+		return nil, errors.New("repair: REPAIR_RECORD: this node keeps no repair history")
+	}
+	return nil, s.Record(q.table, q.ranges, q.at)
+}
+
+// recordRequest is REPAIR_RECORD's payload.
+type recordRequest struct {
+	table  mutation.TableID
+	ranges []partitioner.Range
+	at     int64
+}
+
+func (q recordRequest) encode() []byte {
+	var w wire.Writer
+	w.Bytes(q.table[:])
+	w.Int(q.at)
+	w.Int(int64(len(q.ranges)))
+	for _, rg := range q.ranges {
+		writeRange(&w, rg)
+	}
+	return w.B
+}
+
+func decodeRecordRequest(b []byte, p partitioner.Partitioner) (recordRequest, error) {
+	r := wire.Reader{B: b}
+	var q recordRequest
+	q.table = readTable(&r)
+	q.at = r.Int()
+	n := r.Count()
+	for range n {
+		rg, err := rangeOf(p, r.Bytes(), r.Bytes())
+		if err != nil && r.Err == nil {
+			r.Fail(err)
+		}
+		q.ranges = append(q.ranges, rg)
+	}
+	if err := r.Done(); err != nil {
+		return q, fmt.Errorf("repair: REPAIR_RECORD: %w", err)
+	}
+	return q, nil
 }
 
 func (s *Service) handleTree(_ string, payload []byte) ([]byte, error) {
@@ -125,8 +187,7 @@ type treeRequest struct {
 func (q treeRequest) encode() []byte {
 	var w wire.Writer
 	w.Bytes(q.table[:])
-	w.Bytes(q.r.Start.AppendBytes(nil))
-	w.Bytes(q.r.End.AppendBytes(nil))
+	writeRange(&w, q.r)
 	w.Int(int64(q.depth))
 	return w.B
 }
@@ -134,27 +195,42 @@ func (q treeRequest) encode() []byte {
 func decodeTreeRequest(b []byte, p partitioner.Partitioner) (treeRequest, error) {
 	r := wire.Reader{B: b}
 	var q treeRequest
-	if id := r.Bytes(); len(id) == len(q.table) {
-		copy(q.table[:], id)
-	} else if r.Err == nil {
-		r.Fail(fmt.Errorf("a table id of %d bytes", len(id)))
-	}
+	q.table = readTable(&r)
 	start, end := r.Bytes(), r.Bytes()
 	q.depth = int(r.Int())
 	if err := r.Done(); err != nil {
 		return q, fmt.Errorf("repair: REPAIR_TREE: %w", err)
 	}
 	var err error
-	if q.r.Start, err = p.TokenFromBytes(start); err == nil {
-		q.r.End, err = p.TokenFromBytes(end)
-	}
-	if err != nil {
+	if q.r, err = rangeOf(p, start, end); err != nil {
 		return q, fmt.Errorf("repair: REPAIR_TREE: %w", err)
 	}
 	if q.depth < 0 || q.depth > maxDepth {
 		return q, fmt.Errorf("repair: REPAIR_TREE: depth %d is not between 0 and %d", q.depth, maxDepth)
 	}
 	return q, nil
+}
+
+// writeRange and rangeOf are a range's encoding in this package's verbs.
+func writeRange(w *wire.Writer, rg partitioner.Range) {
+	w.Bytes(rg.Start.AppendBytes(nil))
+	w.Bytes(rg.End.AppendBytes(nil))
+}
+
+func rangeOf(p partitioner.Partitioner, start, end []byte) (partitioner.Range, error) {
+	var rg partitioner.Range
+	var err error
+	if rg.Start, err = p.TokenFromBytes(start); err == nil {
+		rg.End, err = p.TokenFromBytes(end)
+	}
+	return rg, err
+}
+
+// readTable reads a table id, failing r if it is not one.
+func readTable(r *wire.Reader) mutation.TableID {
+	var id mutation.TableID
+	r.Fixed(id[:], "a table id")
+	return id
 }
 
 func encodeTree(leaves [][]byte) []byte {

@@ -168,7 +168,16 @@ func FuzzDecoders(f *testing.F) {
 	p := partitioner.Murmur3()
 	f.Add(treeRequest{table: tableID, r: partitioner.Range{Start: p.MinToken(), End: p.MaxToken()}, depth: 5}.encode())
 	f.Add(encodeTree([][]byte{{1, 2}, {3}}))
+	f.Add(recordRequest{table: tableID, ranges: []partitioner.Range{{Start: p.MinToken(), End: partitioner.Murmur3Token(7)}}, at: 1700000000}.encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if q, err := decodeRecordRequest(b, p); err == nil {
+			again, err := decodeRecordRequest(q.encode(), p)
+			if err != nil || again.table != q.table || again.at != q.at || !slices.EqualFunc(again.ranges, q.ranges, func(a, b partitioner.Range) bool {
+				return partitioner.Compare(a.Start, b.Start) == 0 && partitioner.Compare(a.End, b.End) == 0
+			}) {
+				t.Fatalf("a record request does not round-trip: %v", err)
+			}
+		}
 		if q, err := decodeTreeRequest(b, p); err == nil {
 			if again, err := decodeTreeRequest(q.encode(), p); err != nil || again.table != q.table || again.depth != q.depth ||
 				partitioner.Compare(again.r.Start, q.r.Start) != 0 || partitioner.Compare(again.r.End, q.r.End) != 0 {

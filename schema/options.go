@@ -148,6 +148,8 @@ var optionRules = []optionRule{
 		}
 		return nil
 	}, func(o *TableParams) { o.MemtableFlushPeriodMs = 0 }},
+	{"tombstone_gc", func(o *TableParams, _ *Compaction) error { return checkTombstoneGC(o) },
+		func(o *TableParams) { o.SetTombstoneGC(DefaultTombstoneGC) }},
 }
 
 // Checked reads and checks every option as Cassandra 4.1 does, and

@@ -3,6 +3,7 @@ package schema
 import (
 	"maps"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -176,5 +177,35 @@ func TestNames(t *testing.T) {
 		if got := CheckTableName("ks", name) == nil; got != ok {
 			t.Errorf("table %q: valid %v, want %v", name, got, ok)
 		}
+	}
+}
+
+// TestTombstoneGCExtension checks that tombstone_gc lives in the
+// extensions only when it is not the default, round-trips through them,
+// and that a stored value a node cannot read is reported and reset.
+func TestTombstoneGCExtension(t *testing.T) {
+	o := DefaultTableParams()
+	if g := o.TombstoneGC(); g != DefaultTombstoneGC {
+		t.Fatalf("default options hold %+v", g)
+	}
+	repair := TombstoneGC{Mode: TombstoneGCRepair, PropagationDelaySeconds: 60}
+	o.SetTombstoneGC(repair)
+	checked, _, err := o.Checked()
+	if err != nil || checked.TombstoneGC() != repair || len(checked.ShownExtensions()) != 0 {
+		t.Fatalf("Checked made %+v (shown extensions %v), %v", checked.TombstoneGC(), checked.ShownExtensions(), err)
+	}
+	o.SetTombstoneGC(DefaultTombstoneGC)
+	if len(o.Extensions) != 0 {
+		t.Fatalf("the default is kept as an extension: %v", o.Extensions)
+	}
+	bad := DefaultTableParams()
+	bad.Extensions = map[string][]byte{"tombstone_gc": textMap(map[string]string{"mode": "later"}), "other": {1}}
+	if _, _, err := bad.Checked(); err == nil || !strings.Contains(err.Error(), "Invalid value for tombstone_gc option mode: later") {
+		t.Fatalf("Checked of a bad tombstone_gc: %v", err)
+	}
+	var reported []string
+	got, _ := bad.Sanitized(func(option string, err error) { reported = append(reported, option) })
+	if !reflect.DeepEqual(reported, []string{"tombstone_gc"}) || got.TombstoneGC() != DefaultTombstoneGC || len(got.Extensions) != 1 {
+		t.Fatalf("Sanitized reported %v and made %+v from %v", reported, got.TombstoneGC(), got.Extensions)
 	}
 }

@@ -45,6 +45,17 @@ func (r Replication) Map() map[string]string {
 	return m
 }
 
+// SingleCopy reports whether the keyspace's data has one replica: its
+// factor, or the sum of its data centres', is at most 1, or every node
+// keeps its own (LocalStrategy).
+func (r Replication) SingleCopy() bool {
+	total := r.Factor
+	for _, n := range r.DataCenters {
+		total += n
+	}
+	return r.Class == LocalStrategy || total <= 1
+}
+
 // localReplication is the system keyspaces' replication.
 var localReplication = Replication{Class: LocalStrategy}
 

@@ -109,7 +109,8 @@ var (
 		"keyspace_name text", "table_name text", "column_name text", "dropped_time timestamp", "kind text", "type text")
 )
 
-// The system tables drivers read (system.local and the peers tables).
+// The system tables of the node's own state: those drivers read
+// (system.local and the peers tables), and the repair history.
 var (
 	LocalTable = systemTable(SystemKeyspace, "local", []string{"key"}, nil,
 		"key text", "bootstrapped text", "broadcast_address inet", "broadcast_port int", "cluster_name text",
@@ -123,6 +124,12 @@ var (
 		"peer inet", "peer_port int", "data_center text", "host_id uuid", "native_address inet", "native_port int",
 		"preferred_ip inet", "preferred_port int", "rack text", "release_version text", "schema_version uuid",
 		"tokens set<text>")
+	// RepairHistoryTable is this node's record of where repairs made every
+	// replica of a table agree (ScyllaDB keeps one of the kind): per
+	// table, each stretch of tokens (range_start, range_end] and when the
+	// last repair that covered it began.
+	RepairHistoryTable = systemTable(SystemKeyspace, "repair_history", []string{"table_id"}, []string{"range_start"},
+		"table_id uuid", "range_start text", "range_end text", "repaired_at timestamp", "keyspace_name text", "table_name text")
 )
 
 // schemaTables are the system_schema tables in the order a keyspace's
@@ -139,7 +146,7 @@ func SystemSchemaTables() []*Table { return slices.Clone(schemaTables) }
 func SystemKeyspaces() []*Keyspace {
 	local := localReplication
 	sys := &Keyspace{Name: SystemKeyspace, Replication: local, DurableWrites: true, Tables: map[string]*Table{}, Types: map[string]*cqltype.Type{}}
-	for _, t := range []*Table{LocalTable, PeersTable, PeersV2Table} {
+	for _, t := range []*Table{LocalTable, PeersTable, PeersV2Table, RepairHistoryTable} {
 		sys.Tables[t.Name] = t
 	}
 	ss := &Keyspace{Name: SystemSchemaKeyspace, Replication: local, DurableWrites: true, Tables: map[string]*Table{}, Types: map[string]*cqltype.Type{}}

@@ -167,7 +167,7 @@ func (t *Table) Cleanup(keep []KeySpan) error {
 func (t *Table) compact(inputs []*sstableRef, level int, cutSize int64, keep func(prefix []byte) bool) error {
 	start := t.e.opts.Now()
 	now := start.Unix()
-	gcBefore := now - t.opts.gcGrace()
+	gcBefore := t.gcBefore(now)
 	in := map[*sstableRef]bool{}
 	var its []mutation.Iterator
 	var bound commitlog.Position
@@ -348,11 +348,12 @@ func (o *compactionOutputs) abort() {
 // become tombstones, and tombstones past gc grace that nothing outside could
 // need are dropped.
 func (t *Table) writeCompacted(it *mergingIter, outs *compactionOutputs, memtables []*memtable.Memtable,
-	outside []*sstableRef, now, gcBefore int64, keep func(prefix []byte) bool) error {
+	outside []*sstableRef, now int64, gcBefore func(prefix []byte) (int64, error), keep func(prefix []byte) bool) error {
 	tokenLen := t.e.opts.SSTable.TokenLen
 	var curPrefix []byte
 	var st partitionState
 	var minOutside int64 // smallest timestamp outside the compaction that may overlap this partition
+	var before int64     // the partition's tombstones with a local deletion time before it may go
 	partitionStart, dropped := false, false
 	for e := it.First(); e != nil; e = it.Next() {
 		n, err := mutation.PartitionPrefixLen(e.Key, tokenLen)
@@ -373,13 +374,16 @@ func (t *Table) writeCompacted(it *mergingIter, outs *compactionOutputs, memtabl
 			if err != nil {
 				return err
 			}
+			if before, err = gcBefore(curPrefix); err != nil {
+				return err
+			}
 		}
 		if dropped {
 			continue
 		}
 		purgeable := func(ts int64) bool { return ts < minOutside }
 		canDrop := func(d mutation.DeletionTime) bool {
-			return d.LocalDeletionTime < gcBefore && purgeable(d.MarkedForDeleteAt)
+			return d.LocalDeletionTime < before && purgeable(d.MarkedForDeleteAt)
 		}
 		out := *e
 		switch e.Kind {
@@ -396,7 +400,7 @@ func (t *Table) writeCompacted(it *mergingIter, outs *compactionOutputs, memtabl
 		case mutation.StaticRowEntry, mutation.RowEntry:
 			r := e.Row.ShadowedBy(st.shadowOf(e, e.Key[n+1:]))
 			if r != nil {
-				r = r.Purge(now, gcBefore, purgeable)
+				r = r.Purge(now, before, purgeable)
 			}
 			if r == nil {
 				continue
@@ -409,6 +413,38 @@ func (t *Table) writeCompacted(it *mergingIter, outs *compactionOutputs, memtabl
 		partitionStart = false
 	}
 	return it.Error()
+}
+
+// gcBefore is, for a compaction at now, the local deletion time before
+// which a partition's tombstones may go (Cassandra's gcBefore), by its
+// engine key prefix, under the table's purge rule.
+func (t *Table) gcBefore(now int64) func(prefix []byte) (int64, error) {
+	rule := t.purge.Load()
+	constant := func(v int64) func([]byte) (int64, error) { return func([]byte) (int64, error) { return v, nil } }
+	switch rule.gc.Mode {
+	case GCNever:
+		return constant(math.MinInt64)
+	case GCImmediately:
+		return constant(now)
+	case GCAfterRepair:
+		p, history := t.e.opts.Partitioner, t.e.opts.RepairHistory
+		n := p.TokenBytesLen()
+		return func(prefix []byte) (int64, error) {
+			if len(prefix) < n {
+				return 0, fmt.Errorf("storage: a partition key prefix of %d bytes holds no token", len(prefix))
+			}
+			token, err := p.TokenFromBytes(prefix[:n])
+			if err != nil {
+				return 0, err
+			}
+			at, ok := history.RepairedAt(t.id, token)
+			if !ok {
+				return math.MinInt64, nil
+			}
+			return at - rule.gc.PropagationDelay, nil
+		}
+	}
+	return constant(now - rule.gcGrace)
 }
 
 // minTimestampOutside returns the smallest write timestamp of the memtables

@@ -25,8 +25,10 @@
 //	    switch holds it for writing, so every record at or before the
 //	    switch's commit log position is in the old memtable or earlier.
 //	E2. An SSTable's files are deleted only when no reader holds it.
-//	E3. Compaction drops a tombstone only after gc_grace_seconds and when
-//	    nothing outside the compaction could hold older data it shadows.
+//	E3. Compaction drops a tombstone only when its table's TombstoneGC
+//	    allows (after gc_grace_seconds, or once a repair covered it, or
+//	    never, or at once) and when nothing outside the compaction could
+//	    hold older data it shadows.
 //	E4. SSTables leave a table's directory only through an obsolete log
 //	    written before they are swapped out, so a restart removes all of a
 //	    compaction's inputs or none.

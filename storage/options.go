@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/rs/zerolog"
 	"github.com/sibyldb/sibyl/commitlog"
+	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/sstable"
 )
@@ -61,6 +62,11 @@ type Options struct {
 	// (see FailureKind): the commit log's, once, and each disk failure or
 	// corruption a flush, a compaction or a read meets. It must not block.
 	OnFailure func(kind FailureKind, err error)
+	// RepairHistory says which token ranges of a table repair has
+	// brought to agree on every replica, and when: the tables whose
+	// TombstoneGC waits for repair purge only there. Default: none
+	// repaired.
+	RepairHistory RepairHistory
 	// Logger receives the engine's events; default none.
 	Logger *zerolog.Logger
 	// Now is the clock; default time.Now.
@@ -111,6 +117,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.RepairHistory == nil {
+		o.RepairHistory = noRepairs{}
 	}
 	if o.CommitLog.Logger == nil {
 		o.CommitLog.Logger = o.Logger
@@ -173,9 +182,54 @@ type TableOptions struct {
 	// Default 864000 (10 days); for a grace of zero use NoGCGrace, since 0
 	// means the default.
 	GCGraceSeconds int64
+	// TombstoneGC says when a tombstone may go; the zero value is once
+	// GCGraceSeconds have passed.
+	TombstoneGC TombstoneGC
 	// Compaction holds the strategy's options.
 	Compaction CompactionOptions
 }
+
+// TombstoneGCMode is what a tombstone waits for before compaction may
+// drop it (ScyllaDB's tombstone_gc modes); the overlap rule of E3 holds
+// in every mode.
+type TombstoneGCMode uint8
+
+const (
+	// GCAfterGrace waits gc_grace_seconds after the deletion, as
+	// Cassandra does (ScyllaDB's "timeout").
+	GCAfterGrace TombstoneGCMode = iota
+	// GCAfterRepair waits until a repair of the partition's token, begun
+	// at least PropagationDelay after the deletion, has covered every
+	// replica (RepairHistory); never, where none has.
+	GCAfterRepair
+	// GCNever keeps every tombstone ("disabled").
+	GCNever
+	// GCImmediately drops a tombstone at the first compaction after the
+	// second it was written in ("immediate"): for tables that are never
+	// deleted from nor overwritten, or that have one replica.
+	GCImmediately
+)
+
+// TombstoneGC is a table's rule for dropping tombstones.
+type TombstoneGC struct {
+	Mode TombstoneGCMode
+	// PropagationDelay, in seconds, is how long before a repair began a
+	// deletion must be for the repair to count for it under
+	// GCAfterRepair: the time a tombstone may take to reach a replica.
+	PropagationDelay int64
+}
+
+// RepairHistory is where repair has made every replica of a table agree.
+type RepairHistory interface {
+	// RepairedAt is when (Unix seconds) the last repair of the table that
+	// covered token began; false if none has.
+	RepairedAt(table mutation.TableID, token partitioner.Token) (int64, bool)
+}
+
+// noRepairs is the RepairHistory of an engine given none.
+type noRepairs struct{}
+
+func (noRepairs) RepairedAt(mutation.TableID, partitioner.Token) (int64, bool) { return 0, false }
 
 // NoGCGrace is gc_grace_seconds = 0: a tombstone may go at the first
 // compaction after the second it was written in, when the overlap rule
@@ -199,17 +253,31 @@ func (o *TableOptions) Validate() error {
 	if o.GCGraceSeconds < NoGCGrace {
 		errs = append(errs, fmt.Errorf("gc_grace_seconds: %d is negative", o.GCGraceSeconds))
 	}
+	if o.TombstoneGC.Mode > GCImmediately {
+		errs = append(errs, fmt.Errorf("tombstone_gc: unknown mode %d", o.TombstoneGC.Mode))
+	}
+	if o.TombstoneGC.PropagationDelay < 0 {
+		errs = append(errs, fmt.Errorf("tombstone_gc: propagation delay %d is negative", o.TombstoneGC.PropagationDelay))
+	}
 	if err := o.Compaction.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
-func (o *TableOptions) gcGrace() int64 {
+// purgeRule is the part of a table's options that decides when its
+// tombstones may go, which may change while the table is open.
+type purgeRule struct {
+	gcGrace int64 // seconds
+	gc      TombstoneGC
+}
+
+func (o *TableOptions) purgeRule() *purgeRule {
+	r := &purgeRule{gcGrace: o.GCGraceSeconds, gc: o.TombstoneGC}
 	if o.GCGraceSeconds == NoGCGrace {
-		return 0
+		r.gcGrace = 0
 	}
-	return o.GCGraceSeconds
+	return r
 }
 
 // CompactionStrategy names how a table's SSTables are chosen for

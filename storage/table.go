@@ -195,10 +195,14 @@ type Table struct {
 	levelCursors levelCursors
 	readStats    struct{ reads, sstables atomic.Int64 }
 	writes       atomic.Int64
+	// purge is when tombstones may go (gc grace, tombstone GC mode), which
+	// Reconfigure may change.
+	purge atomic.Pointer[purgeRule]
 }
 
 func openTable(e *Engine, opts TableOptions) (*Table, error) {
 	t := &Table{e: e, id: mutation.TableID(opts.ID), opts: opts}
+	t.purge.Store(opts.purgeRule())
 	t.dir = e.tableDir(&opts)
 	fs := e.opts.FS
 	if err := fs.MkdirAll(t.dir, 0o755); err != nil {
@@ -292,6 +296,21 @@ func (t *Table) demoteOverlapping() {
 
 // ID is the table's id.
 func (t *Table) ID() mutation.TableID { return t.id }
+
+// Reconfigure takes the options of an open table that may change while it
+// is open (ALTER TABLE): when its tombstones may go. The compaction
+// options are taken when the table is next opened.
+func (t *Table) Reconfigure(opts TableOptions) error {
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	opts.EnsureDefaults()
+	if mutation.TableID(opts.ID) != t.id {
+		return fmt.Errorf("storage: reconfiguring %s.%s (%s) with the options of table %s", t.opts.Keyspace, t.opts.Name, t.id, mutation.TableID(opts.ID))
+	}
+	t.purge.Store(opts.purgeRule())
+	return nil
+}
 
 func (t *Table) flushedBound() commitlog.Position {
 	t.mu.Lock()

@@ -137,11 +137,7 @@ func decodeResult(b []byte) (Result, error) {
 
 func decodeTableID(r *wire.Reader) mutation.TableID {
 	var id mutation.TableID
-	if b := r.Bytes(); len(b) == len(id) {
-		copy(id[:], b)
-	} else if r.Err == nil {
-		r.Fail(fmt.Errorf("a table id of %d bytes", len(b)))
-	}
+	r.Fixed(id[:], "a table id")
 	return id
 }
 

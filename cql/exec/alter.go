@@ -102,7 +102,7 @@ func (s *Session) alterTable(st *cql.AlterTable) (*Result, error) {
 			c.Name = r.To
 		}
 	case cql.SetOptions:
-		if opts, err = tableOptions(opts, st.Options); err != nil {
+		if opts, err = tableOptions(ks, opts, st.Options); err != nil {
 			return nil, err
 		}
 	}

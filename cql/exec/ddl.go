@@ -140,7 +140,7 @@ func (s *Session) createTable(st *cql.CreateTable) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts, err := tableOptions(schema.DefaultTableParams(), st.Options)
+	opts, err := tableOptions(ks, schema.DefaultTableParams(), st.Options)
 	if err != nil {
 		return nil, err
 	}

@@ -430,10 +430,10 @@ func tableStatement(t *schema.Table, internals bool) string {
 
 func describedOptions(o schema.TableParams) []string {
 	ext := map[string]string{}
-	for k, v := range o.Extensions {
+	for k, v := range o.ShownExtensions() {
 		ext[k] = fmt.Sprintf("0x%x", v)
 	}
-	return []string{
+	out := []string{
 		"additional_write_policy = " + quoted(o.AdditionalWritePolicy),
 		"bloom_filter_fp_chance = " + cqltype.JavaFloatText(o.BloomFilterFPChance, 64),
 		"caching = " + describedMap(o.Caching, true),
@@ -452,6 +452,10 @@ func describedOptions(o schema.TableParams) []string {
 		"read_repair = " + quoted(o.ReadRepair),
 		"speculative_retry = " + quoted(o.SpeculativeRetry),
 	}
+	if g := o.TombstoneGC(); g != schema.DefaultTombstoneGC {
+		out = append(out, "tombstone_gc = "+describedMap(g.Map(), true))
+	}
+	return out
 }
 
 // describedMap prints {'k': 'v', ...} with the keys sorted; values unquoted

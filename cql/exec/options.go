@@ -76,8 +76,9 @@ func checkRepeats(opts []cql.Option) error {
 	return nil
 }
 
-// tableOptions reads CREATE/ALTER TABLE's WITH options onto base.
-func tableOptions(base schema.TableParams, opts []cql.Option) (schema.TableParams, error) {
+// tableOptions reads CREATE/ALTER TABLE's WITH options onto base, for a
+// table of keyspace ks.
+func tableOptions(ks *schema.Keyspace, base schema.TableParams, opts []cql.Option) (schema.TableParams, error) {
 	o := base
 	if err := checkRepeats(opts); err != nil {
 		return o, err
@@ -125,6 +126,8 @@ func tableOptions(base schema.TableParams, opts []cql.Option) (schema.TableParam
 			}
 		case "extensions":
 			// Accepted and ignored, as Cassandra 4.1 does.
+		case "tombstone_gc":
+			err = tombstoneGCOption(ks, &o, opt)
 		default:
 			err = syntaxf("Unknown property '%s'", opt.Name)
 		}
@@ -145,6 +148,25 @@ func tableOptions(base schema.TableParams, opts []cql.Option) (schema.TableParam
 	}
 	o, _, err := o.Checked()
 	return o, asInvalid(err)
+}
+
+// tombstoneGCOption reads ScyllaDB's tombstone_gc option onto o, refusing
+// repair mode where there is no other replica to repair with, as ScyllaDB
+// does.
+func tombstoneGCOption(ks *schema.Keyspace, o *schema.TableParams, opt cql.Option) error {
+	m, err := optionMap(opt)
+	if err != nil {
+		return err
+	}
+	g, err := schema.ParseTombstoneGC(m)
+	if err != nil {
+		return configf("%s", err.Error())
+	}
+	if g.Mode == schema.TombstoneGCRepair && ks.Replication.SingleCopy() {
+		return configf("tombstone_gc option with mode = repair not supported for table with RF one or local replication strategy")
+	}
+	o.SetTombstoneGC(g)
+	return nil
 }
 
 // given reports whether an option of that name is among opts.

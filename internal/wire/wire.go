@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 )
 
 // ErrShort is the error of a payload that ends before its fields do, or
@@ -74,6 +75,20 @@ func (r *Reader) Bytes() []byte {
 	v := r.B[k : k+int(n)]
 	r.B = r.B[k+int(n):]
 	return v
+}
+
+// Fixed reads a byte string that must be len(dst) bytes long (an id)
+// into dst; what names it in the error of another length.
+func (r *Reader) Fixed(dst []byte, what string) {
+	b := r.Bytes()
+	if r.Err != nil {
+		return
+	}
+	if len(b) != len(dst) {
+		r.Fail(fmt.Errorf("%s of %d bytes, not %d", what, len(b), len(dst)))
+		return
+	}
+	copy(dst, b)
 }
 
 // String reads a string.

@@ -1,0 +1,130 @@
+package repair
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/partitioner"
+)
+
+// Repaired is a stretch of a table's tokens, (Start, End] with Start <
+// End, and when the last repair that covered it on every replica began
+// (Unix seconds).
+type Repaired struct {
+	Range partitioner.Range
+	At    int64
+}
+
+// History is where repairs have made every replica of each table agree,
+// and since when: the storage engine's RepairHistory, which tables whose
+// tombstones wait for repair purge by. A token keeps the newest time of
+// the repairs that covered it. Readers never lock: a change publishes a
+// new copy.
+type History struct {
+	Partitioner partitioner.Partitioner
+
+	mu     sync.Mutex // orders changes
+	tables atomic.Pointer[map[mutation.TableID][]Repaired]
+}
+
+// RepairedAt is when the last repair of table that covered token began.
+func (h *History) RepairedAt(table mutation.TableID, token partitioner.Token) (int64, bool) {
+	tables := h.tables.Load()
+	if tables == nil {
+		return 0, false
+	}
+	segs := (*tables)[table]
+	i, _ := slices.BinarySearchFunc(segs, token, func(s Repaired, t partitioner.Token) int {
+		return partitioner.Compare(s.Range.End, t)
+	})
+	if i < len(segs) && partitioner.Compare(segs[i].Range.Start, token) < 0 {
+		return segs[i].At, true
+	}
+	return 0, false
+}
+
+// Table is table's history, in token order.
+func (h *History) Table(table mutation.TableID) []Repaired {
+	if tables := h.tables.Load(); tables != nil {
+		return slices.Clone((*tables)[table])
+	}
+	return nil
+}
+
+// Record notes that a repair of table begun at at covered ranges (which
+// may wrap) on every replica, and returns the table's history after it.
+func (h *History) Record(table mutation.TableID, ranges []partitioner.Range, at int64) []Repaired {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	tables := h.copyTables()
+	segs := tables[table]
+	for _, r := range ranges {
+		for _, piece := range r.Unwrap(h.Partitioner) {
+			segs = merge(segs, Repaired{Range: piece, At: at})
+		}
+	}
+	tables[table] = segs
+	h.tables.Store(&tables)
+	return slices.Clone(segs)
+}
+
+// Forget drops table's history (the table was dropped).
+func (h *History) Forget(table mutation.TableID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	tables := h.copyTables()
+	delete(tables, table)
+	h.tables.Store(&tables)
+}
+
+// REQUIRES: h.mu held.
+func (h *History) copyTables() map[mutation.TableID][]Repaired {
+	out := map[mutation.TableID][]Repaired{}
+	if tables := h.tables.Load(); tables != nil {
+		for id, segs := range *tables {
+			out[id] = segs
+		}
+	}
+	return out
+}
+
+// merge adds r (not wrapping) to segs (sorted, disjoint, not wrapping),
+// each token keeping the newer time, neighbours of one time joined. The
+// result is a new slice.
+func merge(segs []Repaired, r Repaired) []Repaired {
+	bounds := []partitioner.Token{r.Range.Start, r.Range.End}
+	for _, s := range segs {
+		bounds = append(bounds, s.Range.Start, s.Range.End)
+	}
+	slices.SortFunc(bounds, partitioner.Compare)
+	bounds = slices.CompactFunc(bounds, func(a, b partitioner.Token) bool { return partitioner.Compare(a, b) == 0 })
+	covers := func(s Repaired, lo, hi partitioner.Token) bool {
+		return partitioner.Compare(s.Range.Start, lo) <= 0 && partitioner.Compare(hi, s.Range.End) <= 0
+	}
+	var out []Repaired
+	j := 0 // the first of segs that may cover the piece being made
+	for i := 0; i+1 < len(bounds); i++ {
+		lo, hi := bounds[i], bounds[i+1]
+		at, covered := int64(0), false
+		if covers(r, lo, hi) {
+			at, covered = r.At, true
+		}
+		for j < len(segs) && partitioner.Compare(segs[j].Range.End, lo) <= 0 {
+			j++
+		}
+		if j < len(segs) && covers(segs[j], lo, hi) && (!covered || segs[j].At > at) {
+			at, covered = segs[j].At, true
+		}
+		if !covered {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].At == at && partitioner.Compare(out[n-1].Range.End, lo) == 0 {
+			out[n-1].Range.End = hi
+			continue
+		}
+		out = append(out, Repaired{Range: partitioner.Range{Start: lo, End: hi}, At: at})
+	}
+	return out
+}
