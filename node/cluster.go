@@ -67,6 +67,10 @@ func (n *Node) identify() error {
 		n.gossip.SetNow(gossip.StatusWithPort, n.normalStatus())
 		go n.gossipLoad()
 		go n.housekeeping()
+		if n.cfg.AutoRepair.Enabled {
+			n.autoRepairDone = make(chan struct{})
+			go n.autoRepair()
+		}
 	}
 	return nil
 }

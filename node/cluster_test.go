@@ -61,8 +61,8 @@ func clusterNodeOn(t *testing.T, k int, dir string, gossipPort, nativePort int) 
 }
 
 // clusterNodeWith opens node k of a local cluster with cfg's data
-// directory, native port, transport, partitioned node settings and
-// metadata snapshot interval.
+// directory, native port, transport, partitioned node settings, metadata
+// snapshot interval, hinted handoff and auto repair.
 func clusterNodeWith(t *testing.T, k int, cfg Config, gossipPort int) *Node {
 	t.Helper()
 	n, err := openClusterNode(t, k, cfg, gossipPort)
@@ -78,7 +78,7 @@ func openClusterNode(t *testing.T, k int, cfg Config, gossipPort int) (*Node, er
 		GossipPort: gossipPort, StoragePort: storagePortOf(t, gossipPort), Seeds: []string{fmt.Sprintf("127.0.0.1:%d", gossipPort)},
 		ClusterName: clusterNameOf(gossipPort), Rack: fmt.Sprintf("rack%d", k),
 		PartitionedNodePolicy: cfg.PartitionedNodePolicy, PartitionedNodeTimeout: cfg.PartitionedNodeTimeout,
-		MetadataSnapshotEntries: cfg.MetadataSnapshotEntries, HintedHandoffEnabled: cfg.HintedHandoffEnabled})
+		MetadataSnapshotEntries: cfg.MetadataSnapshotEntries, HintedHandoffEnabled: cfg.HintedHandoffEnabled, AutoRepair: cfg.AutoRepair})
 }
 
 // storagePorts are the storage ports of the test clusters, by their

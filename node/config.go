@@ -197,9 +197,34 @@ type Config struct {
 	// entire_sstable_stream_throughput_outbound: the same for the SSTables
 	// sent whole, which cost the source no decoding; default 24MiB/s.
 	EntireSSTableStreamThroughputOutbound *Rate `yaml:"entire_sstable_stream_throughput_outbound"`
+	// AutoRepair is auto_repair: repair the node runs by itself.
+	AutoRepair AutoRepair `yaml:"auto_repair"`
 	// MetadataSnapshotEntries is how many entries the metadata log applies
 	// between snapshots; default the log's (1,000). Tests lower it.
 	MetadataSnapshotEntries uint64 `yaml:"-"`
+}
+
+// AutoRepair is the auto_repair block, a smaller form of Cassandra
+// 5.1's:
+//
+//	auto_repair:
+//	  enabled: true
+//	  min_repair_interval: 24h
+//	  repair_check_interval: 5m
+//
+// A node repairs the ranges it is the first replica of (so that each
+// range is repaired by one node), one range of one table at a time: the
+// one repaired longest ago, once its last repair (system.repair_history)
+// is min_repair_interval old, never-repaired ones first. It goes straight
+// on to the next range due, and looks again every repair_check_interval
+// when none is, or after a repair failed (a replica down).
+type AutoRepair struct {
+	Enabled bool `yaml:"enabled"`
+	// MinRepairInterval is how often each range is repaired; default 24h.
+	MinRepairInterval Duration `yaml:"min_repair_interval"`
+	// RepairCheckInterval is how long the node waits, when no range is
+	// due or a repair failed, before it looks again; default 5m.
+	RepairCheckInterval Duration `yaml:"repair_check_interval"`
 }
 
 // The partitioned_node_policy values.
@@ -297,6 +322,12 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.CommitLogSyncPeriod == 0 {
 		c.CommitLogSyncPeriod = Duration(10 * time.Second)
+	}
+	if c.AutoRepair.MinRepairInterval == 0 {
+		c.AutoRepair.MinRepairInterval = Duration(24 * time.Hour)
+	}
+	if c.AutoRepair.RepairCheckInterval == 0 {
+		c.AutoRepair.RepairCheckInterval = Duration(5 * time.Minute)
 	}
 	for _, t := range []struct {
 		d   *Duration
@@ -407,7 +438,8 @@ func (c *Config) Validate() error {
 	}{{"commitlog_sync_period", c.CommitLogSyncPeriod}, {"write_request_timeout", c.WriteRequestTimeout},
 		{"read_request_timeout", c.ReadRequestTimeout}, {"range_request_timeout", c.RangeRequestTimeout},
 		{"truncate_request_timeout", c.TruncateRequestTimeout}, {"partitioned_node_timeout", c.PartitionedNodeTimeout},
-		{"max_hint_window", c.MaxHintWindow}} {
+		{"max_hint_window", c.MaxHintWindow}, {"auto_repair.min_repair_interval", c.AutoRepair.MinRepairInterval},
+		{"auto_repair.repair_check_interval", c.AutoRepair.RepairCheckInterval}} {
 		if d.value < 0 {
 			errs = append(errs, fmt.Errorf("%s: %s is negative", d.key, time.Duration(d.value)))
 		}

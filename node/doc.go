@@ -15,7 +15,9 @@
 // partitioned node policy), the storage failure policies (failure.go),
 // which ranges a node streams for a rebuild (streaming.go) or a bootstrap
 // (bootstrap.go) and which it
-// keeps at a cleanup (cleanup.go).
+// keeps at a cleanup (cleanup.go), which ranges a repair compares and
+// records (repair.go, repairhistory.go), and when the node repairs by
+// itself (autorepair.go).
 // Does not own: what any part does (storage, schema, cql, coordinator,
 // gossip, messaging, ring own that).
 // May import: cql/native, cql/exec, coordinator, metadata, gossip,

@@ -98,6 +98,9 @@ type Node struct {
 	history        *repair.History
 	historyMu      sync.Mutex
 	historyWritten int64
+	// autoRepairDone is closed when auto repair has stopped; nil when it
+	// never ran.
+	autoRepairDone chan struct{}
 	// streamThroughput and entireSSTableStreamThroughput are
 	// stream_throughput_outbound and
 	// entire_sstable_stream_throughput_outbound in bytes a second as
@@ -221,6 +224,9 @@ func (n *Node) shutdown(flush bool) error {
 		n.streaming.Close()
 	}
 	err := n.leaveCluster()
+	if n.autoRepairDone != nil {
+		<-n.autoRepairDone // its repair fails at once: the node stopped, its streams closed
+	}
 	err = errors.Join(err, n.stopAdmin(), n.stopNative(), n.stopMetadata())
 	n.coord.Settle() // messaging is closed: what is still on its way ends at once
 	if n.hints != nil {

@@ -370,6 +370,9 @@ partitioner: RandomPartitioner
 data_file_directories: [/srv/sibyl/data]
 write_request_timeout: 500ms
 read_request_timeout: 3s
+auto_repair:
+  enabled: true
+  min_repair_interval: 6h
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -380,7 +383,9 @@ read_request_timeout: 3s
 		cfg.FileCacheSize != 128<<20 || cfg.MemtableHeapSpace != 2<<30 ||
 		cfg.NumTokens != 4 || cfg.DataFileDirectories[0] != "/srv/sibyl/data" || cfg.CommitLogDirectory != "data/commitlog" ||
 		time.Duration(cfg.WriteRequestTimeout) != 500*time.Millisecond || time.Duration(cfg.ReadRequestTimeout) != 3*time.Second ||
-		time.Duration(cfg.RangeRequestTimeout) != 10*time.Second || time.Duration(cfg.TruncateRequestTimeout) != time.Minute {
+		time.Duration(cfg.RangeRequestTimeout) != 10*time.Second || time.Duration(cfg.TruncateRequestTimeout) != time.Minute ||
+		!cfg.AutoRepair.Enabled || time.Duration(cfg.AutoRepair.MinRepairInterval) != 6*time.Hour ||
+		time.Duration(cfg.AutoRepair.RepairCheckInterval) != 5*time.Minute {
 		t.Errorf("loaded %+v", cfg)
 	}
 	if err := cfg.Validate(); err != nil {
@@ -395,6 +400,7 @@ read_request_timeout: 3s
 		"native_transport_max_frame_size: 1 TB\n": `"1 TB" is not a data size`,
 		"file_cache_size: lots\n":                 `"lots" is not a data size`,
 		"native_transport_port: [1]\n":            "cannot unmarshal",
+		"auto_repair:\n  every: 1h\n":             "field every not found",
 	} {
 		_, err := LoadConfigFile(write(text))
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -402,10 +408,10 @@ read_request_timeout: 3s
 		}
 	}
 	bad := Config{Partitioner: "ByteOrderedPartitioner", NumTokens: -1, RPCAddress: "here", DataFileDirectories: []string{"a", "b"},
-		ReadRequestTimeout: Duration(-time.Second)}
+		ReadRequestTimeout: Duration(-time.Second), AutoRepair: AutoRepair{MinRepairInterval: Duration(-time.Hour)}}
 	err = bad.Validate()
 	for _, want := range []string{"partitioner:", "num_tokens: -1", `rpc_address: "here"`, "data_file_directories: 2 directories",
-		"read_request_timeout: -1s is negative"} {
+		"read_request_timeout: -1s is negative", "auto_repair.min_repair_interval: -1h0m0s is negative"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate: %v, want %q named", err, want)
 		}

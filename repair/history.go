@@ -45,6 +45,39 @@ func (h *History) RepairedAt(table mutation.TableID, token partitioner.Token) (i
 	return 0, false
 }
 
+// CoveredSince is the oldest time at which the repairs that together
+// covered every token of r (which may wrap) began; false if some token of
+// r no repair has covered, or r holds no token.
+func (h *History) CoveredSince(table mutation.TableID, r partitioner.Range) (int64, bool) {
+	tables := h.tables.Load()
+	if tables == nil {
+		return 0, false
+	}
+	segs := (*tables)[table]
+	oldest, any := int64(0), false
+	for _, piece := range r.Unwrap(h.Partitioner) {
+		// The stretches must run unbroken from piece.Start to piece.End.
+		i, _ := slices.BinarySearchFunc(segs, piece.Start, func(s Repaired, t partitioner.Token) int {
+			return partitioner.Compare(s.Range.End, t)
+		})
+		if i < len(segs) && partitioner.Compare(segs[i].Range.End, piece.Start) == 0 {
+			i++ // it ends where the piece begins: none of its tokens is in the piece
+		}
+		at := piece.Start
+		for partitioner.Compare(at, piece.End) < 0 {
+			if i == len(segs) || partitioner.Compare(segs[i].Range.Start, at) > 0 {
+				return 0, false
+			}
+			if !any || segs[i].At < oldest {
+				oldest, any = segs[i].At, true
+			}
+			at = segs[i].Range.End
+			i++
+		}
+	}
+	return oldest, any
+}
+
 // Table is table's history, in token order.
 func (h *History) Table(table mutation.TableID) []Repaired {
 	if tables := h.tables.Load(); tables != nil {

@@ -11,8 +11,10 @@ import (
 
 // TestHistoryAgainstAModel records random repairs of random ranges, some
 // wrapping and some whole-ring, and checks after each that every probed
-// token answers what a model of per-token newest times says, and that the
-// stretches stay sorted, disjoint and joined.
+// token, and random ranges, answer what a model of per-token newest times
+// says, and that the stretches stay sorted, disjoint and joined. Every
+// boundary is among the probes (or the ring's ends, between which the
+// probes next to them stand for the rest), so the probes decide a range.
 func TestHistoryAgainstAModel(t *testing.T) {
 	p := partitioner.Murmur3()
 	probes := []int64{math.MinInt64 + 1, math.MinInt64 + 2, math.MaxInt64 - 1, math.MaxInt64}
@@ -59,6 +61,21 @@ func TestHistoryAgainstAModel(t *testing.T) {
 					if c := partitioner.Compare(prev.Range.End, s.Range.Start); c > 0 || c == 0 && prev.At == s.At {
 						t.Fatalf("seed %d: stretches %v and %v overlap or are not joined", seed, prev, s)
 					}
+				}
+			}
+			for range 8 {
+				q := partitioner.Range{Start: token(randomToken(r)), End: token(randomToken(r))}
+				// A range without a token to cover (max, min] is not covered.
+				want, covered, any := int64(math.MaxInt64), true, false
+				for _, v := range probes {
+					if q.Contains(token(v)) {
+						covered, any = covered && model[v] > 0, true
+						want = min(want, model[v]-1)
+					}
+				}
+				covered = covered && any
+				if got, ok := h.CoveredSince(table, q); ok != covered || ok && got != want {
+					t.Fatalf("seed %d step %d: CoveredSince(%v) = %d, %v; want %d, %v\nstretches %v", seed, step, q, got, ok, want, covered, segs)
 				}
 			}
 			if _, ok := h.RepairedAt(other, token(0)); ok {
