@@ -10,6 +10,10 @@
 # the failed requests and the mean of the per-second p99 during it over
 # that before the first, and the bytes streamed (from the nodes' logs)
 # with their rate; then stress's read-back of every acknowledged write.
+# B6_STREAM_MIB, when set, is the stream_throughput_outbound (and its
+# entire-SSTable twin) in MiB/s every node is given (nodetool
+# setstreamthroughput) before each operation, to weigh operation time
+# against p99.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rows=${B6_ROWS:-1000000}
@@ -48,6 +52,12 @@ op() {
 	local name=$1
 	shift
 	local t0 t1
+	if [ -n "${B6_STREAM_MIB:-}" ]; then
+		for k in 1 2 3 4 5; do
+			bin/sibyl nodetool -h "127.0.0.$k" -p "$admin" setstreamthroughput -m "$B6_STREAM_MIB" >/dev/null 2>&1 || true
+			bin/sibyl nodetool -h "127.0.0.$k" -p "$admin" setstreamthroughput -e "$B6_STREAM_MIB" >/dev/null 2>&1 || true
+		done
+	fi
 	t0=$(date +%s.%N)
 	"$@" >>"$out/cluster.log" 2>&1
 	t1=$(date +%s.%N)

@@ -3,6 +3,7 @@ package node
 import (
 	"cmp"
 	"context"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -61,7 +62,7 @@ func (n *Node) autoRepairCandidates() ([]autoRepairCandidate, error) {
 		}
 		for i := range m.SortedTokens() {
 			r := m.RangeOf(i)
-			if m.Owner(i) != self || len(s.Replicas(m, r.End)) < 2 {
+			if replicas := s.Replicas(m, r.End); !isPrimary(replicas, self) || len(replicas) < 2 {
 				continue
 			}
 			for _, t := range ks.Tables {
@@ -77,17 +78,22 @@ func (n *Node) autoRepairCandidates() ([]autoRepairCandidate, error) {
 }
 
 // autoRepair repairs, until the node stops, one due range after another
-// (pickAutoRepair), waiting repair_check_interval when none is due, when
-// the node is not normal (joining, leaving, drained), and after a failure.
+// (pickAutoRepair), waiting repair_check_interval when none is due and
+// when the node is not normal (joining, leaving, drained). A range whose
+// repair failed, or recorded nothing, waits that long before it is tried
+// again, while the others go on, so that a range that cannot be repaired
+// (a replica down) holds up none.
 func (n *Node) autoRepair() {
 	defer close(n.autoRepairDone)
 	ctx, cancel := n.untilStopped()
 	defer cancel()
 	cfg := n.cfg.AutoRepair
+	check := time.Duration(cfg.RepairCheckInterval)
+	retryAfter := map[autoRepairKey]time.Time{}
 	for {
-		wait := time.Duration(cfg.RepairCheckInterval)
+		wait := check
 		if n.operationMode() == "NORMAL" {
-			if n.autoRepairOne(ctx, int64(time.Duration(cfg.MinRepairInterval)/time.Second)) {
+			if n.autoRepairOne(ctx, int64(time.Duration(cfg.MinRepairInterval)/time.Second), retryAfter, check) {
 				wait = 0
 			}
 		}
@@ -99,15 +105,30 @@ func (n *Node) autoRepair() {
 	}
 }
 
+// autoRepairKey names a candidate apart from its last repair.
+type autoRepairKey struct {
+	keyspace, table string
+	start, end      string
+}
+
+func (c autoRepairCandidate) key() autoRepairKey {
+	return autoRepairKey{c.keyspace, c.table, c.r.Start.String(), c.r.End.String()}
+}
+
 // autoRepairOne repairs the range due next, if any, and reports whether
-// it did.
-func (n *Node) autoRepairOne(ctx context.Context, interval int64) bool {
+// it tried one (the next may then go at once). Candidates in retryAfter
+// wait until their time; one whose repair failed or recorded nothing is
+// put there for check.
+func (n *Node) autoRepairOne(ctx context.Context, interval int64, retryAfter map[autoRepairKey]time.Time, check time.Duration) bool {
 	cands, err := n.autoRepairCandidates()
 	if err != nil {
 		n.cfg.Logger.Warn().Err(err).Msg("node: auto repair cannot list the ranges to repair")
 		return false
 	}
-	c, ok := pickAutoRepair(cands, time.Now().Unix(), interval)
+	now := time.Now()
+	cands = slices.DeleteFunc(cands, func(c autoRepairCandidate) bool { return now.Before(retryAfter[c.key()]) })
+	maps.DeleteFunc(retryAfter, func(_ autoRepairKey, at time.Time) bool { return !now.Before(at) })
+	c, ok := pickAutoRepair(cands, now.Unix(), interval)
 	if !ok {
 		return false
 	}
@@ -117,6 +138,9 @@ func (n *Node) autoRepairOne(ctx context.Context, interval int64) bool {
 		log = n.cfg.Logger.Warn().Err(err)
 	}
 	log.Str("keyspace", c.keyspace).Str("table", c.table).Stringer("range", c.r).Int("mismatched", sum.Mismatched).
-		Int64("bytes", sum.Bytes).Int64("millis", sum.Millis).Msg("node: auto repair of a range")
-	return err == nil
+		Int64("bytes", sum.Bytes).Int("recorded", sum.Recorded).Int64("millis", sum.Millis).Msg("node: auto repair of a range")
+	if err != nil || sum.Recorded == 0 {
+		retryAfter[c.key()] = now.Add(check)
+	}
+	return true
 }

@@ -107,7 +107,7 @@ func (n *Node) Repair(ctx context.Context, req RepairRequest) (RepairSummary, er
 		}
 		sum.Keyspaces = append(sum.Keyspaces, ks.Name)
 		for _, t := range tables {
-			if err := n.repairTable(ctx, t, ranges, &sum); err != nil {
+			if err := n.repairTable(ctx, m, t, ranges, &sum); err != nil {
 				return sum, fmt.Errorf("Repair job failed on %s.%s: %w", ks.Name, t.Name, err)
 			}
 		}
@@ -193,7 +193,7 @@ func (n *Node) repairRanges(m *ring.Metadata, s ring.Strategy, req RepairRequest
 	for i := range m.SortedTokens() {
 		r := m.RangeOf(i)
 		replicas := s.Replicas(m, r.End)
-		if !slices.Contains(replicas, self) || req.PrimaryRange && m.Owner(i) != self {
+		if !slices.Contains(replicas, self) || req.PrimaryRange && !isPrimary(replicas, self) {
 			continue
 		}
 		if err := add(r, replicas); err != nil {
@@ -201,6 +201,14 @@ func (n *Node) repairRanges(m *ring.Metadata, s ring.Strategy, req RepairRequest
 		}
 	}
 	return out, nil
+}
+
+// isPrimary reports whether self is the first of a range's replicas, as
+// Cassandra's primary ranges are: each range has one primary replica,
+// whatever the strategy (the token's owner may hold no replica of it
+// under NetworkTopologyStrategy).
+func isPrimary(replicas []ring.Endpoint, self ring.Endpoint) bool {
+	return len(replicas) > 0 && replicas[0] == self
 }
 
 // intersect is the part of range a inside range b, in pieces that do not
@@ -224,10 +232,11 @@ func intersect(p partitioner.Partitioner, a, b partitioner.Range) []partitioner.
 	return out
 }
 
-// repairTable compares table t over ranges and streams what differs;
-// once every stream is done, each replica of a range all of whose replicas
-// took part records it repaired as of when the comparison began.
-func (n *Node) repairTable(ctx context.Context, t *schema.Table, ranges []repairRange, sum *RepairSummary) error {
+// repairTable compares table t over ranges (of ring m) and streams what
+// differs; once every stream is done, each replica of a range all of
+// whose replicas took part records it repaired as of when the comparison
+// began.
+func (n *Node) repairTable(ctx context.Context, m *ring.Metadata, t *schema.Table, ranges []repairRange, sum *RepairSummary) error {
 	began := time.Now().Unix()
 	part := n.engine.Partitioner()
 	type pair struct{ to, from ring.Endpoint }
@@ -287,39 +296,57 @@ func (n *Node) repairTable(ctx context.Context, t *schema.Table, ranges []repair
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	return n.recordRepaired(ctx, t, ranges, began, sum)
+	n.recordRepaired(ctx, m, t, ranges, began, sum)
+	return nil
 }
 
 // recordRepaired tells each replica of the whole ranges among ranges that
-// a repair begun at began made them agree.
-func (n *Node) recordRepaired(ctx context.Context, t *schema.Table, ranges []repairRange, began int64, sum *RepairSummary) error {
+// a repair begun at began made them agree, unless the ring moved since m
+// (or m itself was moving: a joining node streams from one replica, which
+// may have lacked a tombstone another purges once the range counts as
+// repaired). A replica that cannot take the record is reported and only
+// purges less; sum.Recorded counts the ranges every replica took.
+func (n *Node) recordRepaired(ctx context.Context, m *ring.Metadata, t *schema.Table, ranges []repairRange, began int64, sum *RepairSummary) {
+	if now := n.ring.Load(); m.Future() != nil || now.Epoch() != m.Epoch() {
+		n.cfg.Logger.Warn().Str("table", t.String()).Msg("node: the ring moved during the repair: its ranges are not recorded repaired")
+		return
+	}
 	byReplica := map[ring.Endpoint][]partitioner.Range{}
 	for _, rr := range ranges {
-		if !rr.whole {
-			continue
-		}
-		sum.Recorded++
-		for _, e := range rr.replicas {
-			byReplica[e] = append(byReplica[e], rr.r)
+		if rr.whole {
+			for _, e := range rr.replicas {
+				byReplica[e] = append(byReplica[e], rr.r)
+			}
 		}
 	}
-	errs := make(chan error, len(byReplica))
+	type outcome struct {
+		e   ring.Endpoint
+		err error
+	}
+	outcomes := make(chan outcome, len(byReplica))
 	for e, rs := range byReplica {
 		go func() {
 			if e == n.endpoint() {
-				errs <- n.recordRepair(t.ID, rs, began)
+				outcomes <- outcome{e, n.recordRepair(t.ID, rs, began)}
 				return
 			}
 			ctx, cancel := context.WithTimeout(ctx, time.Minute)
 			defer cancel()
-			errs <- n.repair.RecordAt(ctx, string(e), t.ID, rs, began)
+			outcomes <- outcome{e, n.repair.RecordAt(ctx, string(e), t.ID, rs, began)}
 		}()
 	}
-	var all []error
+	failed := map[ring.Endpoint]bool{}
 	for range byReplica {
-		all = append(all, <-errs)
+		if o := <-outcomes; o.err != nil {
+			failed[o.e] = true
+			n.cfg.Logger.Warn().Err(o.err).Str("table", t.String()).Str("replica", string(o.e)).Msg("node: a replica did not record the repair")
+		}
 	}
-	return errors.Join(all...)
+	for _, rr := range ranges {
+		if rr.whole && !slices.ContainsFunc(rr.replicas, func(e ring.Endpoint) bool { return failed[e] }) {
+			sum.Recorded++
+		}
+	}
 }
 
 // repairLines are nodetool repair's report of a summary.

@@ -2,11 +2,13 @@ package node
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
 )
 
@@ -27,16 +29,56 @@ func (n *Node) loadRepairHistory() error {
 	part := n.engine.Partitioner()
 	n.historyMu.Lock()
 	defer n.historyMu.Unlock()
+	now := time.Now().Unix()
 	for _, r := range rows {
+		// A row passed over must still be shadowed by the next rewrite.
+		for _, c := range r {
+			n.historyWritten = max(n.historyWritten, c.Timestamp)
+		}
 		rg, table, at, err := decodeRepaired(part, r)
+		if err == nil && at <= 0 {
+			err = fmt.Errorf("repaired_at %d is not a time", at)
+		}
 		if err != nil {
 			n.cfg.Logger.Warn().Err(err).Msg("node: a row of system.repair_history is passed over")
 			continue
 		}
-		n.history.Record(table, []partitioner.Range{rg}, at)
-		n.historyWritten = max(n.historyWritten, r["repaired_at"].Timestamp)
+		n.history.Record(table, []partitioner.Range{rg}, min(at, now)) // a clock that went back holds nothing early
 	}
 	return nil
+}
+
+// maxRepairClockAhead is how far past this node's clock the start of a
+// repair it is told of may be: further is a wrong clock or a forged
+// record, and would let tombstones go before their time.
+const maxRepairClockAhead = 60 // seconds
+
+// acceptRepairRecord is REPAIR_RECORD's handler: the sender must be in
+// the ring, the table known and replicated, and every range one this
+// node replicates; recordRepair checks the time.
+func (n *Node) acceptRepairRecord(from string, table mutation.TableID, ranges []partitioner.Range, at int64) error {
+	m := n.ring.Load()
+	if m == nil || !m.Contains(ring.Endpoint(from)) {
+		return fmt.Errorf("node: a repair record from /%s, which is not in this node's ring", from)
+	}
+	t := n.Schema().TableByID(table)
+	if t == nil {
+		return fmt.Errorf("node: a repair record of table %s, which this node does not know", table)
+	}
+	s, err := n.ringStrategy(n.Schema().Keyspace(t.Keyspace))
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		return fmt.Errorf("node: a repair record of %s, whose keyspace every node holds whole", t)
+	}
+	self := n.endpoint()
+	for _, r := range ranges {
+		if !slices.Contains(s.Replicas(m, r.End), self) {
+			return fmt.Errorf("node: a repair record of %s for range %s, which this node does not replicate", t, r)
+		}
+	}
+	return n.recordRepair(table, ranges, at)
 }
 
 func decodeRepaired(part partitioner.Partitioner, r map[string]schema.Cell) (partitioner.Range, mutation.TableID, int64, error) {
@@ -64,25 +106,30 @@ func decodeRepaired(part partitioner.Partitioner, r map[string]schema.Cell) (par
 }
 
 // recordRepair keeps that a repair begun at at (Unix seconds) made every
-// replica of table's ranges agree: REPAIR_RECORD's handler, and the
-// repairing node's own record.
+// replica of table's ranges agree: the repairing node's own record, and
+// what acceptRepairRecord lets through.
 func (n *Node) recordRepair(table mutation.TableID, ranges []partitioner.Range, at int64) error {
+	now := time.Now().Unix()
+	if at <= 0 || at > now+maxRepairClockAhead {
+		return fmt.Errorf("node: a repair record begun at %d, and this node's clock says %d", at, now)
+	}
+	at = min(at, now)
 	n.historyMu.Lock()
 	defer n.historyMu.Unlock()
+	if n.Schema().TableByID(table) == nil {
+		return fmt.Errorf("node: a repair record of table %s, which this node does not know (dropped?)", table)
+	}
 	stretches := n.history.Record(table, ranges, at)
 	// The table's partition is written whole: a deletion just before rows
 	// of the stretches as they now stand.
-	now := time.Now()
-	ts := max(now.UnixMicro(), n.historyWritten+2)
+	ts := max(time.Now().UnixMicro(), n.historyWritten+2)
 	n.historyWritten = ts
 	del := mutation.NewMutation(schema.RepairHistoryTable.ID, table[:])
-	del.Deletion = mutation.DeletionTime{MarkedForDeleteAt: ts - 1, LocalDeletionTime: now.Unix()}
+	del.Deletion = mutation.DeletionTime{MarkedForDeleteAt: ts - 1, LocalDeletionTime: now}
 	ms := []*mutation.Mutation{del}
-	var keyspace, name []byte
-	if t := n.Schema().TableByID(table); t != nil {
-		keyspace, name = []byte(t.Keyspace), []byte(t.Name)
-	}
-	w := &schema.CellWriter{Timestamp: ts, Now: now.Unix()}
+	t := n.Schema().TableByID(table)
+	keyspace, name := []byte(t.Keyspace), []byte(t.Name)
+	w := &schema.CellWriter{Timestamp: ts, Now: now}
 	for _, s := range stretches {
 		m, err := schema.RepairHistoryTable.InsertMutation(map[string][]byte{
 			"table_id":      table[:],

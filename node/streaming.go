@@ -31,7 +31,7 @@ func (n *Node) startStreaming() error {
 	n.streaming = svc
 	n.repair = &repair.Service{Tables: n.engine, Network: nodeNetwork{n}, Partitioner: n.engine.Partitioner(),
 		Spans:  func(r partitioner.Range) []storage.KeySpan { return n.appendRangeSpans(nil, r) },
-		Record: n.recordRepair}
+		Record: n.acceptRepairRecord}
 	for verb, h := range n.repair.Handlers() {
 		n.messaging.Handle(verb, h)
 	}

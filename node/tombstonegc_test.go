@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
+	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/storage"
 )
 
@@ -21,7 +23,8 @@ import (
 // tombstone_gc mode repair keeps them through compaction until a repair
 // covered them; after it every replica records the repair
 // (system.repair_history, kept over a restart), compaction purges the
-// deletions everywhere, and no deleted row comes back.
+// deletions everywhere, and no deleted row comes back. A record of a
+// range a node does not replicate is refused.
 func TestTombstonesWaitForRepair(t *testing.T) {
 	nodes, dirs, gossipPort := startThreeWith(t, func(int) Config { return Config{HintedHandoffEnabled: new(false)} })
 	waitAllUp(t, nodes)
@@ -95,6 +98,21 @@ func TestTombstonesWaitForRepair(t *testing.T) {
 			t.Fatalf("node %d keeps %d deletions of gc.repair after the repair", i+1, got)
 		}
 	}
+	// A record of a range this node does not replicate is refused.
+	if _, err := exec.NewSession(nodes[0]).Run("CREATE KEYSPACE one WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};" +
+		"CREATE TABLE one.t (k int PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	m := nodes[0].ring.Load()
+	for i := range m.SortedTokens() {
+		if m.Owner(i) != nodes[0].endpoint() {
+			err := nodes[0].acceptRepairRecord(string(m.Owner(i)), mustTable(t, nodes[0], "one", "t").ID, []partitioner.Range{m.RangeOf(i)}, time.Now().Unix())
+			if err == nil || !strings.Contains(err.Error(), "does not replicate") {
+				t.Fatalf("a record of a range another node holds alone: %v", err)
+			}
+			break
+		}
+	}
 	for _, c := range []struct {
 		table string
 		want  int
@@ -149,4 +167,49 @@ func deletions(t *testing.T, n *Node, name string) int {
 		}
 	}
 	return count
+}
+
+// TestRepairRecordsAreChecked: a record purges tombstones, so a replica
+// takes one only from a node of its ring, for a table it knows, begun no
+// later than a minute past its clock (TestTombstonesWaitForRepair: and
+// for ranges it replicates); a record it takes, of a time ahead of its
+// clock, counts from now.
+func TestRepairRecordsAreChecked(t *testing.T) {
+	n, s := openNode(t)
+	if _, err := s.Run("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3};" +
+		"CREATE TABLE ks.t (k int PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	table := mustTable(t, n, "ks", "t").ID
+	self := string(n.endpoint())
+	p := n.Partitioner()
+	whole := []partitioner.Range{{Start: p.MinToken(), End: p.MinToken()}}
+	now := time.Now().Unix()
+	for _, c := range []struct {
+		name   string
+		from   string
+		table  mutation.TableID
+		ranges []partitioner.Range
+		at     int64
+		want   string
+	}{
+		{"from outside the ring", "10.9.9.9", table, whole, now, "not in this node's ring"},
+		{"of an unknown table", self, mutation.TableID{7}, whole, now, "does not know"},
+		{"begun in the future", self, table, whole, now + 3600, "clock says"},
+		{"begun before time", self, table, whole, 0, "clock says"},
+	} {
+		err := n.acceptRepairRecord(c.from, c.table, c.ranges, c.at)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("a record %s: %v, want an error naming %q", c.name, err, c.want)
+		}
+	}
+	if _, ok := n.history.RepairedAt(table, p.Token([]byte{0, 0, 0, 1})); ok {
+		t.Fatal("a refused record counts")
+	}
+	if err := n.acceptRepairRecord(self, table, whole, now+30); err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := n.history.RepairedAt(table, p.Token([]byte{0, 0, 0, 1})); !ok || at > time.Now().Unix() {
+		t.Fatalf("a record 30 s ahead: repaired at %d, %v; want no later than now", at, ok)
+	}
 }

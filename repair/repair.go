@@ -60,9 +60,10 @@ type Service struct {
 	Partitioner partitioner.Partitioner
 	// Spans are the engine key spans of a range's tokens.
 	Spans func(partitioner.Range) []storage.KeySpan
-	// Record keeps, at this replica, that a repair begun at at (Unix
-	// seconds) made every replica of table's ranges agree.
-	Record func(table mutation.TableID, ranges []partitioner.Range, at int64) error
+	// Record keeps, at this replica, that a repair from the node at from,
+	// begun at at (Unix seconds), made every replica of table's ranges
+	// agree. It must check what it is told: a record purges tombstones.
+	Record func(from string, table mutation.TableID, ranges []partitioner.Range, at int64) error
 }
 
 // Tree hashes table id's data in each of range r's leaves.
@@ -117,7 +118,7 @@ func (s *Service) RecordAt(ctx context.Context, to string, table mutation.TableI
 	return nil
 }
 
-func (s *Service) handleRecord(_ string, payload []byte) ([]byte, error) {
+func (s *Service) handleRecord(from string, payload []byte) ([]byte, error) {
 	q, err := decodeRecordRequest(payload, s.Partitioner)
 	if err != nil {
 		return nil, err
@@ -125,8 +126,13 @@ func (s *Service) handleRecord(_ string, payload []byte) ([]byte, error) {
 	if s.Record == nil {
 		return nil, errors.New("repair: REPAIR_RECORD: this node keeps no repair history")
 	}
-	return nil, s.Record(q.table, q.ranges, q.at)
+	return nil, s.Record(from, q.table, q.ranges, q.at)
 }
+
+// MaxRecordRanges bounds the ranges of one REPAIR_RECORD: more than any
+// node replicates of a table (num_tokens times the replication factor),
+// few enough that merging them into the history stays cheap.
+const MaxRecordRanges = 8192
 
 // recordRequest is REPAIR_RECORD's payload.
 type recordRequest struct {
@@ -152,6 +158,10 @@ func decodeRecordRequest(b []byte, p partitioner.Partitioner) (recordRequest, er
 	q.table = readTable(&r)
 	q.at = r.Int()
 	n := r.Count()
+	if n > MaxRecordRanges {
+		r.Fail(fmt.Errorf("%d ranges, more than %d", n, MaxRecordRanges))
+		n = 0
+	}
 	for range n {
 		rg, err := rangeOf(p, r.Bytes(), r.Bytes())
 		if err != nil && r.Err == nil {

@@ -191,3 +191,20 @@ func FuzzDecoders(f *testing.F) {
 		}
 	})
 }
+
+// TestRecordRequestBound: a REPAIR_RECORD of more ranges than any node
+// replicates is refused before any is merged.
+func TestRecordRequestBound(t *testing.T) {
+	p := partitioner.Murmur3()
+	ranges := make([]partitioner.Range, MaxRecordRanges+1)
+	for i := range ranges {
+		ranges[i] = partitioner.Range{Start: partitioner.Murmur3Token(int64(i)), End: partitioner.Murmur3Token(int64(i + 1))}
+	}
+	if _, err := decodeRecordRequest(recordRequest{table: tableID, ranges: ranges, at: 1}.encode(), p); err == nil {
+		t.Fatalf("a record of %d ranges decoded", len(ranges))
+	}
+	q, err := decodeRecordRequest(recordRequest{table: tableID, ranges: ranges[:MaxRecordRanges], at: 1}.encode(), p)
+	if err != nil || len(q.ranges) != MaxRecordRanges {
+		t.Fatalf("a record of %d ranges: %d decoded, %v", MaxRecordRanges, len(q.ranges), err)
+	}
+}
