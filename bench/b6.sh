@@ -6,14 +6,17 @@
 # grows to four and five nodes and shrinks back to three (add, add,
 # decommission, decommission), has a node replaced (stopped, then `sibyl
 # cluster replace`) and is repaired (nodetool repair), one operation at a
-# time with B6_PAUSE seconds between. It prints, per operation, its time,
-# the failed requests and the mean of the per-second p99 during it over
-# that before the first, and the bytes streamed (from the nodes' logs)
-# with their rate; then stress's read-back of every acknowledged write.
+# time with B6_PAUSE seconds between. Before the capacity is measured,
+# the compactions the load left are waited out (at most B6_SETTLE s).
+# It prints, per operation, its time, the failed requests and the mean
+# of the per-second p99 during it over that before the first, and the
+# bytes streamed (from the nodes' logs) with their rate; then stress's
+# read-back of every acknowledged write.
 # B6_STREAM_MIB, when set, is the stream_throughput_outbound (and its
 # entire-SSTable twin) in MiB/s every node is given (nodetool
 # setstreamthroughput) before each operation, to weigh operation time
-# against p99.
+# against p99; B6_RATE, when set, is the load's rate in place of half the
+# capacity measured, so that runs compare at one load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rows=${B6_ROWS:-1000000}
@@ -26,7 +29,9 @@ port=$(free_port)
 admin=$(free_port)
 data=$(mktemp -d)
 dir="$data/cluster"
-cluster() { bin/sibyl cluster "$@" --dir "$dir"; }
+# A joining node streams before it serves CQL: at a low stream throughput
+# that outlasts the cluster tool's default wait.
+cluster() { bin/sibyl cluster "$@" --dir "$dir" --wait 30m; }
 cleanup() {
 	[ -z "${stress_pid:-}" ] || kill "$stress_pid" 2>/dev/null || true
 	cluster down >/dev/null 2>&1 || true
@@ -36,10 +41,25 @@ trap cleanup EXIT
 cluster up --nodes 3 --native-transport-port "$port" --admin-port "$admin" --gossip-port "$(free_port)" --storage-port "$(free_port)" >"$out/cluster.log"
 bin/sibyl stress write --nodes 127.0.0.1,127.0.0.2,127.0.0.3 --port "$port" --keyspace b6 --replication-factor 3 --consistency QUORUM \
 	--ops "$rows" --value-size 1024 --threads 64 >"$out/load.log"
+# The compactions the load left run out before anything is measured: a
+# p99 "before" taken while they run is not the cluster's.
+settle=${B6_SETTLE:-900}
+for ((waited = 0; waited < settle; waited += 5)); do
+	pending=0
+	for k in 1 2 3; do
+		n=$(bin/sibyl nodetool -h "127.0.0.$k" -p "$admin" compactionstats | sed -n 's/^pending tasks: //p')
+		pending=$((pending + ${n:-1}))
+	done
+	[ "$pending" -eq 0 ] && break
+	sleep 5
+done
+echo "compactions settled after ${waited} s"
 bin/sibyl stress mixed --nodes 127.0.0.1,127.0.0.2,127.0.0.3 --port "$port" --keyspace b6 --consistency QUORUM --overwrite --keys "$rows" \
 	--value-size 1024 --duration "${capacity_secs}s" --json "$out/capacity.json" >"$out/capacity.log"
 rate=$(python3 -c "import json; c = json.load(open('$out/capacity.json')); print(int(c['total_ops'] / c['seconds'] / 2))")
-echo "capacity measured: $((rate * 2)) ops/s; load at $rate ops/s"
+echo "capacity measured: $((rate * 2)) ops/s"
+rate=${B6_RATE:-$rate}
+echo "load at $rate ops/s"
 # The load runs until the operations are done (SIGINT ends it early, its
 # read-back still done); its duration is only a bound.
 duration=${B6_DURATION:-3600}

@@ -3,6 +3,7 @@ package storage
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,5 +125,32 @@ func TestSnapshotTagsArePlainNames(t *testing.T) {
 	}
 	if err := tbl.Snapshot(strings.Repeat("t", 255), ""); err != nil {
 		t.Fatalf("a 255-byte tag: %v", err)
+	}
+}
+
+// TestPendingCompactions: four SSTables of one size are a compaction the
+// size-tiered strategy wants, counted as pending until it has run.
+func TestPendingCompactions(t *testing.T) {
+	e, tbl := testEngine(t, vfs.NewMem())
+	defer e.Close()
+	if n := tbl.PendingCompactions(); n != 0 {
+		t.Fatalf("an empty table has %d compactions pending", n)
+	}
+	for i := range 4 {
+		if err := writeKey(e, fmt.Sprintf("k%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := tbl.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if want := i / 3; tbl.PendingCompactions() != want {
+			t.Fatalf("with %d SSTables, %d compactions pending, want %d", i+1, tbl.PendingCompactions(), want)
+		}
+	}
+	if err := tbl.CompactMajor(); err != nil {
+		t.Fatal(err)
+	}
+	if n := tbl.PendingCompactions(); n != 0 {
+		t.Fatalf("after compacting, %d compactions pending", n)
 	}
 }

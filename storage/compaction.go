@@ -96,6 +96,21 @@ func (t *Table) compactOnce() (bool, error) {
 	return true, t.compact(inputs, plan.level, plan.cutSize, nil)
 }
 
+// PendingCompactions estimates the compactions the table has before it
+// (nodetool compactionstats' pending tasks): those running, and one more
+// when its strategy wants one now.
+func (t *Table) PendingCompactions() int {
+	t.mu.Lock()
+	var cursors levelCursors // an estimate must not move the leveled strategy's place
+	wants := pickCompaction(t.summaries(), &t.opts.Compaction, &cursors) != nil
+	t.mu.Unlock()
+	n := int(t.compacting.Load())
+	if wants {
+		n++
+	}
+	return n
+}
+
 // CompactMajor merges every SSTable of the table (nodetool compact), after
 // flushing the memtable. Under Leveled the result is level 1, cut at the
 // strategy's SSTable size; otherwise it is one SSTable.
@@ -165,6 +180,8 @@ func (t *Table) Cleanup(keep []KeySpan) error {
 // only the partitions whose prefix it accepts.
 // REQUIRES: t.compactMu held.
 func (t *Table) compact(inputs []*sstableRef, level int, cutSize int64, keep func(prefix []byte) bool) error {
+	t.compacting.Add(1)
+	defer t.compacting.Add(-1)
 	start := t.e.opts.Now()
 	now := start.Unix()
 	gcBefore := t.gcBefore(now)

@@ -198,6 +198,8 @@ type Table struct {
 	// purge is when tombstones may go (gc grace, tombstone GC mode), which
 	// Reconfigure may change.
 	purge atomic.Pointer[purgeRule]
+	// compacting counts the compactions running.
+	compacting atomic.Int32
 }
 
 func openTable(e *Engine, opts TableOptions) (*Table, error) {

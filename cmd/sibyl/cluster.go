@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sibyldb/sibyl/tools/cluster"
 	"github.com/spf13/cobra"
@@ -13,13 +14,22 @@ import (
 
 func newClusterCommand() *cobra.Command {
 	var dir string
+	var wait time.Duration
 	cmd := &cobra.Command{
 		Use:   "cluster",
 		Short: "A local cluster on 127.0.0.x, as ccm makes: up, status, stop, start, down, logs",
 	}
 	home, _ := os.UserHomeDir()
 	cmd.PersistentFlags().StringVar(&dir, "dir", filepath.Join(home, ".sibyl", "cluster"), "the cluster's directory (data, logs, pids)")
-	open := func(cmd *cobra.Command) (*cluster.Cluster, error) { return cluster.Open(dir, cmd.OutOrStdout()) }
+	cmd.PersistentFlags().DurationVar(&wait, "wait", 2*time.Minute,
+		"how long a node started may take to serve CQL (one that joins streams its ranges first: give a large data set more)")
+	open := func(cmd *cobra.Command) (*cluster.Cluster, error) {
+		c, err := cluster.Open(dir, cmd.OutOrStdout())
+		if err == nil {
+			c.UpTimeout = wait
+		}
+		return c, err
+	}
 	node := func(arg string) (int, error) {
 		k, err := strconv.Atoi(strings.TrimPrefix(arg, "node"))
 		if err != nil || k < 1 {
@@ -38,7 +48,7 @@ func newClusterCommand() *cobra.Command {
 				return err
 			}
 			cfg.Binary = bin
-			return cluster.Up(&cluster.Cluster{Dir: dir, Config: cfg, Out: cmd.OutOrStdout()})
+			return cluster.Up(&cluster.Cluster{Dir: dir, Config: cfg, Out: cmd.OutOrStdout(), UpTimeout: wait})
 		},
 	}
 	f := up.Flags()

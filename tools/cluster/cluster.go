@@ -57,7 +57,9 @@ type Cluster struct {
 	Dir string
 	Config
 	Out io.Writer
-	// UpTimeout bounds the wait for nodes to come up; default two minutes.
+	// UpTimeout bounds the wait for a node to serve CQL (one that joins
+	// streams its ranges first); default two minutes (sibyl cluster
+	// --wait).
 	UpTimeout time.Duration
 }
 
