@@ -235,11 +235,13 @@ func (n *Node) stopAdmin() error {
 	return err
 }
 
-// Drain stops the node taking requests, stops its running compactions
-// (they give up; their inputs stay) and flushes its memtables, as nodetool
-// drain does; the process goes on until stopped.
+// Drain stops the node taking requests, stops its automatic repair and
+// its running compactions (they give up; their inputs stay) and flushes
+// its memtables, as nodetool drain does; the process goes on until
+// stopped.
 func (n *Node) Drain() error {
 	n.drained.Store(true)
+	n.stopAutoRepair() // before the flush: its streams write to the memtables
 	n.engine.StopCompactions()
 	if err := n.stopNative(); err != nil {
 		return err

@@ -83,10 +83,8 @@ func (n *Node) autoRepairCandidates() ([]autoRepairCandidate, error) {
 // repair failed, or recorded nothing, waits that long before it is tried
 // again, while the others go on, so that a range that cannot be repaired
 // (a replica down) holds up none.
-func (n *Node) autoRepair() {
+func (n *Node) autoRepair(ctx context.Context) {
 	defer close(n.autoRepairDone)
-	ctx, cancel := n.untilStopped()
-	defer cancel()
 	cfg := n.cfg.AutoRepair
 	check := time.Duration(cfg.RepairCheckInterval)
 	retryAfter := map[autoRepairKey]time.Time{}
@@ -103,6 +101,24 @@ func (n *Node) autoRepair() {
 		case <-time.After(wait):
 		}
 	}
+}
+
+// startAutoRepair starts autoRepair, which runs until the node stops or
+// stopAutoRepair.
+func (n *Node) startAutoRepair() {
+	ctx, cancel := n.untilStopped()
+	n.autoRepairDone, n.autoRepairCancel = make(chan struct{}), cancel
+	go n.autoRepair(ctx)
+}
+
+// stopAutoRepair ends automatic repair, the repair in flight failing at
+// once, and waits until it has stopped.
+func (n *Node) stopAutoRepair() {
+	if n.autoRepairDone == nil {
+		return
+	}
+	n.autoRepairCancel()
+	<-n.autoRepairDone
 }
 
 // autoRepairKey names a candidate apart from its last repair.

@@ -52,7 +52,8 @@ func TestPickAutoRepair(t *testing.T) {
 // back, the nodes repair their primary ranges by themselves, one at a
 // time, until every replica's tree agrees and every node's history
 // covers every token of the table; after that, with the ranges repaired
-// less than min_repair_interval ago, nothing more is repaired.
+// less than min_repair_interval ago, nothing more is repaired. Drain
+// stops it.
 func TestAutoRepairHealsAReplica(t *testing.T) {
 	config := func(int) Config {
 		return Config{HintedHandoffEnabled: new(false),
@@ -106,6 +107,14 @@ func TestAutoRepairHealsAReplica(t *testing.T) {
 		if c, ok := pickAutoRepair(cands, time.Now().Unix(), int64(time.Hour/time.Second)); ok {
 			t.Fatalf("%s: after every range was repaired, %+v is still due", n.endpoint(), c)
 		}
+	}
+	if err := nodes[0].Drain(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-nodes[0].autoRepairDone:
+	default:
+		t.Fatal("automatic repair runs on after drain")
 	}
 }
 

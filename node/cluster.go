@@ -68,8 +68,7 @@ func (n *Node) identify() error {
 		go n.gossipLoad()
 		go n.housekeeping()
 		if n.cfg.AutoRepair.Enabled {
-			n.autoRepairDone = make(chan struct{})
-			go n.autoRepair()
+			n.startAutoRepair()
 		}
 	}
 	return nil

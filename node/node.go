@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -98,9 +99,10 @@ type Node struct {
 	history        *repair.History
 	historyMu      sync.Mutex
 	historyWritten int64
-	// autoRepairDone is closed when auto repair has stopped; nil when it
-	// never ran.
-	autoRepairDone chan struct{}
+	// autoRepairDone is closed when auto repair has stopped, which
+	// autoRepairCancel asks; both nil when it never ran.
+	autoRepairDone   chan struct{}
+	autoRepairCancel context.CancelFunc
 	// streamThroughput and entireSSTableStreamThroughput are
 	// stream_throughput_outbound and
 	// entire_sstable_stream_throughput_outbound in bytes a second as
@@ -224,9 +226,7 @@ func (n *Node) shutdown(flush bool) error {
 		n.streaming.Close()
 	}
 	err := n.leaveCluster()
-	if n.autoRepairDone != nil {
-		<-n.autoRepairDone // its repair fails at once: the node stopped, its streams closed
-	}
+	n.stopAutoRepair() // its repair fails at once: the node stopped, its streams closed
 	err = errors.Join(err, n.stopAdmin(), n.stopNative(), n.stopMetadata())
 	n.coord.Settle() // messaging is closed: what is still on its way ends at once
 	if n.hints != nil {
