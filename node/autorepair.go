@@ -124,12 +124,10 @@ func (n *Node) stopAutoRepair() {
 // autoRepairKey names a candidate apart from its last repair.
 type autoRepairKey struct {
 	keyspace, table string
-	start, end      string
+	r               partitioner.Range
 }
 
-func (c autoRepairCandidate) key() autoRepairKey {
-	return autoRepairKey{c.keyspace, c.table, c.r.Start.String(), c.r.End.String()}
-}
+func (c autoRepairCandidate) key() autoRepairKey { return autoRepairKey{c.keyspace, c.table, c.r} }
 
 // autoRepairOne repairs the range due next, if any, and reports whether
 // it tried one (the next may then go at once). Candidates in retryAfter

@@ -61,11 +61,12 @@ func (n *Node) acceptRepairRecord(from string, table mutation.TableID, ranges []
 	if m == nil || !m.Contains(ring.Endpoint(from)) {
 		return fmt.Errorf("node: a repair record from /%s, which is not in this node's ring", from)
 	}
-	t := n.Schema().TableByID(table)
+	sch := n.Schema()
+	t := sch.TableByID(table)
 	if t == nil {
 		return fmt.Errorf("node: a repair record of table %s, which this node does not know", table)
 	}
-	s, err := n.ringStrategy(n.Schema().Keyspace(t.Keyspace))
+	s, err := n.ringStrategy(sch.Keyspace(t.Keyspace))
 	if err != nil {
 		return err
 	}
@@ -116,18 +117,15 @@ func (n *Node) recordRepair(table mutation.TableID, ranges []partitioner.Range, 
 	at = min(at, now)
 	n.historyMu.Lock()
 	defer n.historyMu.Unlock()
-	if n.Schema().TableByID(table) == nil {
+	t := n.Schema().TableByID(table)
+	if t == nil {
 		return fmt.Errorf("node: a repair record of table %s, which this node does not know (dropped?)", table)
 	}
 	stretches := n.history.Record(table, ranges, at)
 	// The table's partition is written whole: a deletion just before rows
 	// of the stretches as they now stand.
-	ts := max(time.Now().UnixMicro(), n.historyWritten+2)
-	n.historyWritten = ts
-	del := mutation.NewMutation(schema.RepairHistoryTable.ID, table[:])
-	del.Deletion = mutation.DeletionTime{MarkedForDeleteAt: ts - 1, LocalDeletionTime: now}
+	del, ts := n.historyDeletion(table)
 	ms := []*mutation.Mutation{del}
-	t := n.Schema().TableByID(table)
 	keyspace, name := []byte(t.Keyspace), []byte(t.Name)
 	w := &schema.CellWriter{Timestamp: ts, Now: now}
 	for _, s := range stretches {
@@ -155,10 +153,19 @@ func (n *Node) forgetRepairHistory(table mutation.TableID) error {
 	n.historyMu.Lock()
 	defer n.historyMu.Unlock()
 	n.history.Forget(table)
+	del, _ := n.historyDeletion(table)
+	return n.applyLocal([]*mutation.Mutation{del})
+}
+
+// historyDeletion is the deletion of table's partition of the stored
+// history, and the timestamp after it that rows written with it take:
+// both later than every write of the history before.
+// REQUIRES: n.historyMu held.
+func (n *Node) historyDeletion(table mutation.TableID) (*mutation.Mutation, int64) {
 	now := time.Now()
-	ts := max(now.UnixMicro(), n.historyWritten+1)
+	ts := max(now.UnixMicro(), n.historyWritten+2)
 	n.historyWritten = ts
 	del := mutation.NewMutation(schema.RepairHistoryTable.ID, table[:])
-	del.Deletion = mutation.DeletionTime{MarkedForDeleteAt: ts, LocalDeletionTime: now.Unix()}
-	return n.applyLocal([]*mutation.Mutation{del})
+	del.Deletion = mutation.DeletionTime{MarkedForDeleteAt: ts - 1, LocalDeletionTime: now.Unix()}
+	return del, ts
 }

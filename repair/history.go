@@ -78,26 +78,17 @@ func (h *History) CoveredSince(table mutation.TableID, r partitioner.Range) (int
 	return oldest, any
 }
 
-// Table is table's history, in token order.
-func (h *History) Table(table mutation.TableID) []Repaired {
-	if tables := h.tables.Load(); tables != nil {
-		return slices.Clone((*tables)[table])
-	}
-	return nil
-}
-
 // Record notes that a repair of table begun at at covered ranges (which
 // may wrap) on every replica, and returns the table's history after it.
 func (h *History) Record(table mutation.TableID, ranges []partitioner.Range, at int64) []Repaired {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	tables := h.copyTables()
-	segs := tables[table]
+	var pieces []partitioner.Range
 	for _, r := range ranges {
-		for _, piece := range r.Unwrap(h.Partitioner) {
-			segs = merge(segs, Repaired{Range: piece, At: at})
-		}
+		pieces = append(pieces, r.Unwrap(h.Partitioner)...)
 	}
+	tables := h.copyTables()
+	segs := merge(tables[table], union(pieces), at)
 	tables[table] = segs
 	h.tables.Store(&tables)
 	return slices.Clone(segs)
@@ -123,41 +114,65 @@ func (h *History) copyTables() map[mutation.TableID][]Repaired {
 	return out
 }
 
-// merge adds r (not wrapping) to segs (sorted, disjoint, not wrapping),
-// each token keeping the newer time, neighbours of one time joined. The
-// result is a new slice.
-func merge(segs []Repaired, r Repaired) []Repaired {
-	bounds := []partitioner.Token{r.Range.Start, r.Range.End}
+// union is pieces (none wrapping) sorted and joined where they overlap or
+// touch, so that no two share a token.
+func union(pieces []partitioner.Range) []partitioner.Range {
+	slices.SortFunc(pieces, func(a, b partitioner.Range) int { return partitioner.Compare(a.Start, b.Start) })
+	var out []partitioner.Range
+	for _, p := range pieces {
+		if n := len(out); n > 0 && partitioner.Compare(p.Start, out[n-1].End) <= 0 {
+			if partitioner.Compare(p.End, out[n-1].End) > 0 {
+				out[n-1].End = p.End
+			}
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// merge adds the stretches of add (sorted, disjoint, not wrapping), all
+// repaired at at, to segs (the same, each with its own time) in one
+// sweep: each token keeps the newer time, neighbours of one time joined.
+// The result is a new slice.
+func merge(segs []Repaired, add []partitioner.Range, at int64) []Repaired {
+	bounds := make([]partitioner.Token, 0, 2*(len(segs)+len(add)))
+	for _, r := range add {
+		bounds = append(bounds, r.Start, r.End)
+	}
 	for _, s := range segs {
 		bounds = append(bounds, s.Range.Start, s.Range.End)
 	}
 	slices.SortFunc(bounds, partitioner.Compare)
 	bounds = slices.CompactFunc(bounds, func(a, b partitioner.Token) bool { return partitioner.Compare(a, b) == 0 })
-	covers := func(s Repaired, lo, hi partitioner.Token) bool {
-		return partitioner.Compare(s.Range.Start, lo) <= 0 && partitioner.Compare(hi, s.Range.End) <= 0
+	covers := func(r partitioner.Range, lo, hi partitioner.Token) bool {
+		return partitioner.Compare(r.Start, lo) <= 0 && partitioner.Compare(hi, r.End) <= 0
 	}
 	var out []Repaired
-	j := 0 // the first of segs that may cover the piece being made
+	j, k := 0, 0 // the first of segs, and of add, that may cover the piece being made
 	for i := 0; i+1 < len(bounds); i++ {
 		lo, hi := bounds[i], bounds[i+1]
-		at, covered := int64(0), false
-		if covers(r, lo, hi) {
-			at, covered = r.At, true
-		}
 		for j < len(segs) && partitioner.Compare(segs[j].Range.End, lo) <= 0 {
 			j++
 		}
-		if j < len(segs) && covers(segs[j], lo, hi) && (!covered || segs[j].At > at) {
-			at, covered = segs[j].At, true
+		for k < len(add) && partitioner.Compare(add[k].End, lo) <= 0 {
+			k++
+		}
+		t, covered := int64(0), false
+		if k < len(add) && covers(add[k], lo, hi) {
+			t, covered = at, true
+		}
+		if j < len(segs) && covers(segs[j].Range, lo, hi) && (!covered || segs[j].At > t) {
+			t, covered = segs[j].At, true
 		}
 		if !covered {
 			continue
 		}
-		if n := len(out); n > 0 && out[n-1].At == at && partitioner.Compare(out[n-1].Range.End, lo) == 0 {
+		if n := len(out); n > 0 && out[n-1].At == t && partitioner.Compare(out[n-1].Range.End, lo) == 0 {
 			out[n-1].Range.End = hi
 			continue
 		}
-		out = append(out, Repaired{Range: partitioner.Range{Start: lo, End: hi}, At: at})
+		out = append(out, Repaired{Range: partitioner.Range{Start: lo, End: hi}, At: t})
 	}
 	return out
 }

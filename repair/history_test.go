@@ -3,6 +3,7 @@ package repair
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/sibyldb/sibyl/mutation"
@@ -37,11 +38,15 @@ func TestHistoryAgainstAModel(t *testing.T) {
 		h := &History{Partitioner: p}
 		model := map[int64]int64{}
 		for step := range 12 {
-			rg := partitioner.Range{Start: token(randomToken(r)), End: token(randomToken(r))}
+			// One to three ranges a repair, which may overlap each other.
+			var rgs []partitioner.Range
+			for range 1 + r.IntN(3) {
+				rgs = append(rgs, partitioner.Range{Start: token(randomToken(r)), End: token(randomToken(r))})
+			}
 			at := r.Int64N(20)
-			segs := h.Record(table, []partitioner.Range{rg}, at)
+			segs := h.Record(table, rgs, at)
 			for _, v := range probes {
-				if rg.Contains(token(v)) {
+				if slices.ContainsFunc(rgs, func(rg partitioner.Range) bool { return rg.Contains(token(v)) }) {
 					model[v] = max(model[v], at+1) // 0 in the model: never repaired
 				}
 			}
@@ -49,7 +54,7 @@ func TestHistoryAgainstAModel(t *testing.T) {
 				got, ok := h.RepairedAt(table, token(v))
 				if want := model[v]; ok != (want > 0) || ok && got != want-1 {
 					t.Fatalf("seed %d step %d: after %v at %d, token %d: RepairedAt = %d, %v; want %d, %v\nstretches %v",
-						seed, step, rg, at, v, got, ok, want-1, want > 0, segs)
+						seed, step, rgs, at, v, got, ok, want-1, want > 0, segs)
 				}
 			}
 			for i, s := range segs {
@@ -83,7 +88,11 @@ func TestHistoryAgainstAModel(t *testing.T) {
 			}
 		}
 		h.Forget(table)
-		if _, ok := h.RepairedAt(table, token(0)); ok || len(h.Table(table)) != 0 {
+		whole := partitioner.Range{Start: p.MinToken(), End: p.MinToken()}
+		if _, ok := h.CoveredSince(table, whole); ok || slices.ContainsFunc(probes, func(v int64) bool {
+			_, ok := h.RepairedAt(table, token(v))
+			return ok
+		}) {
 			t.Fatalf("seed %d: a forgotten table keeps its history", seed)
 		}
 	}
