@@ -52,11 +52,7 @@ func appendRead(dst []byte, table mutation.TableID, q request.PartitionRead, dig
 	w.Bool(digest)
 	w.Bytes(table[:])
 	w.Bytes(q.Key)
-	w.Optional(q.Start)
-	w.Optional(q.End)
-	w.Bool(q.Reverse)
-	w.Int(int64(q.Limit))
-	w.Int(q.Now)
+	writeSlice(&w, q.Slice)
 	return w.B
 }
 
@@ -65,11 +61,25 @@ func decodeRead(b []byte) (table mutation.TableID, q request.PartitionRead, dige
 	digest = r.Bool()
 	table = readTableID(&r)
 	q.Key = r.Bytes()
-	q.Start, q.End = r.Optional(), r.Optional()
-	q.Reverse = r.Bool()
-	q.Limit = int(r.Int())
-	q.Now = r.Int()
+	q.Slice = readSlice(&r)
 	return table, q, digest, r.Err
+}
+
+// writeSlice and readSlice are a partition read's slice.
+func writeSlice(w *wire.Writer, s request.Slice) {
+	w.Optional(s.Start)
+	w.Optional(s.End)
+	w.Bool(s.Reverse)
+	w.Int(int64(s.Limit))
+	w.Int(s.Now)
+}
+
+func readSlice(r *wire.Reader) (s request.Slice) {
+	s.Start, s.End = r.Optional(), r.Optional()
+	s.Reverse = r.Bool()
+	s.Limit = int(r.Int())
+	s.Now = r.Int()
+	return s
 }
 
 func encodeScan(table mutation.TableID, q request.RangeRead) []byte {

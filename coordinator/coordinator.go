@@ -47,13 +47,16 @@ type Network interface {
 
 // Timeouts bound how long a request waits for its replicas
 // (cassandra.yaml's write_request_timeout, read_request_timeout,
-// range_request_timeout and truncate_request_timeout).
+// range_request_timeout, truncate_request_timeout and
+// cas_contention_timeout: how long a lightweight transaction's Paxos
+// rounds may take before its commit).
 type Timeouts struct {
-	Write, Read, Range, Truncate time.Duration
+	Write, Read, Range, Truncate, CAS time.Duration
 }
 
 // DefaultTimeouts are Cassandra's defaults.
-var DefaultTimeouts = Timeouts{Write: 2 * time.Second, Read: 5 * time.Second, Range: 10 * time.Second, Truncate: 60 * time.Second}
+var DefaultTimeouts = Timeouts{Write: 2 * time.Second, Read: 5 * time.Second, Range: 10 * time.Second, Truncate: 60 * time.Second,
+	CAS: time.Second}
 
 // Config is what a Coordinator is built from.
 type Config struct {
@@ -88,8 +91,11 @@ type Config struct {
 	StoragePort int
 	Logger      zerolog.Logger
 	// Now is the clock replicas' answer times are measured on (the dynamic
-	// snitch's scores); default time.Now.
+	// snitch's scores), and Paxos ballots' times; default time.Now.
 	Now func() time.Time
+	// Rand is the randomness of Paxos ballots and of the back-off of
+	// rounds that lost to another; default math/rand/v2's.
+	Rand func() uint64
 }
 
 // Stats count what the coordinator did, for the node's metrics.
@@ -110,6 +116,11 @@ type Stats struct {
 	// past max_hints_size_per_host, or older than their table's
 	// gc_grace_seconds.
 	HintsPastWindow, HintsOverSize, HintsExpired atomic.Int64
+	// Lightweight transactions: conditional writes and serial reads
+	// coordinated, writes whose conditions did not hold, rounds beaten by
+	// another and tried again, and rounds that first finished one an
+	// earlier round left.
+	CASWrites, CASReads, CASConditionNotMet, CASContentions, CASUnfinished atomic.Int64
 }
 
 // Coordinator runs the requests of the statements this node coordinates
@@ -123,6 +134,10 @@ type Coordinator struct {
 	// background are the sends still running after their request
 	// returned; Settle waits for them.
 	background *background
+	// paxos holds this replica's Paxos registers; lastBallot is the time of
+	// the latest ballot this node took.
+	paxos      *paxosStore
+	lastBallot atomic.Int64
 	Stats      Stats
 }
 
@@ -137,12 +152,23 @@ func New(cfg Config) *Coordinator {
 	if cfg.HintedHandoff.DeliveryThreads <= 0 {
 		cfg.HintedHandoff.DeliveryThreads = DefaultHintedHandoff.DeliveryThreads
 	}
+	if cfg.Timeouts.CAS == 0 {
+		cfg.Timeouts.CAS = DefaultTimeouts.CAS
+	}
 	if cfg.Now == nil {
 		//lint:ignore DeterministicCores the default clock, which tests and the simulation replace
 		cfg.Now = time.Now
 	}
-	return &Coordinator{cfg: cfg, handoff: newHandoff(cfg.HintedHandoff), snitch: newSnitch(), background: newBackground()}
+	if cfg.Rand == nil {
+		cfg.Rand = defaultRand()
+	}
+	c := &Coordinator{cfg: cfg, handoff: newHandoff(cfg.HintedHandoff), snitch: newSnitch(), background: newBackground()}
+	c.paxos = newPaxosStore(cfg.Engine, cfg.Schema, func() int64 { return cfg.Now().Unix() })
+	return c
 }
+
+// rand is the configured randomness.
+func (c *Coordinator) rand() uint64 { return c.cfg.Rand() }
 
 // Settle waits for the sends still on their way: a write's replicas it
 // did not wait for (and the hints of those that fail), hint deliveries.

@@ -29,6 +29,11 @@ func FuzzDecodeMessages(f *testing.F) {
 	f.Add(EncodeMutations([]*mutation.Mutation{m}))
 	f.Add(appendRead(fenced(3), mutation.TableID{7}, request.PartitionRead{Key: []byte("k")}, false))
 	f.Add(appendMutations(fenced(0), []*mutation.Mutation{m}))
+	f.Add(appendPaxosPrepare(nil, paxosPrepare{table: mutation.TableID{7}, key: m.Key, ballot: Ballot{Micros: 3}, write: true, read: true,
+		reads: []request.Slice{{Start: []byte{}, End: []byte{3}}}}))
+	f.Add(encodePromise(promise{outcome: promised, committed: Proposal{Ballot: Ballot{Micros: 2}, Origin: Ballot{Micros: 2}, Update: m}}, entries, true))
+	f.Add(appendPaxosProposal(nil, mutation.TableID{7}, m.Key, Proposal{Ballot: Ballot{Micros: 2}, Origin: Ballot{Micros: 2}, Update: m}))
+	f.Add(encodeAccepted(false, Ballot{Micros: 9}))
 	f.Add([]byte{})
 	c := New(Config{Self: "a", Engine: &countingEngine{}, Schema: func() *schema.Schema { return schema.New(nil) }})
 	handlers := c.Handlers()
@@ -64,7 +69,28 @@ func FuzzDecodeMessages(f *testing.F) {
 				t.Fatalf("a ring epoch decoded from %x does not round-trip: %v", b, err)
 			}
 		}
-		for _, verb := range []messaging.Verb{messaging.VerbMutation, messaging.VerbHint, messaging.VerbRead, messaging.VerbRangeRead, messaging.VerbTruncate} {
+		if mp, err := decodePaxosPrepare(b); err == nil {
+			if again, err := decodePaxosPrepare(appendPaxosPrepare(nil, mp)); err != nil || again.ballot != mp.ballot || len(again.reads) != len(mp.reads) {
+				t.Fatalf("a prepare decoded from %x re-encodes to another: %v", b, err)
+			}
+		}
+		if p, read, hasRead, err := decodePromise(b, mutation.TableID{7}, m.Key); err == nil {
+			if again, _, _, err := decodePromise(encodePromise(p, read, hasRead), mutation.TableID{7}, m.Key); err != nil || again.outcome != p.outcome || again.committed.Ballot != p.committed.Ballot {
+				t.Fatalf("a promise decoded from %x re-encodes to another: %v", b, err)
+			}
+		}
+		if table, key, p, err := decodePaxosProposal(b); err == nil {
+			if _, _, again, err := decodePaxosProposal(appendPaxosProposal(nil, table, key, p)); err != nil || again.Ballot != p.Ballot || again.Origin != p.Origin {
+				t.Fatalf("a proposal decoded from %x re-encodes to another: %v", b, err)
+			}
+		}
+		if ok, by, err := decodeAccepted(b); err == nil {
+			if ok2, by2, err := decodeAccepted(encodeAccepted(ok, by)); err != nil || ok2 != ok || by2 != by {
+				t.Fatalf("an answer to a proposal decoded from %x re-encodes to another: %v", b, err)
+			}
+		}
+		for _, verb := range []messaging.Verb{messaging.VerbMutation, messaging.VerbHint, messaging.VerbRead, messaging.VerbRangeRead, messaging.VerbTruncate,
+			messaging.VerbPaxosPrepare, messaging.VerbPaxosPropose, messaging.VerbPaxosCommit} {
 			_, _ = handlers[verb]("fuzz", b)
 		}
 	})

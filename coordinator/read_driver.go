@@ -19,8 +19,13 @@ import (
 // replicas repaired before the answer is given. A replica that fails is
 // replaced by a spare live one; with none left the read fails
 // (ReadFailure), and one with too few answers by read_request_timeout
-// times out (ReadTimeout).
+// times out (ReadTimeout). A read at SERIAL or LOCAL_SERIAL runs a Paxos
+// round instead (serialRead).
 func (c *Coordinator) ReadPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error) {
+	if r.Consistency.IsSerial() {
+		p, err := c.serialRead(t, r)
+		return p, c.count(err)
+	}
 	c.Stats.Reads.Add(1)
 	p, err := c.readPartition(t, r)
 	if c.caughtUp(err) {

@@ -2,14 +2,15 @@ package coordinator
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
 )
 
 // Handlers are the internode verbs a replica answers, for the network to
-// serve: writes and hints, partition reads (data or digest), range reads
-// and truncates, each on this node's engine.
+// serve: writes and hints, partition reads (data or digest), range reads,
+// truncates and the Paxos verbs, each on this node's engine.
 func (c *Coordinator) Handlers() map[messaging.Verb]messaging.Handler {
 	apply := func(_ string, payload []byte) ([]byte, error) {
 		ms, err := DecodeMutations(payload)
@@ -18,7 +19,7 @@ func (c *Coordinator) Handlers() map[messaging.Verb]messaging.Handler {
 		}
 		return nil, c.cfg.Engine.Apply(ms)
 	}
-	return map[messaging.Verb]messaging.Handler{
+	handlers := map[messaging.Verb]messaging.Handler{
 		messaging.VerbMutation: func(from string, payload []byte) ([]byte, error) {
 			payload, err := c.admit(payload)
 			if err != nil {
@@ -73,6 +74,8 @@ func (c *Coordinator) Handlers() map[messaging.Verb]messaging.Handler {
 			return nil, c.cfg.Engine.Truncate(id)
 		},
 	}
+	maps.Copy(handlers, c.paxosHandlers())
+	return handlers
 }
 
 // knows refuses a request for a table this node's schema does not hold.

@@ -205,28 +205,18 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 	// The replicas still on their way get the write after this returns;
 	// the context ends when they have answered or timed out.
 	go func() { sent.Wait(); cancel() }()
-	var failed []request.ReplicaFailed
-	timedOut := false
+	tally := writeTally{acks: acks}
 	// take counts one answer: done when the level is met, or with the
 	// failure to report once it no longer can be.
 	take := func(a answer) (done bool, err error) {
 		if stale, ok := a.err.(*StaleRing); ok {
 			return true, stale // sent again by the replica's ring
 		}
-		if acks.Ack(a.from, a.err == nil) {
-			return true, nil
+		done, failed := tally.take(a.from, a.err)
+		if failed {
+			return true, c.writeFailure(acks, l, tally.failed, writeType)
 		}
-		if a.err != nil {
-			if errors.Is(a.err, messaging.ErrTimeout) {
-				timedOut = true
-			} else {
-				failed = append(failed, request.ReplicaFailed{Replica: string(a.from), Reason: request.ReasonUnknown})
-			}
-		}
-		if acks.Hopeless() && !timedOut {
-			return true, c.writeFailure(acks, l, failed, writeType)
-		}
-		return false, nil
+		return done, nil
 	}
 	remote, taken := len(targets), 0
 	// settle returns the write's outcome, once known before every answer
@@ -261,11 +251,43 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 			return settle(err)
 		}
 	}
-	if len(failed) > 0 && !timedOut {
-		return c.writeFailure(acks, l, failed, writeType)
+	if tally.failedOnly() {
+		return c.writeFailure(acks, l, tally.failed, writeType)
 	}
 	return acks.Timeout(writeType)
 }
+
+// writeTally counts the answers of a write's replicas towards its level,
+// keeping those that failed it.
+type writeTally struct {
+	acks     *Acks
+	failed   []request.ReplicaFailed
+	timedOut bool
+}
+
+// take counts one replica's answer (err nil: it took the write) and
+// reports whether the write is done: the level met, or (failed) out of
+// reach through replicas that failed it, none having timed out.
+func (w *writeTally) take(from ring.Endpoint, err error) (done, failed bool) {
+	if w.acks.Ack(from, err == nil) {
+		return true, false
+	}
+	if err != nil {
+		if errors.Is(err, messaging.ErrTimeout) {
+			w.timedOut = true
+		} else {
+			w.failed = append(w.failed, request.ReplicaFailed{Replica: string(from), Reason: request.ReasonUnknown})
+		}
+	}
+	if w.acks.Hopeless() && !w.timedOut {
+		return true, true
+	}
+	return false, false
+}
+
+// failedOnly reports whether a write that every replica answered without
+// meeting its level failed (rather than timed out).
+func (w *writeTally) failedOnly() bool { return len(w.failed) > 0 && !w.timedOut }
 
 func (c *Coordinator) writeFailure(acks *Acks, l request.Consistency, failed []request.ReplicaFailed, writeType string) error {
 	return &request.Failure{Write: true, Consistency: l, Received: acks.Received(), BlockFor: acks.BlockFor(),

@@ -208,6 +208,19 @@ func TimeUUIDAt(unixTicks int64, low uint64) []byte {
 	return binary.BigEndian.AppendUint64(out, low)
 }
 
+// TimeUUIDTicks is TimeUUIDAt's inverse: the time of a version 1 UUID in
+// 100 ns ticks since the Unix epoch, and its low 64 bits.
+func TimeUUIDTicks(u []byte) (unixTicks int64, low uint64, err error) {
+	if len(u) != 16 {
+		return 0, 0, fmt.Errorf("TimeUUID should be 16 bytes (%d)", len(u))
+	}
+	msb := binary.BigEndian.Uint64(u)
+	if msb>>12&0xF != 1 {
+		return 0, 0, fmt.Errorf("a version %d UUID is not a TimeUUID", msb>>12&0xF)
+	}
+	return int64(msbToRawTimestamp(msb) - uuidEpochOffset), binary.BigEndian.Uint64(u[8:]), nil
+}
+
 // MaxTimeUUID: see MinTimeUUID.
 func MaxTimeUUID(unixMillis int64) []byte {
 	raw := uint64((unixMillis+1)*10000) + uuidEpochOffset - 1

@@ -30,6 +30,9 @@ const (
 	VerbStreamPull     Verb = 15 // pull these tables' key spans from a node
 	VerbRepairTree     Verb = 16 // the hashes of a table's data in a token range's pieces
 	VerbRepairRecord   Verb = 17 // these ranges of a table were repaired on every replica
+	VerbPaxosPrepare   Verb = 18 // promise a Paxos ballot (and read the partition)
+	VerbPaxosPropose   Verb = 19 // accept a Paxos proposal
+	VerbPaxosCommit    Verb = 20 // apply a decided Paxos proposal
 )
 
 func (v Verb) String() string {
@@ -64,6 +67,12 @@ func (v Verb) String() string {
 		return "REPAIR_TREE"
 	case VerbRepairRecord:
 		return "REPAIR_RECORD"
+	case VerbPaxosPrepare:
+		return "PAXOS_PREPARE"
+	case VerbPaxosPropose:
+		return "PAXOS_PROPOSE"
+	case VerbPaxosCommit:
+		return "PAXOS_COMMIT"
 	}
 	return fmt.Sprintf("VERB_%d", uint16(v))
 }

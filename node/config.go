@@ -80,6 +80,10 @@ type Config struct {
 	ReadRequestTimeout     Duration `yaml:"read_request_timeout"`
 	RangeRequestTimeout    Duration `yaml:"range_request_timeout"`
 	TruncateRequestTimeout Duration `yaml:"truncate_request_timeout"`
+	// CASContentionTimeout is cas_contention_timeout: how long a
+	// lightweight transaction's Paxos rounds (retries of contended ones
+	// included) may take before it times out; default 1s, Cassandra's.
+	CASContentionTimeout Duration `yaml:"cas_contention_timeout"`
 	// PartitionedNodePolicy is partitioned_node_policy: what the node does
 	// with its clients' requests while it cannot reach a majority of the
 	// cluster metadata voters (for PartitionedNodeTimeout): serve (default:
@@ -333,7 +337,8 @@ func (c *Config) EnsureDefaults() {
 		d   *Duration
 		def time.Duration
 	}{{&c.WriteRequestTimeout, coordinator.DefaultTimeouts.Write}, {&c.ReadRequestTimeout, coordinator.DefaultTimeouts.Read},
-		{&c.RangeRequestTimeout, coordinator.DefaultTimeouts.Range}, {&c.TruncateRequestTimeout, coordinator.DefaultTimeouts.Truncate}} {
+		{&c.RangeRequestTimeout, coordinator.DefaultTimeouts.Range}, {&c.TruncateRequestTimeout, coordinator.DefaultTimeouts.Truncate},
+		{&c.CASContentionTimeout, coordinator.DefaultTimeouts.CAS}} {
 		if *t.d == 0 {
 			*t.d = Duration(t.def)
 		}
@@ -437,7 +442,8 @@ func (c *Config) Validate() error {
 		value Duration
 	}{{"commitlog_sync_period", c.CommitLogSyncPeriod}, {"write_request_timeout", c.WriteRequestTimeout},
 		{"read_request_timeout", c.ReadRequestTimeout}, {"range_request_timeout", c.RangeRequestTimeout},
-		{"truncate_request_timeout", c.TruncateRequestTimeout}, {"partitioned_node_timeout", c.PartitionedNodeTimeout},
+		{"truncate_request_timeout", c.TruncateRequestTimeout}, {"cas_contention_timeout", c.CASContentionTimeout},
+		{"partitioned_node_timeout", c.PartitionedNodeTimeout},
 		{"max_hint_window", c.MaxHintWindow}, {"auto_repair.min_repair_interval", c.AutoRepair.MinRepairInterval},
 		{"auto_repair.repair_check_interval", c.AutoRepair.RepairCheckInterval}} {
 		if d.value < 0 {

@@ -41,7 +41,8 @@ func (n *Node) newCoordinator() (*coordinator.Coordinator, error) {
 		CatchUp: func(ctx context.Context, epoch uint64) error { return n.meta.WaitEpoch(ctx, epoch) },
 		Schema:  n.Schema,
 		Timeouts: coordinator.Timeouts{Write: time.Duration(n.cfg.WriteRequestTimeout), Read: time.Duration(n.cfg.ReadRequestTimeout),
-			Range: time.Duration(n.cfg.RangeRequestTimeout), Truncate: time.Duration(n.cfg.TruncateRequestTimeout)},
+			Range: time.Duration(n.cfg.RangeRequestTimeout), Truncate: time.Duration(n.cfg.TruncateRequestTimeout),
+			CAS: time.Duration(n.cfg.CASContentionTimeout)},
 		HintedHandoff: coordinator.HintedHandoff{Disabled: !*n.cfg.HintedHandoffEnabled, MaxWindow: time.Duration(n.cfg.MaxHintWindow),
 			Throttle: int64(*n.cfg.HintedHandoffThrottle), DeliveryThreads: n.cfg.MaxHintsDeliveryThreads},
 		Downtime: func(e ring.Endpoint) time.Duration {
@@ -116,6 +117,14 @@ func (n *Node) Scan(t *schema.Table, r request.RangeRead) ([]*request.Partition,
 		return nil, err
 	}
 	return n.coord.Scan(t, r)
+}
+
+// CAS runs a conditional write of one partition (coordinator.CAS).
+func (n *Node) CAS(t *schema.Table, op request.CAS) (*request.Partition, bool, error) {
+	if err := n.refusePartitioned(t, op.Serial); err != nil {
+		return nil, false, err
+	}
+	return n.coord.CAS(t, op)
 }
 
 // Truncate removes every row of a table, on every node of the ring.

@@ -110,7 +110,8 @@ var (
 )
 
 // The system tables of the node's own state: those drivers read
-// (system.local and the peers tables), and the repair history.
+// (system.local and the peers tables), the repair history and the Paxos
+// state.
 var (
 	LocalTable = systemTable(SystemKeyspace, "local", []string{"key"}, nil,
 		"key text", "bootstrapped text", "broadcast_address inet", "broadcast_port int", "cluster_name text",
@@ -130,6 +131,15 @@ var (
 	// last repair that covered it began.
 	RepairHistoryTable = systemTable(SystemKeyspace, "repair_history", []string{"table_id"}, []string{"range_start"},
 		"table_id uuid", "range_start text", "range_end text", "repaired_at timestamp", "keyspace_name text", "table_name text")
+	// PaxosTable holds each replica's Paxos registers for the partitions
+	// lightweight transactions touched, by partition key and table id, as
+	// Cassandra 4.1 lays it out: the ballots promised to writes
+	// (in_progress_ballot) and to reads (in_progress_read_ballot), the
+	// proposal accepted and not yet committed, and the latest commit.
+	PaxosTable = systemTable(SystemKeyspace, "paxos", []string{"row_key"}, []string{"cf_id"},
+		"row_key blob", "cf_id uuid", "in_progress_ballot timeuuid", "in_progress_read_ballot timeuuid",
+		"most_recent_commit blob", "most_recent_commit_at timeuuid", "most_recent_commit_version int",
+		"proposal blob", "proposal_ballot timeuuid", "proposal_version int")
 )
 
 // schemaTables are the system_schema tables in the order a keyspace's
@@ -146,7 +156,7 @@ func SystemSchemaTables() []*Table { return slices.Clone(schemaTables) }
 func SystemKeyspaces() []*Keyspace {
 	local := localReplication
 	sys := &Keyspace{Name: SystemKeyspace, Replication: local, DurableWrites: true, Tables: map[string]*Table{}, Types: map[string]*cqltype.Type{}}
-	for _, t := range []*Table{LocalTable, PeersTable, PeersV2Table, RepairHistoryTable} {
+	for _, t := range []*Table{LocalTable, PeersTable, PeersV2Table, RepairHistoryTable, PaxosTable} {
 		sys.Tables[t.Name] = t
 	}
 	ss := &Keyspace{Name: SystemSchemaKeyspace, Replication: local, DurableWrites: true, Tables: map[string]*Table{}, Types: map[string]*cqltype.Type{}}

@@ -159,6 +159,17 @@ func NewTable(keyspace, name string, id mutation.TableID, columns []*Column, opt
 // Column returns the named column, or nil.
 func (t *Table) Column(name string) *Column { return t.byName[name] }
 
+// IsCounter reports whether t is a counter table: its columns outside the
+// primary key are counters.
+func (t *Table) IsCounter() bool {
+	for _, c := range t.Columns {
+		if !c.IsPrimaryKey() && c.Type.Kind == cqltype.Counter {
+			return true
+		}
+	}
+	return false
+}
+
 // HasStatic reports whether the table has static columns.
 func (t *Table) HasStatic() bool {
 	for _, c := range t.Columns {

@@ -723,6 +723,13 @@ func (nc nodeCoordinator) Scan(t *schema.Table, r request.RangeRead) ([]*request
 	return nc.n.coord.Scan(t, r)
 }
 
+func (nc nodeCoordinator) CAS(t *schema.Table, op request.CAS) (*request.Partition, bool, error) {
+	if err := nc.refused(t, op.Serial); err != nil {
+		return nil, false, err
+	}
+	return nc.n.coord.CAS(t, op)
+}
+
 func (nc nodeCoordinator) Truncate(t *schema.Table) error {
 	if err := nc.refused(t, request.All); err != nil {
 		return err

@@ -393,3 +393,6 @@ func (l localOnly) Scan(t *schema.Table, r request.RangeRead) ([]*request.Partit
 	return node.CoordinatorEngine(l.engine()).Scan(t.ID, r)
 }
 func (l localOnly) Truncate(*schema.Table) error { return errors.New("local reads only") }
+func (l localOnly) CAS(*schema.Table, request.CAS) (*request.Partition, bool, error) {
+	return nil, false, errors.New("local reads only")
+}

@@ -3,6 +3,7 @@ package exec
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation/request"
@@ -148,6 +149,7 @@ func coordinatorError(err error) error {
 		rt *request.ReadTimeout
 		f  *request.Failure
 		tf *request.TruncateFailure
+		cu *request.CASWriteUnknown
 	)
 	switch {
 	case errors.As(err, &e):
@@ -157,7 +159,12 @@ func coordinatorError(err error) error {
 			Replica: &ReplicaFailure{Consistency: uint16(u.Consistency), BlockFor: int32(u.Required), Received: int32(u.Alive)}}
 	case errors.As(err, &wt):
 		return &Error{Code: WriteTimeout, Message: wt.Error(),
-			Replica: &ReplicaFailure{Consistency: uint16(wt.Consistency), BlockFor: int32(wt.BlockFor), Received: int32(wt.Received), WriteType: wt.WriteType}}
+			Replica: &ReplicaFailure{Consistency: uint16(wt.Consistency), BlockFor: int32(wt.BlockFor), Received: int32(wt.Received), WriteType: wt.WriteType,
+				Contentions: uint16(min(wt.Contentions, math.MaxUint16))}}
+	case errors.As(err, &cu):
+		// Before protocol v5 the client gets it as a CAS write timeout.
+		return &Error{Code: CASWriteUnknown, Message: cu.Error(),
+			Replica: &ReplicaFailure{Consistency: uint16(cu.Consistency), BlockFor: int32(cu.BlockFor), Received: int32(cu.Received), WriteType: request.WriteCAS}}
 	case errors.As(err, &rt):
 		return &Error{Code: ReadTimeout, Message: rt.Error(),
 			Replica: &ReplicaFailure{Consistency: uint16(rt.Consistency), BlockFor: int32(rt.BlockFor), Received: int32(rt.Received), DataPresent: rt.DataPresent}}

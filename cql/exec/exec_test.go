@@ -116,6 +116,34 @@ func (c *memCoordinator) ReadPartition(t *schema.Table, q request.PartitionRead)
 	return nil, nil
 }
 
+// CAS reads each slice the conditions name, lets the statement decide and
+// applies what it wrote: one client at a time, as the tests run.
+func (c *memCoordinator) CAS(t *schema.Table, op request.CAS) (*request.Partition, bool, error) {
+	var current *request.Partition
+	for _, sl := range op.Reads {
+		p, err := c.ReadPartition(t, request.PartitionRead{Key: op.Key, Slice: sl})
+		if err != nil {
+			return nil, false, err
+		}
+		if p == nil {
+			continue
+		}
+		if current == nil {
+			current = &request.Partition{Key: p.Key, Static: p.Static}
+		}
+		current.Rows = append(current.Rows, p.Rows...)
+	}
+	if current != nil && current.IsEmpty() {
+		current = nil
+	}
+	ms, applied, err := op.Decide(current, time.Now().UnixMicro())
+	if err != nil || !applied {
+		return current, false, err
+	}
+	c.store.Apply(ms...)
+	return nil, true, nil
+}
+
 func (c *memCoordinator) Truncate(t *schema.Table) error {
 	c.store.Truncate(t.ID)
 	return nil

@@ -54,20 +54,11 @@ func newFilters(t *schema.Table, rels []cql.Relation, bound *binding) ([]rowFilt
 		}
 		f := rowFilter{column: c, op: r.Op, elem: c.Type}
 		switch r.Op {
-		case cql.OpContains:
-			switch c.Type.Kind {
-			case cqltype.List, cqltype.Set:
-				f.elem = c.Type.Params[0]
-			case cqltype.Map:
-				f.elem = c.Type.Params[1]
-			default:
-				return nil, invalidf("Cannot use CONTAINS on non-collection column %s", c.Name)
+		case cql.OpContains, cql.OpContainsKey:
+			var err error
+			if f.elem, err = containedType(c.Name, c.Type, r.Op); err != nil {
+				return nil, err
 			}
-		case cql.OpContainsKey:
-			if c.Type.Kind != cqltype.Map {
-				return nil, invalidf("Cannot use CONTAINS KEY on non-map column %s", c.Name)
-			}
-			f.elem = c.Type.Params[0]
 		case cql.OpEq, cql.OpLt, cql.OpLte, cql.OpGt, cql.OpGte, cql.OpIn:
 			if c.Type.IsMultiCell() {
 				return nil, invalidf("Collection column '%s' (%s) cannot be restricted by a '%s' relation", c.Name, c.Type.SchemaString(), r.Op)
@@ -94,6 +85,24 @@ func newFilters(t *schema.Table, rels []cql.Relation, bound *binding) ([]rowFilt
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// containedType is the type CONTAINS (or CONTAINS KEY) compares the
+// elements (or keys) of column name, of type t, in.
+func containedType(name string, t *cqltype.Type, op cql.Operator) (*cqltype.Type, error) {
+	if op == cql.OpContainsKey {
+		if t.Kind != cqltype.Map {
+			return nil, invalidf("Cannot use CONTAINS KEY on non-map column %s", name)
+		}
+		return t.Params[0], nil
+	}
+	switch t.Kind {
+	case cqltype.List, cqltype.Set:
+		return t.Params[0], nil
+	case cqltype.Map:
+		return t.Params[1], nil
+	}
+	return nil, invalidf("Cannot use CONTAINS on non-collection column %s", name)
 }
 
 // accepts reports whether a row, as ReadRow gives it, passes the filter.

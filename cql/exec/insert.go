@@ -18,6 +18,9 @@ func (s *Session) table(n cql.QualifiedName) (*schema.Table, error) {
 }
 
 func (s *Session) insert(st *cql.Insert, bound *binding) (*Result, error) {
+	if st.IfNotExists {
+		return s.conditionalWrite(st, bound, s.serial)
+	}
 	m, err := s.insertMutation(st, bound, nil)
 	if err != nil {
 		return nil, err
@@ -35,8 +38,6 @@ func (s *Session) insertMutation(st *cql.Insert, bound *binding, batchTS *int64)
 	switch {
 	case st.JSON != nil:
 		return s.insertJSON(t, st, bound, batchTS)
-	case st.IfNotExists:
-		return nil, lwtRefused()
 	case len(st.Columns) != len(st.Values):
 		return nil, invalidf("Unmatched column names/values")
 	}
@@ -82,12 +83,6 @@ func (s *Session) applyWrites(ms ...*mutation.Mutation) (*Result, error) {
 
 // voidResult is every write's result; results are read-only.
 var voidResult = &Result{Kind: VoidResult}
-
-// lwtRefused is the answer to IF conditions until lightweight transactions
-// arrive.
-func lwtRefused() error {
-	return invalidf("Conditional updates (IF ...) are not supported yet: lightweight transactions arrive with a later issue")
-}
 
 // cellWriter reads USING TTL and TIMESTAMP (the table's default TTL when
 // none is given; USING TTL 0 is no TTL); a batch's timestamp stands when

@@ -61,9 +61,6 @@ func (s *Session) selectJSON(st *cql.Select, opts QueryParams, bound *binding) (
 // InsertMutation as INSERT ... VALUES. Columns the document leaves out are
 // null, or untouched with DEFAULT UNSET.
 func (s *Session) insertJSON(t *schema.Table, st *cql.Insert, bound *binding, batchTS *int64) (*mutation.Mutation, error) {
-	if st.IfNotExists {
-		return nil, lwtRefused()
-	}
 	raw, err := term(st.JSON, cqltype.TextType, jsonColumn, bound)
 	if err != nil {
 		return nil, err

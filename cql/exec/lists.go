@@ -26,13 +26,18 @@ type currentList func(c *schema.Column) ([]mutation.Cell, error)
 // static row) in the partition key, at now.
 func (s *Session) listReader(t *schema.Table, key, clustering []byte, now int64) currentList {
 	return func(c *schema.Column) ([]mutation.Cell, error) {
-		q := request.PartitionRead{Key: key, Slice: request.Slice{Now: now}, Consistency: s.consistency}
-		if c.Kind != schema.Static && len(t.Clustering) > 0 {
-			q.Start, q.End = mutation.StartBound(clustering, true), mutation.EndBound(clustering, true)
-		}
-		p, err := s.c.ReadPartition(t, q)
-		if err != nil {
-			return nil, coordinatorError(err)
+		var p *request.Partition
+		if s.current != nil {
+			p = s.current.row(clustering, c.Kind == schema.Static || len(t.Clustering) == 0)
+		} else {
+			q := request.PartitionRead{Key: key, Slice: request.Slice{Now: now}, Consistency: s.consistency}
+			if c.Kind != schema.Static && len(t.Clustering) > 0 {
+				q.Start, q.End = mutation.StartBound(clustering, true), mutation.EndBound(clustering, true)
+			}
+			var err error
+			if p, err = s.c.ReadPartition(t, q); err != nil {
+				return nil, coordinatorError(err)
+			}
 		}
 		var r *mutation.Row
 		switch {

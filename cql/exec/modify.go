@@ -12,6 +12,9 @@ import (
 )
 
 func (s *Session) update(st *cql.Update, bound *binding) (*Result, error) {
+	if IsConditional(st) {
+		return s.conditionalWrite(st, bound, s.serial)
+	}
 	ms, err := s.updateMutations(st, bound, nil)
 	if err != nil {
 		return nil, err
@@ -26,9 +29,6 @@ func (s *Session) updateMutations(st *cql.Update, bound *binding, batchTS *int64
 	t, err := s.table(st.Table)
 	if err != nil {
 		return nil, err
-	}
-	if st.IfExists || len(st.Conditions) > 0 {
-		return nil, lwtRefused()
 	}
 	kr, err := parseWhere(t, s.partitioner(), st.Where, bound, whereMode{})
 	if err != nil {
@@ -228,6 +228,9 @@ func assignValue(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.
 }
 
 func (s *Session) deleteRows(st *cql.Delete, bound *binding) (*Result, error) {
+	if IsConditional(st) {
+		return s.conditionalWrite(st, bound, s.serial)
+	}
 	ms, err := s.deleteMutations(st, bound, nil)
 	if err != nil {
 		return nil, err
@@ -242,9 +245,6 @@ func (s *Session) deleteMutations(st *cql.Delete, bound *binding, batchTS *int64
 	t, err := s.table(st.Table)
 	if err != nil {
 		return nil, err
-	}
-	if st.IfExists || len(st.Conditions) > 0 {
-		return nil, lwtRefused()
 	}
 	if st.Using.TTL != nil {
 		return nil, invalidf("A DELETE statement cannot have a TTL")
@@ -368,6 +368,9 @@ func (s *Session) batch(st *cql.Batch, bound *binding) (*Result, error) {
 	for i, stmt := range st.Statements {
 		items[i] = batchItem{st: stmt, bound: bound, keyspace: s.keyspace}
 	}
+	if IsConditional(st) {
+		return s.conditionalBatch(items, batchTS != nil, s.serial)
+	}
 	return s.applyBatch(items, batchTS, st.Kind)
 }
 
@@ -388,11 +391,16 @@ func (s *Session) RunBatch(kind cql.BatchKind, stmts []BatchStatement, opts Quer
 	if kind == cql.CounterBatch {
 		return nil, invalidf("Counter batches are not supported yet: counters arrive with a later issue")
 	}
-	s.consistency = opts.Consistency
+	s.consistency, s.serial = opts.Consistency, opts.SerialConsistency
 	items := make([]batchItem, len(stmts))
+	conditional := false
 	for i, b := range stmts {
 		items[i] = batchItem{st: b.Statement, keyspace: b.Keyspace,
 			bound: &binding{values: b.Values, unset: b.Unset, defaultTimestamp: opts.DefaultTimestamp}}
+		conditional = conditional || IsConditional(b.Statement)
+	}
+	if conditional {
+		return s.conditionalBatch(items, false, s.serial)
 	}
 	return s.applyBatch(items, nil, kind)
 }

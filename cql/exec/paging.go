@@ -27,6 +27,9 @@ type QueryParams struct {
 	// ANY, reads as ONE: callers that do not name one, tests and the
 	// node's own statements, get the weakest read).
 	Consistency request.Consistency
+	// SerialConsistency is a conditional write's Paxos level, SERIAL or
+	// LOCAL_SERIAL; nil is SERIAL.
+	SerialConsistency *request.Consistency
 }
 
 // pagingState is where a page ended: the partition key and clustering of

@@ -190,6 +190,11 @@ func (d dryCoordinator) Scan(*schema.Table, request.RangeRead) ([]*request.Parti
 
 func (d dryCoordinator) Truncate(*schema.Table) error { return nil }
 
+// CAS does not decide: the statement's markers were seen as it was checked.
+func (d dryCoordinator) CAS(*schema.Table, request.CAS) (*request.Partition, bool, error) {
+	return nil, false, nil
+}
+
 func (d dryCoordinator) Partitioner() partitioner.Partitioner {
 	if ps, ok := d.real.(partitionerSource); ok {
 		return ps.Partitioner()

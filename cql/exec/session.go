@@ -35,6 +35,10 @@ type Coordinator interface {
 	Scan(t *schema.Table, r request.RangeRead) ([]*request.Partition, error)
 	// Truncate removes every row of a table.
 	Truncate(t *schema.Table) error
+	// CAS runs a conditional write of one partition (a lightweight
+	// transaction): it returns whether the write applied and, when it did
+	// not, the partition as the conditions saw it (nil when empty).
+	CAS(t *schema.Table, op request.CAS) (*request.Partition, bool, error)
 }
 
 // ErrSchemaChanged is what a Coordinator's ApplySchema returns when
@@ -94,6 +98,11 @@ type Session struct {
 	// base is the schema a DDL statement is checked against, the same for
 	// the whole statement; nil outside DDL.
 	base *schema.Schema
+	// current, during a conditional write, is the partition its Paxos
+	// round read: list operations read their lists there.
+	current *prefetched
+	// serial is the running statement's serial consistency (nil: SERIAL).
+	serial *request.Consistency
 	// Now is the clock of writes' default timestamps; default time.Now.
 	Now func() time.Time
 }
@@ -154,7 +163,7 @@ func (s *Session) Execute(st cql.Statement, bound ...[]byte) (*Result, error) {
 
 // Query runs a parsed statement with its options (bound values, paging).
 func (s *Session) Query(st cql.Statement, opts QueryParams) (*Result, error) {
-	s.consistency = opts.Consistency
+	s.consistency, s.serial = opts.Consistency, opts.SerialConsistency
 	return s.run(st, opts, bindValues(opts))
 }
 

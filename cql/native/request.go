@@ -25,6 +25,7 @@ type queryParams struct {
 	pageSize     int32    // 0: not paged
 	pagingState  []byte
 	serial       uint16
+	hasSerial    bool
 	timestamp    int64 // with qfDefaultTimestamp, microseconds
 	hasTimestamp bool
 	keyspace     string
@@ -64,7 +65,7 @@ func (r *reader) queryParams(version byte) queryParams {
 // the time.
 func (r *reader) paramsTail(p *queryParams, version byte) {
 	if p.flags&qfSerialConsistency != 0 {
-		p.serial = r.short()
+		p.serial, p.hasSerial = r.short(), true
 	}
 	if p.flags&qfDefaultTimestamp != 0 {
 		p.timestamp, p.hasTimestamp = r.long(), true

@@ -864,6 +864,13 @@ func (c *conn) execute(s *exec.Session, r *reader, w *writer) (res *exec.Result,
 	}
 	c.after(res)
 	skip := p.flags&qfSkipMetadata != 0
+	if exec.IsConditional(prep.Statement) {
+		// A conditional write's columns depend on whether it applied:
+		// they always come with it, and it stays prepared (Cassandra's
+		// CASSANDRA-13992).
+		w.writeResult(res, c.version, false)
+		return res, nil, nil
+	}
 	if c.version < 5 && res.Kind == exec.RowsResult && !sameColumns(res.Columns, prep.Columns) {
 		// The table changed since the statement was prepared: before v5 a
 		// client would decode the rows with the old columns. Cassandra
@@ -932,7 +939,11 @@ func (c *conn) batch(s *exec.Session, r *reader, w *writer) (res *exec.Result, u
 	if err != nil {
 		return nil, nil, err
 	}
-	if opts.Consistency.IsSerial() {
+	conditional := false
+	for _, bs := range stmts {
+		conditional = conditional || exec.IsConditional(bs.Statement)
+	}
+	if opts.Consistency.IsSerial() && !conditional {
 		return nil, nil, &exec.Error{Code: exec.Invalid, Message: "You must use conditional updates for serializable writes"}
 	}
 	res, err = s.RunBatch(batchKinds[b.kind], stmts, opts)
@@ -958,8 +969,8 @@ func (c *conn) after(res *exec.Result) {
 }
 
 // checkConsistency refuses a level a statement cannot run at, as
-// Cassandra does: ANY is for writes, SERIAL and LOCAL_SERIAL for
-// conditional ones.
+// Cassandra does: ANY is for writes, SERIAL and LOCAL_SERIAL for reads
+// and conditional writes (whose own levels exec checks).
 func checkConsistency(st cql.Statement, cl request.Consistency) error {
 	switch st.(type) {
 	case *cql.Select:
@@ -967,7 +978,7 @@ func checkConsistency(st cql.Statement, cl request.Consistency) error {
 			return &exec.Error{Code: exec.Invalid, Message: "ANY ConsistencyLevel is only supported for writes"}
 		}
 	case *cql.Insert, *cql.Update, *cql.Delete, *cql.Batch:
-		if cl.IsSerial() {
+		if cl.IsSerial() && !exec.IsConditional(st) {
 			return &exec.Error{Code: exec.Invalid, Message: "You must use conditional updates for serializable writes"}
 		}
 	}
@@ -986,6 +997,13 @@ func execParams(p queryParams, markers []*cql.BindMarker, specs []exec.ColumnSpe
 	if p.hasTimestamp {
 		ts := p.timestamp
 		opts.DefaultTimestamp = &ts
+	}
+	if p.hasSerial {
+		serial := request.Consistency(p.serial)
+		if !serial.Valid() {
+			return opts, protocolErrorf(false, "Unknown code %d for a consistency level", p.serial)
+		}
+		opts.SerialConsistency = &serial
 	}
 	if p.names == nil {
 		return opts, nil

@@ -40,7 +40,7 @@ var allowedImports = map[string][]string{
 	"ring":             {"partitioner"},
 	"gossip":           {},
 	"messaging":        {"internal/workers"},
-	"coordinator":      {"ring", "messaging", "mutation", "mutation/request", "partitioner", "schema", "internal/wire", "hints"},
+	"coordinator":      {"ring", "messaging", "mutation", "mutation/request", "partitioner", "schema", "cqltype", "internal/wire", "hints"},
 	"hints":            {"mutation"},
 	"streaming":        {"storage", "sstable", "messaging", "mutation", "partitioner", "internal/wire"},
 	"repair":           {"coordinator", "storage", "messaging", "mutation", "partitioner", "internal/wire"},

@@ -29,6 +29,9 @@ const (
 	WriteBatch         = "BATCH"
 	WriteUnloggedBatch = "UNLOGGED_BATCH"
 	WriteBatchLog      = "BATCH_LOG"
+	// WriteCAS is a lightweight transaction's Paxos round (and, as
+	// Cassandra 4.1's Paxos reports it, its commit).
+	WriteCAS = "CAS"
 )
 
 // WriteTimeout is a write that had fewer acknowledgements than its level
@@ -38,10 +41,30 @@ type WriteTimeout struct {
 	Received    int // acknowledgements, at most BlockFor-1 as Cassandra reports them
 	BlockFor    int
 	WriteType   string
+	// Contentions is how many times a lightweight transaction's round was
+	// beaten by another and tried again (WriteCAS).
+	Contentions int
 }
 
 func (e *WriteTimeout) Error() string {
+	if e.WriteType == WriteCAS {
+		return fmt.Sprintf("CAS operation timed out: received %d of %d required responses after %d contention retries",
+			e.Received, e.BlockFor, e.Contentions)
+	}
 	return fmt.Sprintf("Operation timed out - received only %d responses.", e.Received)
+}
+
+// CASWriteUnknown is a lightweight transaction whose proposal some
+// replicas accepted, but not a quorum, before a later round got in: the
+// later round may or may not finish it, so whether it applied is unknown.
+type CASWriteUnknown struct {
+	Consistency Consistency
+	Received    int // replicas that accepted
+	BlockFor    int
+}
+
+func (e *CASWriteUnknown) Error() string {
+	return fmt.Sprintf("CAS operation result is unknown - proposal accepted by %d but not a quorum.", e.Received)
 }
 
 // ReadTimeout is a read that had fewer answers than its level needs when

@@ -108,6 +108,9 @@ func New(opts Options) (*Shell, error) {
 func (s *Shell) connect(keyspace string) error {
 	cfg := *s.opts.Cluster
 	cfg.Keyspace = keyspace
+	// Every result carries its columns: a conditional write's depend on
+	// whether it applied, which the prepared statement cannot say.
+	cfg.DisableSkipMetadata = true
 	session, err := cfg.CreateSession()
 	if err != nil {
 		return err
@@ -274,7 +277,7 @@ func (s *Shell) command(cmd string) bool {
 		}
 	case "CONSISTENCY":
 		if len(args) == 0 {
-			fmt.Fprintf(out, "Current consistency level is %s.\n", s.consistency)
+			fmt.Fprintf(out, "Current consistency level is %s.\n", consistencyName(s.consistency))
 			break
 		}
 		c, err := parseConsistency(args[0])
@@ -283,7 +286,7 @@ func (s *Shell) command(cmd string) bool {
 			break
 		}
 		s.consistency = c
-		fmt.Fprintf(out, "Consistency level set to %s.\n", c)
+		fmt.Fprintf(out, "Consistency level set to %s.\n", consistencyName(c))
 	case "SERIAL":
 		if len(args) == 0 || strings.ToUpper(args[0]) != "CONSISTENCY" {
 			s.error("Improper SERIAL command.")
@@ -370,9 +373,34 @@ func (s *Shell) switchCommand(what, cmd string, on bool, args []string) bool {
 }
 
 func parseConsistency(s string) (gocql.Consistency, error) {
+	switch strings.ToUpper(s) {
+	case "SERIAL":
+		return serialRead, nil
+	case "LOCAL_SERIAL":
+		return localSerialRead, nil
+	}
 	var c gocql.Consistency
 	err := c.UnmarshalText([]byte(strings.ToUpper(s)))
 	return c, err
+}
+
+// serialRead and localSerialRead are SERIAL and LOCAL_SERIAL as the
+// level of a statement (SELECTs read at them), which gocql's Consistency
+// does not name.
+const (
+	serialRead      gocql.Consistency = 0x08
+	localSerialRead gocql.Consistency = 0x09
+)
+
+// consistencyName names a level as cqlsh does.
+func consistencyName(c gocql.Consistency) string {
+	switch c {
+	case serialRead:
+		return "SERIAL"
+	case localSerialRead:
+		return "LOCAL_SERIAL"
+	}
+	return c.String()
 }
 
 // quoteRepr quotes as Python's repr of a string does.

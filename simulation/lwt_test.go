@@ -1,0 +1,513 @@
+package simulation
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/internal/testutil"
+	"github.com/sibyldb/sibyl/mutation/request"
+)
+
+var (
+	casSeeds = flag.Int("simulation.cas.seeds", 3, "seeds of the lightweight transaction linearizability run, from -simulation.cas.seed on")
+	casSeed  = flag.Uint64("simulation.cas.seed", 1, "the first seed of the lightweight transaction linearizability run")
+	casOps   = flag.Int("simulation.cas.ops", 30, "operations of each client in each seed")
+	casLong  = flag.Duration("simulation.cas.long", 0, "run seeds for this long instead of -simulation.cas.seeds")
+)
+
+// The kinds of operations on a register.
+const (
+	casInsert = iota // INSERT ... IF NOT EXISTS
+	casUpdate        // UPDATE ... IF v = old
+	casDelete        // DELETE ... IF v = old
+	casRead          // SELECT at SERIAL
+)
+
+// casInput is one operation on a key's register; old and value are
+// values, where 0 is no row.
+type casInput struct {
+	kind       int
+	key        int
+	old, value int
+}
+
+// casOutput is what the operation came to: whether it applied and the
+// value it saw (0: no row); unknown for a write whose outcome never came
+// back (a timeout, a CAS_WRITE_UNKNOWN), which may or may not have
+// applied.
+type casOutput struct {
+	applied bool
+	seen    int
+	unknown bool
+}
+
+// casModel is each key's register as lightweight transactions must keep
+// it: one value or none, changed only by a write whose condition holds,
+// and every answer telling the value at one moment between its call and
+// its return.
+var casModel = porcupine.Model{
+	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
+		byKey := map[int][]porcupine.Operation{}
+		for _, op := range history {
+			k := op.Input.(casInput).key
+			byKey[k] = append(byKey[k], op)
+		}
+		var out [][]porcupine.Operation
+		for _, ops := range byKey {
+			out = append(out, ops)
+		}
+		return out
+	},
+	Init: func() any { return 0 },
+	Step: func(state, input, output any) (bool, any) {
+		cur, in, out := state.(int), input.(casInput), output.(casOutput)
+		holds := false
+		next := cur
+		switch in.kind {
+		case casInsert:
+			holds, next = cur == 0, in.value
+		case casUpdate:
+			holds, next = cur == in.old, in.value
+		case casDelete:
+			holds, next = cur == in.old, 0
+		case casRead:
+			return out.seen == cur, cur
+		}
+		switch {
+		case out.unknown: // it took effect here if its condition held
+			if holds {
+				return true, next
+			}
+			return true, cur
+		case out.applied:
+			return holds, next
+		}
+		return !holds && out.seen == cur, cur
+	},
+	DescribeOperation: func(input, output any) string {
+		in, out := input.(casInput), output.(casOutput)
+		what := [...]string{"insert", "update", "delete", "read"}[in.kind]
+		return fmt.Sprintf("%s k=%d old=%d v=%d -> applied=%v seen=%d unknown=%v", what, in.key, in.old, in.value, out.applied, out.seen, out.unknown)
+	},
+}
+
+// TestCASLinearizable has clients run conditional inserts, updates and
+// deletes and serial reads of a few keys through every node of three
+// (RF 3) while nodes are cut off, links cut and delayed, and nodes
+// crashed and restarted, and checks the history with porcupine against a
+// register per key: every acknowledged operation takes effect at one
+// moment between its call and its return, every refused one saw the value
+// of such a moment. A write whose outcome never came back may take effect
+// or not. A failure writes porcupine's visualization and prints the seed.
+func TestCASLinearizable(t *testing.T) {
+	last := *casSeed
+	for seed := range testutil.Seeds(*casSeed, *casSeeds, *casLong) {
+		var ops []porcupine.Operation
+		var counts map[string]int
+		var err error
+		inBubble(t, func(*testing.T) { ops, counts, err = casRun(seed, *casOps) })
+		replay := fmt.Sprintf("go test ./simulation -run TestCASLinearizable -simulation.cas.seed %d -simulation.cas.seeds 1", seed)
+		if err != nil {
+			t.Fatalf("seed %d: %v\nreplay: %s", seed, err, replay)
+		}
+		res, info := porcupine.CheckOperationsVerbose(casModel, ops, time.Minute)
+		if res != porcupine.Ok {
+			path := filepath.Join(t.TempDir(), fmt.Sprintf("cas-%d.html", seed))
+			if f, ferr := os.Create(path); ferr == nil {
+				_ = porcupine.Visualize(casModel, info, f)
+				_ = f.Close()
+			}
+			t.Fatalf("seed %d: the history of %d operations is %v (not linearizable); visualization: %s\nreplay: %s", seed, len(ops), res, path, replay)
+		}
+		if counts["applied"] == 0 || counts["refused"] == 0 || counts["read"] == 0 {
+			t.Fatalf("seed %d: the run exercised too little: %v", seed, counts)
+		}
+		t.Logf("seed %d: %d operations, linearizable; %v", seed, len(ops), counts)
+		last = seed
+	}
+	t.Logf("ran seeds %d to %d", *casSeed, last)
+}
+
+// casRun is one seed's run, in a synctest bubble: six clients, each
+// doing ops operations on two keys through random nodes over links of a
+// few milliseconds, while a nemesis injects faults; then, everything
+// healed, a serial read of each key. It returns the history and what the operations came to.
+func casRun(seed uint64, ops int) ([]porcupine.Operation, map[string]int, error) {
+	c, err := New(Config{Seed: seed, Nodes: []NodeConfig{
+		{Name: "127.0.0.1", DataCenter: "dc1", Rack: "r1"}, {Name: "127.0.0.2", DataCenter: "dc1", Rack: "r1"}, {Name: "127.0.0.3", DataCenter: "dc1", Rack: "r1"}}})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.Close()
+	nodes := c.Nodes()
+	for _, stmt := range []string{"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
+		"CREATE TABLE ks.reg (k int PRIMARY KEY, v int)"} {
+		if _, err := nodes[0].Exec(stmt, request.One); err != nil {
+			return nil, nil, err
+		}
+	}
+	var (
+		clock   atomic.Int64
+		mu      sync.Mutex
+		history []porcupine.Operation
+		counts  = map[string]int{}
+		failure error
+	)
+	record := func(client int, in casInput, out casOutput, call, ret int64, kind string) {
+		mu.Lock()
+		defer mu.Unlock()
+		history = append(history, porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret})
+		counts[kind]++
+	}
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if failure == nil {
+			failure = err
+		}
+	}
+	const keys, clients = 2, 6
+	// Every link takes a few milliseconds, so that rounds overlap.
+	latency := rand.New(rand.NewPCG(seed, 0x1a7))
+	base := map[[2]*Node]time.Duration{}
+	for _, a := range nodes {
+		for _, b := range nodes {
+			if a != b {
+				base[[2]*Node{a, b}] = time.Duration(1+latency.IntN(15)) * time.Millisecond
+			}
+		}
+	}
+	resetDelays := func() {
+		for link, d := range base {
+			c.Delay(link[0].Name, link[1].Name, d)
+		}
+	}
+	resetDelays()
+	const serial = request.Serial
+	nextValue := atomic.Int64{}
+	// run runs one operation and records it; it returns what the client
+	// learnt of the key's value, if anything.
+	run := func(client int, n *Node, in casInput, r *rand.Rand) (value int, learnt bool) {
+		if in.kind != casRead {
+			in.value = int(nextValue.Add(1))
+		}
+		commit := []request.Consistency{request.Quorum, request.One, request.Any}[r.IntN(3)]
+		call := clock.Add(1)
+		out, kind, err := casOperation(n, in, commit, serial)
+		ret := clock.Add(1)
+		switch {
+		case err != nil:
+			fail(fmt.Errorf("client %d, %+v on %s: %w", client, in, n.Name, err))
+		case kind == "skipped":
+		case out.unknown:
+			record(client, in, out, call, math.MaxInt64, kind)
+		default:
+			record(client, in, out, call, ret, kind)
+		}
+		switch {
+		case err != nil || kind == "skipped" || out.unknown:
+			return 0, false
+		case !out.applied:
+			return out.seen, true
+		case in.kind == casDelete:
+			return 0, true
+		}
+		return in.value, true
+	}
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for client := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(seed, uint64(client)))
+			seen := map[int]int{} // the last value this client saw of each key
+			for range ops {
+				n := nodes[r.IntN(len(nodes))]
+				if !n.Up() {
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
+				k := r.IntN(keys)
+				in := casInput{key: k, old: seen[k]}
+				switch x := r.IntN(100); {
+				case x < 25:
+					in.kind = casInsert
+				case x < 60:
+					in.kind = casUpdate
+				case x < 75:
+					in.kind = casDelete
+				default:
+					in.kind = casRead
+				}
+				if v, ok := run(client, n, in, r); ok {
+					seen[k] = v
+				}
+				time.Sleep(time.Duration(r.IntN(60)) * time.Millisecond)
+			}
+		}()
+	}
+	nemesis := rand.New(rand.NewPCG(seed, 0x6e656d))
+	var nemesisDone sync.WaitGroup
+	nemesisDone.Add(1)
+	go func() {
+		defer nemesisDone.Done()
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Duration(200+nemesis.IntN(800)) * time.Millisecond):
+			}
+			a, b := nodes[nemesis.IntN(3)], nodes[nemesis.IntN(3)]
+			switch x := nemesis.IntN(100); {
+			case x < 20:
+				c.Partition(a.Name)
+			case x < 35 && a != b:
+				c.Cut(a.Name, b.Name)
+			case x < 50 && a != b:
+				c.Delay(a.Name, b.Name, time.Duration(50+nemesis.IntN(500))*time.Millisecond)
+			case x < 65:
+				if a.Up() && upCount(nodes) == 3 {
+					if err := a.Crash(); err != nil {
+						fail(fmt.Errorf("crashing %s: %w", a.Name, err))
+					}
+				}
+			default:
+				c.Heal()
+				resetDelays()
+				for _, n := range nodes {
+					if !n.Up() {
+						if err := n.Restart(); err != nil {
+							fail(fmt.Errorf("restarting %s: %w", n.Name, err))
+						}
+					}
+				}
+			}
+		}
+	}()
+	wg.Wait()
+	close(done)
+	nemesisDone.Wait()
+	c.Heal()
+	resetDelays()
+	for _, n := range nodes {
+		if !n.Up() {
+			if err := n.Restart(); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if err := c.AwaitMembership(time.Minute); err != nil {
+		return nil, nil, err
+	}
+	r := rand.New(rand.NewPCG(seed, 99))
+	for k := range keys {
+		run(clients, nodes[k%len(nodes)], casInput{kind: casRead, key: k}, r)
+	}
+	c.Settle()
+	return history, counts, failure
+}
+
+func upCount(nodes []*Node) int {
+	n := 0
+	for _, x := range nodes {
+		if x.Up() {
+			n++
+		}
+	}
+	return n
+}
+
+// casOperation runs one operation on node n and says what it came to:
+// kind is applied, refused or read, unknown for a write whose outcome is
+// not known, or skipped for one that certainly did nothing (Unavailable
+// before anything was sent, a read that timed out, a node that went
+// down). An error is a failure no client should see.
+func casOperation(n *Node, in casInput, commit, serial request.Consistency) (out casOutput, kind string, err error) {
+	session, err := n.session()
+	if err != nil {
+		return out, "skipped", nil
+	}
+	var stmt string
+	switch in.kind {
+	case casInsert:
+		stmt = fmt.Sprintf("INSERT INTO ks.reg (k, v) VALUES (%d, %d) IF NOT EXISTS", in.key, in.value)
+	case casUpdate:
+		stmt = fmt.Sprintf("UPDATE ks.reg SET v = %d WHERE k = %d IF v = %s", in.value, in.key, casLiteral(in.old))
+	case casDelete:
+		stmt = fmt.Sprintf("DELETE FROM ks.reg WHERE k = %d IF v = %s", in.key, casLiteral(in.old))
+	case casRead:
+		stmt = fmt.Sprintf("SELECT v FROM ks.reg WHERE k = %d", in.key)
+	}
+	level := commit
+	if in.kind == casRead {
+		level = serial
+	}
+	res, err := session.QueryText(stmt, exec.QueryParams{Consistency: level, SerialConsistency: &serial})
+	if !n.Up() && err != nil {
+		err = nil // gone with its node: unknown below, as for a timeout
+		if in.kind == casRead {
+			return out, "skipped", nil
+		}
+		return casOutput{unknown: true}, "unknown", nil
+	}
+	var e *exec.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &e) && e.Code == exec.Unavailable:
+		return out, "skipped", nil
+	case errors.As(err, &e) && (e.Code == exec.ReadTimeout || e.Code == exec.ReadFailure) && in.kind == casRead:
+		return out, "skipped", nil
+	case errors.As(err, &e) && (e.Code == exec.WriteTimeout || e.Code == exec.WriteFailure || e.Code == exec.CASWriteUnknown) && in.kind != casRead:
+		return casOutput{unknown: true}, "unknown", nil
+	default:
+		return out, "", err
+	}
+	if in.kind == casRead {
+		if len(res.Rows) > 0 {
+			out.seen, err = casValue(res.Rows[0][0])
+		}
+		return out, "read", err
+	}
+	if len(res.Rows) != 1 || len(res.Columns) == 0 || res.Columns[0].Name != "[applied]" {
+		return out, "", fmt.Errorf("a conditional write answered %d rows of %d columns", len(res.Rows), len(res.Columns))
+	}
+	applied, err := cqltype.DecodeBoolean(res.Rows[0][0])
+	if err != nil {
+		return out, "", err
+	}
+	if applied {
+		return casOutput{applied: true}, "applied", nil
+	}
+	for i, col := range res.Columns {
+		if col.Name == "v" {
+			out.seen, err = casValue(res.Rows[0][i])
+		}
+	}
+	return out, "refused", err
+}
+
+func casLiteral(v int) string {
+	if v == 0 {
+		return "null"
+	}
+	return fmt.Sprint(v)
+}
+
+func casValue(b []byte) (int, error) {
+	if b == nil {
+		return 0, nil
+	}
+	v, err := cqltype.DecodeInt(b)
+	return int(v), err
+}
+
+// TestExactlyOneWinner has eight clients race INSERT ... IF NOT EXISTS on
+// each of twenty keys through random nodes: for each key at most one
+// client is told it applied, a serial read afterwards finds its value (or,
+// when a contended round's outcome was unknown to its client, that
+// client's), and every client told it did not apply was told that value.
+// Most keys have a client told it applied.
+func TestExactlyOneWinner(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		c, err := New(Config{Seed: 7, Nodes: []NodeConfig{
+			{Name: "127.0.0.1", DataCenter: "dc1", Rack: "r1"}, {Name: "127.0.0.2", DataCenter: "dc1", Rack: "r1"}, {Name: "127.0.0.3", DataCenter: "dc1", Rack: "r1"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		nodes := c.Nodes()
+		for _, stmt := range []string{"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
+			"CREATE TABLE ks.reg (k int PRIMARY KEY, v int)"} {
+			if _, err := nodes[0].Exec(stmt, request.One); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := rand.New(rand.NewPCG(7, 7))
+		for _, a := range nodes {
+			for _, b := range nodes {
+				if a != b {
+					c.Delay(a.Name, b.Name, time.Duration(1+r.IntN(10))*time.Millisecond)
+				}
+			}
+		}
+		const keys, clients = 20, 8
+		type outcome struct {
+			applied, unknown bool
+			seen             int
+		}
+		results := make([][clients]outcome, keys)
+		var wg sync.WaitGroup
+		errs := make(chan error, clients)
+		for client := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := rand.New(rand.NewPCG(uint64(client), 1))
+				serial := request.Serial
+				for k := range keys {
+					n := nodes[r.IntN(len(nodes))]
+					out, kind, err := casOperation(n, casInput{kind: casInsert, key: k, value: client + 1}, request.Quorum, serial)
+					if err == nil && kind == "skipped" {
+						err = errors.New("an insert without faults was skipped")
+					}
+					if err != nil {
+						errs <- fmt.Errorf("client %d, key %d: %w", client, k, err)
+						return
+					}
+					results[k][client] = outcome{out.applied, out.unknown, out.seen}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		decided := 0
+		for k := range keys {
+			out, _, err := casOperation(nodes[k%3], casInput{kind: casRead, key: k}, request.Quorum, request.Serial)
+			if err != nil {
+				t.Fatalf("key %d: a serial read: %v", k, err)
+			}
+			winner := 0
+			for client, o := range results[k] {
+				if o.applied {
+					if winner != 0 {
+						t.Fatalf("key %d: clients %d and %d both applied", k, winner-1, client)
+					}
+					winner = client + 1
+				}
+			}
+			switch {
+			case winner != 0 && out.seen != winner:
+				t.Fatalf("key %d: a serial read found %d, the winner wrote %d", k, out.seen, winner)
+			case winner == 0 && (out.seen == 0 || !results[k][out.seen-1].unknown):
+				t.Fatalf("key %d: no client applied, and a serial read found %d: %+v", k, out.seen, results[k])
+			case winner != 0:
+				decided++
+			}
+			for client, o := range results[k] {
+				if !o.applied && !o.unknown && o.seen != out.seen {
+					t.Fatalf("key %d: client %d was told %d, the row holds %d", k, client, o.seen, out.seen)
+				}
+			}
+		}
+		if decided < keys/2 {
+			t.Fatalf("only %d keys of %d had a client told it applied", decided, keys)
+		}
+		t.Logf("%d keys of %d had a client told it applied; the others' winners' rounds ended unknown to them", decided, keys)
+	})
+}
