@@ -14,7 +14,7 @@ RACE_PKGS := ./commitlog/... ./memtable/... ./storage/... ./cql/native/... ./tes
 # Storage packages run once more without the invariants tag, so both code paths are tested.
 STORAGE_PKGS := ./commitlog/... ./memtable/... ./sstable/... ./storage/...
 
-.PHONY: all build test test-long test-differential-long test-simulation-long lint bench bench-b3 bench-b3-cluster bench-b4 bench-b6 run compat clean
+.PHONY: all build test test-long test-differential-long test-simulation-long lint bench bench-b3 bench-b3-cluster bench-b4 bench-b6 bench-lwt run compat clean
 
 all: build
 
@@ -70,6 +70,10 @@ bench-b4: build
 
 bench-b6: build
 	bench/b6.sh
+
+# Lightweight transactions against plain QUORUM writes on three nodes (docs/benchmarks.md).
+bench-lwt: build
+	bench/lwt.sh
 
 run: build
 	$(BIN) server

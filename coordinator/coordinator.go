@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -121,6 +122,9 @@ type Stats struct {
 	// another and tried again, and rounds that first finished one an
 	// earlier round left.
 	CASWrites, CASReads, CASConditionNotMet, CASContentions, CASUnfinished atomic.Int64
+	// Logged batches written through the batchlog, and batches this
+	// node's batchlog replayed.
+	LoggedBatches, BatchesReplayed atomic.Int64
 }
 
 // Coordinator runs the requests of the statements this node coordinates
@@ -138,7 +142,9 @@ type Coordinator struct {
 	// the latest ballot this node took.
 	paxos      *paxosStore
 	lastBallot atomic.Int64
-	Stats      Stats
+	// replaying is held while the batchlog is replayed.
+	replaying sync.Mutex
+	Stats     Stats
 }
 
 // New returns a coordinator.

@@ -34,6 +34,7 @@ func FuzzDecodeMessages(f *testing.F) {
 	f.Add(encodePromise(promise{outcome: promised, committed: Proposal{Ballot: Ballot{Micros: 2}, Origin: Ballot{Micros: 2}, Update: m}}, entries, true))
 	f.Add(appendPaxosProposal(nil, mutation.TableID{7}, m.Key, Proposal{Ballot: Ballot{Micros: 2}, Origin: Ballot{Micros: 2}, Update: m}))
 	f.Add(encodeAccepted(false, Ballot{Micros: 9}))
+	f.Add(appendBatch(nil, batchID(1_700_000_000_000_000, 5), []*mutation.Mutation{m}))
 	f.Add([]byte{})
 	c := New(Config{Self: "a", Engine: &countingEngine{}, Schema: func() *schema.Schema { return schema.New(nil) }})
 	handlers := c.Handlers()
@@ -89,8 +90,13 @@ func FuzzDecodeMessages(f *testing.F) {
 				t.Fatalf("an answer to a proposal decoded from %x re-encodes to another: %v", b, err)
 			}
 		}
+		if id, ms, err := decodeBatch(b); err == nil {
+			if again, ms2, err := decodeBatch(appendBatch(nil, id, ms)); err != nil || !bytes.Equal(again, id) || len(ms2) != len(ms) {
+				t.Fatalf("a batch decoded from %x re-encodes to another: %v", b, err)
+			}
+		}
 		for _, verb := range []messaging.Verb{messaging.VerbMutation, messaging.VerbHint, messaging.VerbRead, messaging.VerbRangeRead, messaging.VerbTruncate,
-			messaging.VerbPaxosPrepare, messaging.VerbPaxosPropose, messaging.VerbPaxosCommit} {
+			messaging.VerbPaxosPrepare, messaging.VerbPaxosPropose, messaging.VerbPaxosCommit, messaging.VerbBatchStore, messaging.VerbBatchRemove} {
 			_, _ = handlers[verb]("fuzz", b)
 		}
 	})

@@ -10,7 +10,8 @@ import (
 
 // Handlers are the internode verbs a replica answers, for the network to
 // serve: writes and hints, partition reads (data or digest), range reads,
-// truncates and the Paxos verbs, each on this node's engine.
+// truncates, the Paxos verbs and the batchlog's, each on this node's
+// engine.
 func (c *Coordinator) Handlers() map[messaging.Verb]messaging.Handler {
 	apply := func(_ string, payload []byte) ([]byte, error) {
 		ms, err := DecodeMutations(payload)
@@ -75,6 +76,7 @@ func (c *Coordinator) Handlers() map[messaging.Verb]messaging.Handler {
 		},
 	}
 	maps.Copy(handlers, c.paxosHandlers())
+	maps.Copy(handlers, c.batchlogHandlers())
 	return handlers
 }
 

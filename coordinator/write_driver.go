@@ -38,6 +38,21 @@ type write struct {
 }
 
 func (c *Coordinator) apply(ms []*mutation.Mutation, l request.Consistency) error {
+	writes, err := c.planWrites(ms, l)
+	if err != nil {
+		return err
+	}
+	writeType := request.WriteSimple
+	if len(ms) > 1 {
+		writeType = request.WriteUnloggedBatch
+	}
+	return c.writeAll(writes, l, writeType)
+}
+
+// planWrites places each mutation by the ring as it is and checks that
+// its live replicas can meet level l: if any partition's are too few,
+// nothing is written (Unavailable).
+func (c *Coordinator) planWrites(ms []*mutation.Mutation, l request.Consistency) ([]write, error) {
 	m := c.cfg.Ring()
 	alive := c.alive()
 	look := c.current()
@@ -45,26 +60,29 @@ func (c *Coordinator) apply(ms []*mutation.Mutation, l request.Consistency) erro
 	for _, mu := range ms {
 		p, err := c.placeWrite(look, m, mu)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		// ANY is never unavailable: a hint counts as the write.
 		if l != request.Any {
 			if err := CheckAvailable(l, p.strategy, c.cfg.DataCenter, p.replicas, p.pending, alive, m.Location); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		writes = append(writes, write{mu, p, m.Epoch()})
 	}
-	writeType := request.WriteSimple
-	if len(ms) > 1 {
-		writeType = request.WriteUnloggedBatch
-	}
+	return writes, nil
+}
+
+// writeAll sends planned writes to their replicas at once and waits for
+// each to meet level l; failures are reported with writeType.
+func (c *Coordinator) writeAll(writes []write, l request.Consistency, writeType string) error {
+	alive, locate := c.alive(), c.cfg.Ring().Location
 	if len(writes) == 1 {
-		return c.writeReplicas(writes[0], l, alive, m.Location, writeType)
+		return c.writeReplicas(writes[0], l, alive, locate, writeType)
 	}
 	errs := make([]error, len(writes))
 	concurrently(len(writes), func(i int) {
-		errs[i] = c.writeReplicas(writes[i], l, alive, m.Location, writeType)
+		errs[i] = c.writeReplicas(writes[i], l, alive, locate, writeType)
 	})
 	return errors.Join(errs...)
 }

@@ -33,6 +33,8 @@ const (
 	VerbPaxosPrepare   Verb = 18 // promise a Paxos ballot (and read the partition)
 	VerbPaxosPropose   Verb = 19 // accept a Paxos proposal
 	VerbPaxosCommit    Verb = 20 // apply a decided Paxos proposal
+	VerbBatchStore     Verb = 21 // keep a logged batch in the batchlog
+	VerbBatchRemove    Verb = 22 // a logged batch's writes are in: forget it
 )
 
 func (v Verb) String() string {
@@ -73,6 +75,10 @@ func (v Verb) String() string {
 		return "PAXOS_PROPOSE"
 	case VerbPaxosCommit:
 		return "PAXOS_COMMIT"
+	case VerbBatchStore:
+		return "BATCH_STORE"
+	case VerbBatchRemove:
+		return "BATCH_REMOVE"
 	}
 	return fmt.Sprintf("VERB_%d", uint16(v))
 }

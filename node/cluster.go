@@ -206,8 +206,10 @@ func (n *Node) gossipLoad() {
 // housekeeping runs every few seconds: it goes on with the deliveries of
 // hints to replicas that are up (Cassandra's dispatch trigger runs every
 // 10 s), so that a delivery a failure stopped resumes without waiting for
-// its replica to go down and up again, and lets go of the streaming
-// sessions whose receivers left.
+// its replica to go down and up again, replays the logged batches whose
+// coordinator did not see them through (Cassandra's batchlog replay runs
+// every 10 s too), and lets go of the streaming sessions whose receivers
+// left.
 func (n *Node) housekeeping() {
 	t := time.NewTicker(hintDeliveryInterval)
 	defer t.Stop()
@@ -215,6 +217,7 @@ func (n *Node) housekeeping() {
 		select {
 		case <-t.C:
 			n.coord.DeliverHints()
+			n.coord.ReplayBatches()
 			n.streaming.Reap()
 		case <-n.stopped:
 			return

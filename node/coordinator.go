@@ -119,6 +119,19 @@ func (n *Node) Scan(t *schema.Table, r request.RangeRead) ([]*request.Partition,
 	return n.coord.Scan(t, r)
 }
 
+// ApplyLogged writes a logged batch at a consistency level
+// (coordinator.ApplyLogged).
+func (n *Node) ApplyLogged(ms []*mutation.Mutation, cl request.Consistency) error {
+	for _, m := range ms {
+		if t := n.Schema().TableByID(m.Table); t != nil {
+			if err := n.refusePartitioned(t, cl); err != nil {
+				return err
+			}
+		}
+	}
+	return n.coord.ApplyLogged(ms, cl)
+}
+
 // CAS runs a conditional write of one partition (coordinator.CAS).
 func (n *Node) CAS(t *schema.Table, op request.CAS) (*request.Partition, bool, error) {
 	if err := n.refusePartitioned(t, op.Serial); err != nil {

@@ -110,8 +110,8 @@ var (
 )
 
 // The system tables of the node's own state: those drivers read
-// (system.local and the peers tables), the repair history and the Paxos
-// state.
+// (system.local and the peers tables), the repair history, the Paxos
+// state and the batchlog.
 var (
 	LocalTable = systemTable(SystemKeyspace, "local", []string{"key"}, nil,
 		"key text", "bootstrapped text", "broadcast_address inet", "broadcast_port int", "cluster_name text",
@@ -140,7 +140,19 @@ var (
 		"row_key blob", "cf_id uuid", "in_progress_ballot timeuuid", "in_progress_read_ballot timeuuid",
 		"most_recent_commit blob", "most_recent_commit_at timeuuid", "most_recent_commit_version int",
 		"proposal blob", "proposal_ballot timeuuid", "proposal_version int")
+	// BatchesTable is the batchlog: the logged batches this node holds
+	// until their writes are known to be in, by a timeuuid of when they
+	// were made, as Cassandra 4.1 lays it out. Its deletions need no
+	// grace: the table is this node's alone.
+	BatchesTable = withoutGrace(systemTable(SystemKeyspace, "batches", []string{"id"}, nil,
+		"id timeuuid", "mutations list<blob>", "version int"))
 )
+
+// withoutGrace sets a table's gc_grace_seconds to 0.
+func withoutGrace(t *Table) *Table {
+	t.Options.GCGraceSeconds = 0
+	return t
+}
 
 // schemaTables are the system_schema tables in the order a keyspace's
 // definition is written to them.
@@ -156,7 +168,7 @@ func SystemSchemaTables() []*Table { return slices.Clone(schemaTables) }
 func SystemKeyspaces() []*Keyspace {
 	local := localReplication
 	sys := &Keyspace{Name: SystemKeyspace, Replication: local, DurableWrites: true, Tables: map[string]*Table{}, Types: map[string]*cqltype.Type{}}
-	for _, t := range []*Table{LocalTable, PeersTable, PeersV2Table, RepairHistoryTable, PaxosTable} {
+	for _, t := range []*Table{LocalTable, PeersTable, PeersV2Table, RepairHistoryTable, PaxosTable, BatchesTable} {
 		sys.Tables[t.Name] = t
 	}
 	ss := &Keyspace{Name: SystemSchemaKeyspace, Replication: local, DurableWrites: true, Tables: map[string]*Table{}, Types: map[string]*cqltype.Type{}}

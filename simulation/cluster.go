@@ -138,6 +138,9 @@ type Node struct {
 	gossip    *gossip.Gossiper
 	inbox     *gossipTransport
 	crashOn   messaging.Verb // crash when a request of this verb arrives
+	// crashOnAnswer: crash when the answer to a request of this verb
+	// arrives.
+	crashOnAnswer messaging.Verb
 	// whole is the node as package node runs it (Config.Whole), once
 	// node.Open has returned.
 	whole *node.Node
@@ -528,6 +531,34 @@ func (n *Node) CrashOn(verb messaging.Verb) {
 	n.crashOn = verb
 }
 
+// CrashOnAnswer makes the node crash when the answer to its next request
+// of verb reaches it: the request was served, and the node dies before it
+// learns so (a coordinator killed after its batchlog write, say).
+func (n *Node) CrashOnAnswer(verb messaging.Verb) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.crashOnAnswer = verb
+}
+
+// crashesOnAnswer crashes the node, if it is to crash when an answer of
+// the frame's verb reaches it, and reports whether it did (the frame is
+// then lost with it).
+func (n *Node) crashesOnAnswer(f messaging.Frame) bool {
+	if f.Kind != messaging.KindResponse {
+		return false
+	}
+	n.mu.Lock()
+	crash := n.up && n.crashOnAnswer == f.Verb && f.Verb != 0
+	if crash {
+		n.crashOnAnswer = 0
+	}
+	n.mu.Unlock()
+	if crash && n.halt() {
+		go n.release()
+	}
+	return crash
+}
+
 // sees is the node's failure detector, its gossip's view.
 // deliverHints goes on with the coordinator's hint deliveries every 10
 // s, as a node does, until stop closes.
@@ -539,6 +570,7 @@ func (n *Node) deliverHints(coord *coordinator.Coordinator, streams *streaming.S
 		select {
 		case <-t.C:
 			coord.DeliverHints()
+			coord.ReplayBatches()
 			streams.Reap()
 		case <-stop:
 			return
@@ -721,6 +753,17 @@ func (nc nodeCoordinator) Scan(t *schema.Table, r request.RangeRead) ([]*request
 		return nil, err
 	}
 	return nc.n.coord.Scan(t, r)
+}
+
+func (nc nodeCoordinator) ApplyLogged(ms []*mutation.Mutation, cl request.Consistency) error {
+	for _, m := range ms {
+		if t := nc.n.currentSchema().TableByID(m.Table); t != nil {
+			if err := nc.refused(t, cl); err != nil {
+				return err
+			}
+		}
+	}
+	return nc.n.coord.ApplyLogged(ms, cl)
 }
 
 func (nc nodeCoordinator) CAS(t *schema.Table, op request.CAS) (*request.Partition, bool, error) {

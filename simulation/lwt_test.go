@@ -27,80 +27,15 @@ var (
 	casLong  = flag.Duration("simulation.cas.long", 0, "run seeds for this long instead of -simulation.cas.seeds")
 )
 
-// The kinds of operations on a register.
-const (
-	casInsert = iota // INSERT ... IF NOT EXISTS
-	casUpdate        // UPDATE ... IF v = old
-	casDelete        // DELETE ... IF v = old
-	casRead          // SELECT at SERIAL
-)
-
-// casInput is one operation on a key's register; old and value are
-// values, where 0 is no row.
-type casInput struct {
-	kind       int
-	key        int
-	old, value int
-}
-
-// casOutput is what the operation came to: whether it applied and the
-// value it saw (0: no row); unknown for a write whose outcome never came
-// back (a timeout, a CAS_WRITE_UNKNOWN), which may or may not have
-// applied.
-type casOutput struct {
-	applied bool
-	seen    int
-	unknown bool
-}
-
 // casModel is each key's register as lightweight transactions must keep
-// it: one value or none, changed only by a write whose condition holds,
-// and every answer telling the value at one moment between its call and
-// its return.
+// it (testutil.RegisterStep).
 var casModel = porcupine.Model{
 	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		byKey := map[int][]porcupine.Operation{}
-		for _, op := range history {
-			k := op.Input.(casInput).key
-			byKey[k] = append(byKey[k], op)
-		}
-		var out [][]porcupine.Operation
-		for _, ops := range byKey {
-			out = append(out, ops)
-		}
-		return out
+		return testutil.GroupBy(history, func(op porcupine.Operation) int { return op.Input.(testutil.RegisterInput).Key })
 	},
-	Init: func() any { return 0 },
-	Step: func(state, input, output any) (bool, any) {
-		cur, in, out := state.(int), input.(casInput), output.(casOutput)
-		holds := false
-		next := cur
-		switch in.kind {
-		case casInsert:
-			holds, next = cur == 0, in.value
-		case casUpdate:
-			holds, next = cur == in.old, in.value
-		case casDelete:
-			holds, next = cur == in.old, 0
-		case casRead:
-			return out.seen == cur, cur
-		}
-		switch {
-		case out.unknown: // it took effect here if its condition held
-			if holds {
-				return true, next
-			}
-			return true, cur
-		case out.applied:
-			return holds, next
-		}
-		return !holds && out.seen == cur, cur
-	},
-	DescribeOperation: func(input, output any) string {
-		in, out := input.(casInput), output.(casOutput)
-		what := [...]string{"insert", "update", "delete", "read"}[in.kind]
-		return fmt.Sprintf("%s k=%d old=%d v=%d -> applied=%v seen=%d unknown=%v", what, in.key, in.old, in.value, out.applied, out.seen, out.unknown)
-	},
+	Init:              func() any { return 0 },
+	Step:              testutil.RegisterStep,
+	DescribeOperation: testutil.DescribeRegisterOp,
 }
 
 // TestCASLinearizable has clients run conditional inserts, updates and
@@ -165,7 +100,7 @@ func casRun(seed uint64, ops int) ([]porcupine.Operation, map[string]int, error)
 		counts  = map[string]int{}
 		failure error
 	)
-	record := func(client int, in casInput, out casOutput, call, ret int64, kind string) {
+	record := func(client int, in testutil.RegisterInput, out testutil.RegisterOutput, call, ret int64, kind string) {
 		mu.Lock()
 		defer mu.Unlock()
 		history = append(history, porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret})
@@ -199,9 +134,9 @@ func casRun(seed uint64, ops int) ([]porcupine.Operation, map[string]int, error)
 	nextValue := atomic.Int64{}
 	// run runs one operation and records it; it returns what the client
 	// learnt of the key's value, if anything.
-	run := func(client int, n *Node, in casInput, r *rand.Rand) (value int, learnt bool) {
-		if in.kind != casRead {
-			in.value = int(nextValue.Add(1))
+	run := func(client int, n *Node, in testutil.RegisterInput, r *rand.Rand) (value int, learnt bool) {
+		if in.Op != testutil.RegisterRead {
+			in.Value = int(nextValue.Add(1))
 		}
 		commit := []request.Consistency{request.Quorum, request.One, request.Any}[r.IntN(3)]
 		call := clock.Add(1)
@@ -211,20 +146,20 @@ func casRun(seed uint64, ops int) ([]porcupine.Operation, map[string]int, error)
 		case err != nil:
 			fail(fmt.Errorf("client %d, %+v on %s: %w", client, in, n.Name, err))
 		case kind == "skipped":
-		case out.unknown:
+		case out.Unknown:
 			record(client, in, out, call, math.MaxInt64, kind)
 		default:
 			record(client, in, out, call, ret, kind)
 		}
 		switch {
-		case err != nil || kind == "skipped" || out.unknown:
+		case err != nil || kind == "skipped" || out.Unknown:
 			return 0, false
-		case !out.applied:
-			return out.seen, true
-		case in.kind == casDelete:
+		case !out.Applied:
+			return out.Seen, true
+		case in.Op == testutil.RegisterDelete:
 			return 0, true
 		}
-		return in.value, true
+		return in.Value, true
 	}
 	var wg sync.WaitGroup
 	done := make(chan struct{})
@@ -241,16 +176,16 @@ func casRun(seed uint64, ops int) ([]porcupine.Operation, map[string]int, error)
 					continue
 				}
 				k := r.IntN(keys)
-				in := casInput{key: k, old: seen[k]}
+				in := testutil.RegisterInput{Key: k, Old: seen[k]}
 				switch x := r.IntN(100); {
 				case x < 25:
-					in.kind = casInsert
+					in.Op = testutil.RegisterInsert
 				case x < 60:
-					in.kind = casUpdate
+					in.Op = testutil.RegisterUpdate
 				case x < 75:
-					in.kind = casDelete
+					in.Op = testutil.RegisterDelete
 				default:
-					in.kind = casRead
+					in.Op = testutil.RegisterRead
 				}
 				if v, ok := run(client, n, in, r); ok {
 					seen[k] = v
@@ -314,7 +249,7 @@ func casRun(seed uint64, ops int) ([]porcupine.Operation, map[string]int, error)
 	}
 	r := rand.New(rand.NewPCG(seed, 99))
 	for k := range keys {
-		run(clients, nodes[k%len(nodes)], casInput{kind: casRead, key: k}, r)
+		run(clients, nodes[k%len(nodes)], testutil.RegisterInput{Op: testutil.RegisterRead, Key: k}, r)
 	}
 	c.Settle()
 	return history, counts, failure
@@ -335,49 +270,49 @@ func upCount(nodes []*Node) int {
 // not known, or skipped for one that certainly did nothing (Unavailable
 // before anything was sent, a read that timed out, a node that went
 // down). An error is a failure no client should see.
-func casOperation(n *Node, in casInput, commit, serial request.Consistency) (out casOutput, kind string, err error) {
+func casOperation(n *Node, in testutil.RegisterInput, commit, serial request.Consistency) (out testutil.RegisterOutput, kind string, err error) {
 	session, err := n.session()
 	if err != nil {
 		return out, "skipped", nil
 	}
 	var stmt string
-	switch in.kind {
-	case casInsert:
-		stmt = fmt.Sprintf("INSERT INTO ks.reg (k, v) VALUES (%d, %d) IF NOT EXISTS", in.key, in.value)
-	case casUpdate:
-		stmt = fmt.Sprintf("UPDATE ks.reg SET v = %d WHERE k = %d IF v = %s", in.value, in.key, casLiteral(in.old))
-	case casDelete:
-		stmt = fmt.Sprintf("DELETE FROM ks.reg WHERE k = %d IF v = %s", in.key, casLiteral(in.old))
-	case casRead:
-		stmt = fmt.Sprintf("SELECT v FROM ks.reg WHERE k = %d", in.key)
+	switch in.Op {
+	case testutil.RegisterInsert:
+		stmt = fmt.Sprintf("INSERT INTO ks.reg (k, v) VALUES (%d, %d) IF NOT EXISTS", in.Key, in.Value)
+	case testutil.RegisterUpdate:
+		stmt = fmt.Sprintf("UPDATE ks.reg SET v = %d WHERE k = %d IF v = %s", in.Value, in.Key, casLiteral(in.Old))
+	case testutil.RegisterDelete:
+		stmt = fmt.Sprintf("DELETE FROM ks.reg WHERE k = %d IF v = %s", in.Key, casLiteral(in.Old))
+	case testutil.RegisterRead:
+		stmt = fmt.Sprintf("SELECT v FROM ks.reg WHERE k = %d", in.Key)
 	}
 	level := commit
-	if in.kind == casRead {
+	if in.Op == testutil.RegisterRead {
 		level = serial
 	}
 	res, err := session.QueryText(stmt, exec.QueryParams{Consistency: level, SerialConsistency: &serial})
 	if !n.Up() && err != nil {
 		err = nil // gone with its node: unknown below, as for a timeout
-		if in.kind == casRead {
+		if in.Op == testutil.RegisterRead {
 			return out, "skipped", nil
 		}
-		return casOutput{unknown: true}, "unknown", nil
+		return testutil.RegisterOutput{Unknown: true}, "unknown", nil
 	}
 	var e *exec.Error
 	switch {
 	case err == nil:
 	case errors.As(err, &e) && e.Code == exec.Unavailable:
 		return out, "skipped", nil
-	case errors.As(err, &e) && (e.Code == exec.ReadTimeout || e.Code == exec.ReadFailure) && in.kind == casRead:
+	case errors.As(err, &e) && (e.Code == exec.ReadTimeout || e.Code == exec.ReadFailure) && in.Op == testutil.RegisterRead:
 		return out, "skipped", nil
-	case errors.As(err, &e) && (e.Code == exec.WriteTimeout || e.Code == exec.WriteFailure || e.Code == exec.CASWriteUnknown) && in.kind != casRead:
-		return casOutput{unknown: true}, "unknown", nil
+	case errors.As(err, &e) && (e.Code == exec.WriteTimeout || e.Code == exec.WriteFailure || e.Code == exec.CASWriteUnknown) && in.Op != testutil.RegisterRead:
+		return testutil.RegisterOutput{Unknown: true}, "unknown", nil
 	default:
 		return out, "", err
 	}
-	if in.kind == casRead {
+	if in.Op == testutil.RegisterRead {
 		if len(res.Rows) > 0 {
-			out.seen, err = casValue(res.Rows[0][0])
+			out.Seen, err = casValue(res.Rows[0][0])
 		}
 		return out, "read", err
 	}
@@ -389,11 +324,11 @@ func casOperation(n *Node, in casInput, commit, serial request.Consistency) (out
 		return out, "", err
 	}
 	if applied {
-		return casOutput{applied: true}, "applied", nil
+		return testutil.RegisterOutput{Applied: true}, "applied", nil
 	}
 	for i, col := range res.Columns {
 		if col.Name == "v" {
-			out.seen, err = casValue(res.Rows[0][i])
+			out.Seen, err = casValue(res.Rows[0][i])
 		}
 	}
 	return out, "refused", err
@@ -459,7 +394,7 @@ func TestExactlyOneWinner(t *testing.T) {
 				serial := request.Serial
 				for k := range keys {
 					n := nodes[r.IntN(len(nodes))]
-					out, kind, err := casOperation(n, casInput{kind: casInsert, key: k, value: client + 1}, request.Quorum, serial)
+					out, kind, err := casOperation(n, testutil.RegisterInput{Op: testutil.RegisterInsert, Key: k, Value: client + 1}, request.Quorum, serial)
 					if err == nil && kind == "skipped" {
 						err = errors.New("an insert without faults was skipped")
 					}
@@ -467,7 +402,7 @@ func TestExactlyOneWinner(t *testing.T) {
 						errs <- fmt.Errorf("client %d, key %d: %w", client, k, err)
 						return
 					}
-					results[k][client] = outcome{out.applied, out.unknown, out.seen}
+					results[k][client] = outcome{out.Applied, out.Unknown, out.Seen}
 				}
 			}()
 		}
@@ -478,7 +413,7 @@ func TestExactlyOneWinner(t *testing.T) {
 		}
 		decided := 0
 		for k := range keys {
-			out, _, err := casOperation(nodes[k%3], casInput{kind: casRead, key: k}, request.Quorum, request.Serial)
+			out, _, err := casOperation(nodes[k%3], testutil.RegisterInput{Op: testutil.RegisterRead, Key: k}, request.Quorum, request.Serial)
 			if err != nil {
 				t.Fatalf("key %d: a serial read: %v", k, err)
 			}
@@ -492,16 +427,16 @@ func TestExactlyOneWinner(t *testing.T) {
 				}
 			}
 			switch {
-			case winner != 0 && out.seen != winner:
-				t.Fatalf("key %d: a serial read found %d, the winner wrote %d", k, out.seen, winner)
-			case winner == 0 && (out.seen == 0 || !results[k][out.seen-1].unknown):
-				t.Fatalf("key %d: no client applied, and a serial read found %d: %+v", k, out.seen, results[k])
+			case winner != 0 && out.Seen != winner:
+				t.Fatalf("key %d: a serial read found %d, the winner wrote %d", k, out.Seen, winner)
+			case winner == 0 && (out.Seen == 0 || !results[k][out.Seen-1].unknown):
+				t.Fatalf("key %d: no client applied, and a serial read found %d: %+v", k, out.Seen, results[k])
 			case winner != 0:
 				decided++
 			}
 			for client, o := range results[k] {
-				if !o.applied && !o.unknown && o.seen != out.seen {
-					t.Fatalf("key %d: client %d was told %d, the row holds %d", k, client, o.seen, out.seen)
+				if !o.applied && !o.unknown && o.seen != out.Seen {
+					t.Fatalf("key %d: client %d was told %d, the row holds %d", k, client, o.seen, out.Seen)
 				}
 			}
 		}

@@ -138,7 +138,7 @@ func (e *frameConn) deliver() {
 			if d := time.Until(tf.due); d > 0 {
 				time.Sleep(d)
 			}
-			if e.c.byName[e.peer].crashesOn(tf.f) {
+			if to := e.c.byName[e.peer]; to.crashesOn(tf.f) || to.crashesOnAnswer(tf.f) {
 				return
 			}
 			select {

@@ -386,6 +386,9 @@ func (l localOnly) ApplySchema(*schema.Schema, []*mutation.Mutation) error {
 func (l localOnly) Apply([]*mutation.Mutation, request.Consistency) error {
 	return errors.New("local reads only")
 }
+func (l localOnly) ApplyLogged([]*mutation.Mutation, request.Consistency) error {
+	return errors.New("local reads only")
+}
 func (l localOnly) ReadPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error) {
 	return node.CoordinatorEngine(l.engine()).Read(t.ID, r.Key, r.Slice)
 }

@@ -24,7 +24,7 @@ func newStressCommand() *cobra.Command {
 	var nodes, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "stress WORKLOAD",
-		Short: "Load a cluster through CQL: write, read, mixed, dynamo, ycsb-a ... ycsb-f",
+		Short: "Load a cluster through CQL: write, read, mixed, dynamo, ycsb-a ... ycsb-f, lwt",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			defaultGCPercent(stressGCPercent)
@@ -70,6 +70,7 @@ func newStressCommand() *cobra.Command {
 	f.IntVar(&o.ValueSize, "value-size", 128, "value size in bytes")
 	f.StringVar(&o.Distribution, "distribution", "uniform", "key choice: uniform, zipfian or sequential")
 	f.StringVar(&o.Consistency, "consistency", "ONE", "consistency level")
+	f.StringVar(&o.SerialConsistency, "serial-consistency", "SERIAL", "lwt: the Paxos level of conditional writes, SERIAL or LOCAL_SERIAL")
 	f.IntVar(&o.ReplicationFactor, "replication-factor", 1, "replication factor of the keyspace created")
 	f.StringVar(&o.Keyspace, "keyspace", "stress", "keyspace to use (created if missing)")
 	f.BoolVar(&o.TokenAware, "token-aware", false, "send each request to a replica of its key")

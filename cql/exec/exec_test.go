@@ -74,6 +74,10 @@ func (c *memCoordinator) Apply(ms []*mutation.Mutation, _ request.Consistency) e
 	return nil
 }
 
+func (c *memCoordinator) ApplyLogged(ms []*mutation.Mutation, cl request.Consistency) error {
+	return c.Apply(ms, cl)
+}
+
 func (c *memCoordinator) partitions(t *schema.Table, now int64) ([]*request.Partition, error) {
 	parts, err := c.store.Partitions(t.ID, now)
 	if err != nil {

@@ -438,6 +438,12 @@ func (s *Session) applyBatch(items []batchItem, batchTS *int64, kind cql.BatchKi
 		}
 		ms = append(ms, more...)
 	}
+	if kind == cql.LoggedBatch {
+		if err := s.c.ApplyLogged(ms, s.consistency); err != nil {
+			return nil, coordinatorError(err)
+		}
+		return voidResult, nil
+	}
 	res, err := s.applyWrites(ms...)
 	if err != nil || kind != cql.UnloggedBatch {
 		return res, err

@@ -180,6 +180,8 @@ func (d dryCoordinator) ApplySchema(*schema.Schema, []*mutation.Mutation) error 
 
 func (d dryCoordinator) Apply([]*mutation.Mutation, request.Consistency) error { return nil }
 
+func (d dryCoordinator) ApplyLogged([]*mutation.Mutation, request.Consistency) error { return nil }
+
 func (d dryCoordinator) ReadPartition(*schema.Table, request.PartitionRead) (*request.Partition, error) {
 	return nil, nil
 }

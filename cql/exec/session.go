@@ -28,6 +28,10 @@ type Coordinator interface {
 	// Apply makes mutations of tables durable and visible, on as many
 	// replicas as the consistency level asks.
 	Apply(ms []*mutation.Mutation, cl request.Consistency) error
+	// ApplyLogged is Apply for a logged batch: written whole in the end,
+	// even if the coordinator dies half way (through the batchlog when it
+	// writes several partitions).
+	ApplyLogged(ms []*mutation.Mutation, cl request.Consistency) error
 	// ReadPartition reads a slice of one partition; nil when nothing live
 	// was found.
 	ReadPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error)

@@ -20,7 +20,7 @@ import (
 
 // Options configure a run (the flags of sibyl stress).
 type Options struct {
-	Workload    string   // write, read, mixed, dynamo, ycsb-a ... ycsb-f
+	Workload    string   // write, read, mixed, dynamo, ycsb-a ... ycsb-f, lwt
 	Nodes       []string // contact points
 	Port        int
 	Threads     int
@@ -29,13 +29,16 @@ type Options struct {
 	Duration    time.Duration // when Ops is 0
 	// Interrupt, once closed, ends the timed run early (SIGINT): the
 	// summary, and --verify's read-back, cover what ran.
-	Interrupt         <-chan struct{}
-	Keys              int64 // the key space of reads and rewrites
-	Preload           int64 // keys written before the timed run
-	Warmup            int64 // new keys written after the preload, untimed
-	ValueSize         int
-	Distribution      string // uniform, zipfian, sequential
-	Consistency       string
+	Interrupt    <-chan struct{}
+	Keys         int64 // the key space of reads and rewrites
+	Preload      int64 // keys written before the timed run
+	Warmup       int64 // new keys written after the preload, untimed
+	ValueSize    int
+	Distribution string // uniform, zipfian, sequential
+	Consistency  string
+	// SerialConsistency is the Paxos level of lwt's conditional writes:
+	// SERIAL (default) or LOCAL_SERIAL.
+	SerialConsistency string
 	ReplicationFactor int
 	Keyspace          string
 	TokenAware        bool    // send each request to a replica; else only to Nodes, in turn
@@ -85,6 +88,9 @@ func (o *Options) EnsureDefaults() {
 	if o.Consistency == "" {
 		o.Consistency = "ONE"
 	}
+	if o.SerialConsistency == "" {
+		o.SerialConsistency = "SERIAL"
+	}
 	if o.ReplicationFactor == 0 {
 		o.ReplicationFactor = 1
 	}
@@ -124,6 +130,13 @@ func (o *Options) Validate() error {
 	if o.Consistency != "" && c.UnmarshalText([]byte(strings.ToUpper(o.Consistency))) != nil {
 		errs = append(errs, fmt.Errorf("--consistency: %q is not a consistency level", o.Consistency))
 	}
+	var serial gocql.SerialConsistency
+	if o.SerialConsistency != "" && serial.UnmarshalText([]byte(strings.ToUpper(o.SerialConsistency))) != nil {
+		errs = append(errs, fmt.Errorf("--serial-consistency: %q is not SERIAL or LOCAL_SERIAL", o.SerialConsistency))
+	}
+	if o.Verify && o.Workload == "lwt" {
+		errs = append(errs, errors.New("--verify: not with lwt, whose writes take the Paxos round's timestamp"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -144,6 +157,9 @@ const (
 	opRead    = "read"
 	opScan    = "scan"
 	opRMW     = "read-modify-write"
+	// opCAS is a conditional rewrite of an existing key (UPDATE ... IF
+	// EXISTS): a lightweight transaction.
+	opCAS = "cas"
 )
 
 type weighted struct {
@@ -164,6 +180,7 @@ var workloads = map[string][]weighted{
 	"ycsb-d": {{opRead, 95}, {opInsert, 5}},
 	"ycsb-e": {{opScan, 95}, {opInsert, 5}},
 	"ycsb-f": {{opRead, 50}, {opRMW, 50}},
+	"lwt":    {{opCAS, 1}},
 }
 
 var dynamoMixes = [5][]weighted{
@@ -323,6 +340,7 @@ func Run(opts Options) (*Summary, error) {
 	var cl gocql.Consistency
 	_ = cl.UnmarshalText([]byte(strings.ToUpper(opts.Consistency)))
 	cluster.Consistency = cl
+	_ = cluster.SerialConsistency.UnmarshalText([]byte(strings.ToUpper(opts.SerialConsistency)))
 	if opts.TokenAware {
 		cluster.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
 	} else {
@@ -658,6 +676,11 @@ func (w *workload) do(op string, r *rand.Rand) error {
 			return err
 		}
 		return w.write(key, r)
+	case opCAS:
+		// Whether it applied (a key not preloaded does not exist) is no
+		// error: the round ran either way.
+		_, err := w.s.Query("UPDATE "+w.ks+".kv SET value = ? WHERE key = ? IF EXISTS", w.value(r), keyBytes(w.existing(r))).ScanCAS()
+		return err
 	}
 	return fmt.Errorf("unknown operation %s", op)
 }

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# make bench-lwt: lightweight transactions against plain writes on a local
+# three-node cluster (RF 3), side by side in one run: `sibyl stress write
+# --overwrite` (plain QUORUM rewrites of existing keys) and `sibyl stress
+# lwt` (UPDATE ... IF EXISTS of the same keys, SERIAL, commit at QUORUM),
+# each for LWT_DURATION, with LWT_THREADS client threads, a token-aware
+# client, then a table of ops/s and latency percentiles and the ratios.
+# LWT_KEYS (the key space, preloaded) and LWT_ROUNDS repeat the pair.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${LWT_DURATION:-30s}
+threads=${LWT_THREADS:-32}
+keys=${LWT_KEYS:-100000}
+rounds=${LWT_ROUNDS:-1}
+out=${LWT_OUT:-bench/lwt-results}
+mkdir -p "$out"
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+data=$(mktemp -d)
+bin/sibyl cluster up --nodes 3 --dir "$data/cluster" --native-transport-port "$port" --admin-port "$(free_port)" \
+	--gossip-port "$(free_port)" --storage-port "$(free_port)" >"$data/cluster.log" 2>&1
+cleanup() {
+	bin/sibyl cluster down --dir "$data/cluster" >/dev/null 2>&1 || true
+	rm -rf "$data"
+}
+trap cleanup EXIT
+nodes=127.0.0.1,127.0.0.2,127.0.0.3
+common=(--nodes "$nodes" --port "$port" --keyspace lwt_bench --replication-factor 3 --consistency QUORUM --token-aware
+	--keys "$keys" --threads "$threads" --duration "$duration" --seed 1)
+echo "== preloading $keys keys"
+bin/sibyl stress write "${common[@]}" --preload "$keys" --ops 1 >"$out/preload.log"
+for round in $(seq "$rounds"); do
+	echo "== round $round: plain QUORUM rewrites"
+	bin/sibyl stress write --overwrite "${common[@]}" --json "$out/write-$round.json" >"$out/write-$round.log"
+	grep -v '%$' "$out/write-$round.log" | tail -4
+	echo "== round $round: conditional rewrites (UPDATE ... IF EXISTS, SERIAL, commit QUORUM)"
+	bin/sibyl stress lwt "${common[@]}" --json "$out/lwt-$round.json" >"$out/lwt-$round.log"
+	grep -v '%$' "$out/lwt-$round.log" | tail -4
+done
+python3 - "$out" "$rounds" <<'PY'
+import json, sys, os
+out, rounds = sys.argv[1], int(sys.argv[2])
+print("| round | workload | ops/s | mean | p50 | p99 | p99.9 | errors |")
+print("|---|---|---|---|---|---|---|---|")
+for r in range(1, rounds + 1):
+    w = json.load(open(os.path.join(out, f"write-{r}.json")))["operations"]["rewrite"]
+    l = json.load(open(os.path.join(out, f"lwt-{r}.json")))["operations"]["cas"]
+    for name, o in (("plain QUORUM write", w), ("LWT (IF EXISTS)", l)):
+        print(f"| {r} | {name} | {o['ops_per_s']:.0f} | {o['mean_ms']:.2f} | {o['p50_ms']:.2f} | {o['p99_ms']:.2f} | {o['p99_9_ms']:.2f} | {sum((o.get('errors') or {}).values())} |")
+    print(f"| {r} | LWT / plain | {l['ops_per_s']/w['ops_per_s']:.2f}x | | {l['p50_ms']/w['p50_ms']:.2f}x | {l['p99_ms']/w['p99_ms']:.2f}x | {l['p99_9_ms']/w['p99_9_ms']:.2f}x | |")
+PY
