@@ -14,7 +14,7 @@ RACE_PKGS := ./commitlog/... ./memtable/... ./storage/... ./cql/native/... ./tes
 # Storage packages run once more without the invariants tag, so both code paths are tested.
 STORAGE_PKGS := ./commitlog/... ./memtable/... ./sstable/... ./storage/...
 
-.PHONY: all build test test-long test-differential-long test-simulation-long lint bench bench-b3 bench-b3-cluster bench-b4 bench-b6 bench-lwt run compat clean
+.PHONY: all build test test-long test-differential-long test-simulation-long lint bench bench-b3 bench-b3-cluster bench-b4 bench-b6 bench-lwt bench-counter run compat clean
 
 all: build
 
@@ -71,9 +71,13 @@ bench-b4: build
 bench-b6: build
 	bench/b6.sh
 
-# Lightweight transactions against plain QUORUM writes on three nodes (docs/benchmarks.md).
+# Lightweight transactions, and counter increments, against plain QUORUM writes on three
+# nodes (docs/benchmarks.md).
 bench-lwt: build
-	bench/lwt.sh
+	bench/vs-plain.sh lwt
+
+bench-counter: build
+	bench/vs-plain.sh counter
 
 run: build
 	$(BIN) server

@@ -48,16 +48,19 @@ type Network interface {
 
 // Timeouts bound how long a request waits for its replicas
 // (cassandra.yaml's write_request_timeout, read_request_timeout,
-// range_request_timeout, truncate_request_timeout and
+// range_request_timeout, truncate_request_timeout,
 // cas_contention_timeout: how long a lightweight transaction's Paxos
-// rounds may take before its commit).
+// rounds may take before its commit, and counter_write_request_timeout).
 type Timeouts struct {
 	Write, Read, Range, Truncate, CAS time.Duration
+	// Counter is counter_write_request_timeout: how long a counter write
+	// waits for its leader.
+	Counter time.Duration
 }
 
 // DefaultTimeouts are Cassandra's defaults.
 var DefaultTimeouts = Timeouts{Write: 2 * time.Second, Read: 5 * time.Second, Range: 10 * time.Second, Truncate: 60 * time.Second,
-	CAS: time.Second}
+	CAS: time.Second, Counter: 5 * time.Second}
 
 // Config is what a Coordinator is built from.
 type Config struct {
@@ -97,14 +100,19 @@ type Config struct {
 	// Rand is the randomness of Paxos ballots and of the back-off of
 	// rounds that lost to another; default math/rand/v2's.
 	Rand func() uint64
+	// CounterID names this node's shards of the counters it leads writes
+	// of: its host id, kept for its life (a node that replaces another
+	// has its own); the zero id while it has none, when it leads none.
+	CounterID func() mutation.CounterID
 }
 
 // Stats count what the coordinator did, for the node's metrics.
 type Stats struct {
 	// Coordinated requests, by kind.
 	Writes, Reads, Ranges atomic.Int64
-	// Requests sent to other replicas, by verb.
-	ForwardedMutations, ForwardedReads, ForwardedRanges atomic.Int64
+	// Requests sent to other replicas, by verb (counter writes: to their
+	// leader).
+	ForwardedMutations, ForwardedReads, ForwardedRanges, ForwardedCounterWrites atomic.Int64
 	// Requests that failed, by the failure a client got.
 	Unavailables, WriteTimeouts, ReadTimeouts, WriteFailures, ReadFailures atomic.Int64
 	// ReadRepairs counts the repairs sent (one per replica a read found
@@ -125,6 +133,8 @@ type Stats struct {
 	// Logged batches written through the batchlog, and batches this
 	// node's batchlog replayed.
 	LoggedBatches, BatchesReplayed atomic.Int64
+	// Writes of counter tables coordinated.
+	CounterWrites atomic.Int64
 }
 
 // Coordinator runs the requests of the statements this node coordinates
@@ -144,7 +154,10 @@ type Coordinator struct {
 	lastBallot atomic.Int64
 	// replaying is held while the batchlog is replayed.
 	replaying sync.Mutex
-	Stats     Stats
+	// counters holds the shards this node last wrote as a counter
+	// leader, and the locks of their stripes.
+	counters *counterCache
+	Stats    Stats
 }
 
 // New returns a coordinator.
@@ -161,6 +174,9 @@ func New(cfg Config) *Coordinator {
 	if cfg.Timeouts.CAS == 0 {
 		cfg.Timeouts.CAS = DefaultTimeouts.CAS
 	}
+	if cfg.Timeouts.Counter == 0 {
+		cfg.Timeouts.Counter = DefaultTimeouts.Counter
+	}
 	if cfg.Now == nil {
 		//lint:ignore DeterministicCores the default clock, which tests and the simulation replace
 		cfg.Now = time.Now
@@ -168,7 +184,8 @@ func New(cfg Config) *Coordinator {
 	if cfg.Rand == nil {
 		cfg.Rand = defaultRand()
 	}
-	c := &Coordinator{cfg: cfg, handoff: newHandoff(cfg.HintedHandoff), snitch: newSnitch(), background: newBackground()}
+	c := &Coordinator{cfg: cfg, handoff: newHandoff(cfg.HintedHandoff), snitch: newSnitch(), background: newBackground(),
+		counters: newCounterCache()}
 	c.paxos = newPaxosStore(cfg.Engine, cfg.Schema, func() int64 { return cfg.Now().Unix() })
 	return c
 }

@@ -35,6 +35,12 @@ func FuzzDecodeMessages(f *testing.F) {
 	f.Add(appendPaxosProposal(nil, mutation.TableID{7}, m.Key, Proposal{Ballot: Ballot{Micros: 2}, Origin: Ballot{Micros: 2}, Update: m}))
 	f.Add(encodeAccepted(false, Ballot{Micros: 9}))
 	f.Add(appendBatch(nil, batchID(1_700_000_000_000_000, 5), []*mutation.Mutation{m}))
+	f.Add(appendCounterWrite(nil, request.Quorum, &mutation.Mutation{Table: mutation.TableID{7}, Key: []byte("k"),
+		Rows: []mutation.RowUpdate{{Clustering: []byte{1}, Row: &mutation.Row{Cells: []mutation.Cell{mutation.CounterUpdate("n", 5, -2)}}}}}))
+	if out, err := encodeOutcome(&request.Failure{Write: true, Consistency: request.Quorum, Received: 1, BlockFor: 2,
+		Failures: []request.ReplicaFailed{{Replica: "127.0.0.2", Reason: request.ReasonUnknown}}}); err == nil {
+		f.Add(out)
+	}
 	f.Add([]byte{})
 	c := New(Config{Self: "a", Engine: &countingEngine{}, Schema: func() *schema.Schema { return schema.New(nil) }})
 	handlers := c.Handlers()
@@ -95,8 +101,23 @@ func FuzzDecodeMessages(f *testing.F) {
 				t.Fatalf("a batch decoded from %x re-encodes to another: %v", b, err)
 			}
 		}
+		if l, cm, err := decodeCounterWrite(b); err == nil {
+			if l2, again, err := decodeCounterWrite(appendCounterWrite(nil, l, cm)); err != nil || l2 != l || !bytes.Equal(again.Key, cm.Key) {
+				t.Fatalf("a counter write decoded from %x re-encodes to another: %v", b, err)
+			}
+		}
+		if outcome, err := decodeOutcome(b, 7000); err == nil {
+			again, err := encodeOutcome(outcome)
+			if err != nil {
+				t.Fatalf("an outcome decoded from %x does not encode: %v", b, err)
+			}
+			if back, err := decodeOutcome(again, 7000); err != nil || (back == nil) != (outcome == nil) {
+				t.Fatalf("an outcome decoded from %x re-encodes to another: %v", b, err)
+			}
+		}
 		for _, verb := range []messaging.Verb{messaging.VerbMutation, messaging.VerbHint, messaging.VerbRead, messaging.VerbRangeRead, messaging.VerbTruncate,
-			messaging.VerbPaxosPrepare, messaging.VerbPaxosPropose, messaging.VerbPaxosCommit, messaging.VerbBatchStore, messaging.VerbBatchRemove} {
+			messaging.VerbPaxosPrepare, messaging.VerbPaxosPropose, messaging.VerbPaxosCommit, messaging.VerbBatchStore, messaging.VerbBatchRemove,
+			messaging.VerbCounterMutation} {
 			_, _ = handlers[verb]("fuzz", b)
 		}
 	})

@@ -227,7 +227,7 @@ func (c *Coordinator) rangeFailure(q request.RangeRead, nodes []ring.Endpoint, e
 // ALL), each asked to truncate its copy, this node's last.
 func (c *Coordinator) Truncate(t *schema.Table) error {
 	if c.cfg.Network == nil || schema.IsSystemKeyspace(t.Keyspace) {
-		return c.cfg.Engine.Truncate(t.ID)
+		return c.truncateHere(t.ID)
 	}
 	m := c.cfg.Ring()
 	alive := c.alive()
@@ -253,5 +253,13 @@ func (c *Coordinator) Truncate(t *schema.Table) error {
 	if err := errors.Join(errs...); err != nil {
 		return &request.TruncateFailure{Err: err}
 	}
-	return c.cfg.Engine.Truncate(t.ID)
+	return c.truncateHere(t.ID)
+}
+
+// truncateHere removes every row of a table here, and the shards of its
+// counters this node remembers (the next increment reads them again).
+func (c *Coordinator) truncateHere(id mutation.TableID) error {
+	err := c.cfg.Engine.Truncate(id)
+	c.counters.dropTable(id)
+	return err
 }

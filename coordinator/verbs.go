@@ -10,8 +10,8 @@ import (
 
 // Handlers are the internode verbs a replica answers, for the network to
 // serve: writes and hints, partition reads (data or digest), range reads,
-// truncates, the Paxos verbs and the batchlog's, each on this node's
-// engine.
+// truncates, the Paxos verbs, the batchlog's and counter writes, each on
+// this node's engine.
 func (c *Coordinator) Handlers() map[messaging.Verb]messaging.Handler {
 	apply := func(_ string, payload []byte) ([]byte, error) {
 		ms, err := DecodeMutations(payload)
@@ -72,11 +72,12 @@ func (c *Coordinator) Handlers() map[messaging.Verb]messaging.Handler {
 			if err := c.knows(id); err != nil {
 				return nil, err
 			}
-			return nil, c.cfg.Engine.Truncate(id)
+			return nil, c.truncateHere(id)
 		},
 	}
 	maps.Copy(handlers, c.paxosHandlers())
 	maps.Copy(handlers, c.batchlogHandlers())
+	maps.Copy(handlers, c.counterHandlers())
 	return handlers
 }
 

@@ -35,6 +35,9 @@ type write struct {
 	m     *mutation.Mutation
 	p     placement
 	epoch uint64 // of the ring p was chosen by
+	// appliedHere says this node applied m already (a counter write's
+	// leader): its share counts without being applied again.
+	appliedHere bool
 }
 
 func (c *Coordinator) apply(ms []*mutation.Mutation, l request.Consistency) error {
@@ -68,7 +71,7 @@ func (c *Coordinator) planWrites(ms []*mutation.Mutation, l request.Consistency)
 				return nil, err
 			}
 		}
-		writes = append(writes, write{mu, p, m.Epoch()})
+		writes = append(writes, write{m: mu, p: p, epoch: m.Epoch()})
 	}
 	return writes, nil
 }
@@ -177,6 +180,9 @@ func (c *Coordinator) send(ctx context.Context, r ring.Endpoint, mu *mutation.Mu
 func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(ring.Endpoint) bool, locate func(ring.Endpoint) ring.Location, writeType string) error {
 	self, mu := c.cfg.Self, w.m
 	if len(w.p.replicas) == 1 && w.p.replicas[0] == self && len(w.p.pending) == 0 {
+		if w.appliedHere {
+			return nil
+		}
 		return c.cfg.Engine.Apply([]*mutation.Mutation{mu})
 	}
 	var targets []ring.Endpoint
@@ -200,6 +206,9 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 		err  error
 	}
 	writeTo := func(r ring.Endpoint) answer {
+		if r == self && w.appliedHere {
+			return answer{r, nil}
+		}
 		err := c.send(ctx, r, mu, payload)
 		if err != nil && r != self && !isStale(err) {
 			c.hint(r, mu) // it failed the write, or did not answer in time

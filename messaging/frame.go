@@ -15,26 +15,27 @@ type Verb uint16
 
 // The verbs.
 const (
-	VerbEcho           Verb = 1  // liveness: the payload comes back
-	VerbMutation       Verb = 2  // apply a mutation
-	VerbRead           Verb = 3  // read (data, or a digest of it)
-	VerbRangeRead      Verb = 4  // read a token range
-	VerbHint           Verb = 7  // a mutation held for a node that was down
-	VerbTruncate       Verb = 8  // remove every row of a table
-	VerbMetadata       Verb = 9  // a Raft message of the metadata group (one way)
-	VerbMetadataJoin   Verb = 10 // add me to the metadata group
-	VerbMetadataWait   Verb = 11 // answer once you have applied this index
-	VerbStreamPrepare  Verb = 12 // list the sections of these tables' key spans
-	VerbStreamChunk    Verb = 13 // the bytes of a section from an offset
-	VerbStreamComplete Verb = 14 // the session is over: let its SSTables go
-	VerbStreamPull     Verb = 15 // pull these tables' key spans from a node
-	VerbRepairTree     Verb = 16 // the hashes of a table's data in a token range's pieces
-	VerbRepairRecord   Verb = 17 // these ranges of a table were repaired on every replica
-	VerbPaxosPrepare   Verb = 18 // promise a Paxos ballot (and read the partition)
-	VerbPaxosPropose   Verb = 19 // accept a Paxos proposal
-	VerbPaxosCommit    Verb = 20 // apply a decided Paxos proposal
-	VerbBatchStore     Verb = 21 // keep a logged batch in the batchlog
-	VerbBatchRemove    Verb = 22 // a logged batch's writes are in: forget it
+	VerbEcho            Verb = 1  // liveness: the payload comes back
+	VerbMutation        Verb = 2  // apply a mutation
+	VerbRead            Verb = 3  // read (data, or a digest of it)
+	VerbRangeRead       Verb = 4  // read a token range
+	VerbHint            Verb = 7  // a mutation held for a node that was down
+	VerbTruncate        Verb = 8  // remove every row of a table
+	VerbMetadata        Verb = 9  // a Raft message of the metadata group (one way)
+	VerbMetadataJoin    Verb = 10 // add me to the metadata group
+	VerbMetadataWait    Verb = 11 // answer once you have applied this index
+	VerbStreamPrepare   Verb = 12 // list the sections of these tables' key spans
+	VerbStreamChunk     Verb = 13 // the bytes of a section from an offset
+	VerbStreamComplete  Verb = 14 // the session is over: let its SSTables go
+	VerbStreamPull      Verb = 15 // pull these tables' key spans from a node
+	VerbRepairTree      Verb = 16 // the hashes of a table's data in a token range's pieces
+	VerbRepairRecord    Verb = 17 // these ranges of a table were repaired on every replica
+	VerbPaxosPrepare    Verb = 18 // promise a Paxos ballot (and read the partition)
+	VerbPaxosPropose    Verb = 19 // accept a Paxos proposal
+	VerbPaxosCommit     Verb = 20 // apply a decided Paxos proposal
+	VerbBatchStore      Verb = 21 // keep a logged batch in the batchlog
+	VerbBatchRemove     Verb = 22 // a logged batch's writes are in: forget it
+	VerbCounterMutation Verb = 23 // lead a counter write: make the updates shards, replicate them
 )
 
 func (v Verb) String() string {
@@ -79,6 +80,8 @@ func (v Verb) String() string {
 		return "BATCH_STORE"
 	case VerbBatchRemove:
 		return "BATCH_REMOVE"
+	case VerbCounterMutation:
+		return "COUNTER_MUTATION"
 	}
 	return fmt.Sprintf("VERB_%d", uint16(v))
 }

@@ -11,7 +11,9 @@ import (
 //
 // A cell is exactly one of: live (no TTL), expiring (TTL > 0,
 // LocalDeletionTime = expiry), or a tombstone (Tombstone set,
-// LocalDeletionTime = when it was deleted, Value empty).
+// LocalDeletionTime = when it was deleted, Value empty). A live cell of a
+// counter column is a counter cell (Counter set): its value is a counter
+// context (counter.go), and it never expires.
 type Cell struct {
 	Column            string
 	Path              []byte // nil for a simple column
@@ -19,7 +21,13 @@ type Cell struct {
 	TTL               int32  // seconds; 0 when the cell does not expire
 	LocalDeletionTime int64  // seconds; NoDeletionTime for live cells
 	Tombstone         bool
+	Counter           bool
 	Value             []byte
+}
+
+// CounterCell builds a live counter cell holding a counter context.
+func CounterCell(column string, ts int64, context []byte) Cell {
+	return Cell{Column: column, Timestamp: ts, LocalDeletionTime: NoDeletionTime, Counter: true, Value: context}
 }
 
 // LiveCell builds a live cell without TTL.
@@ -67,10 +75,26 @@ func compareCellPosition(a, b *Cell) int {
 //  4. the later local deletion time (for expiring cells: the later expiry);
 //  5. the greater value, comparing bytes unsigned.
 //
+// Counter cells reconcile as Cassandra's do: a tombstone wins over a
+// counter cell whatever their timestamps (a deleted counter stays
+// deleted), and two counter cells merge into one holding every node's
+// latest shard (MergeCounterContexts), at the later timestamp; that cell
+// is a new one unless one of the two already was the merge.
+//
 // It is the only place that decides between two cells; every merge in Sibyl
 // (memtable, read, compaction, repair) comes through it. When the two are
 // identical it returns a.
 func Reconcile(a, b *Cell) *Cell {
+	if a.Counter || b.Counter {
+		switch {
+		case a.Counter && b.Counter:
+			return mergeCounterCells(a, b)
+		case a.Tombstone:
+			return a
+		case b.Tombstone:
+			return b
+		}
+	}
 	if a.Timestamp != b.Timestamp {
 		if a.Timestamp > b.Timestamp {
 			return a
@@ -104,6 +128,21 @@ func Reconcile(a, b *Cell) *Cell {
 	return a
 }
 
+// mergeCounterCells merges two counter cells.
+func mergeCounterCells(a, b *Cell) *Cell {
+	merged := MergeCounterContexts(a.Value, b.Value)
+	ts := max(a.Timestamp, b.Timestamp)
+	switch {
+	case ts == a.Timestamp && bytes.Equal(merged, a.Value):
+		return a
+	case ts == b.Timestamp && bytes.Equal(merged, b.Value):
+		return b
+	}
+	c := CounterCell(a.Column, ts, merged)
+	c.Path = a.Path
+	return &c
+}
+
 func (c Cell) String() string {
 	var sb strings.Builder
 	sb.WriteString(c.Column)
@@ -115,6 +154,8 @@ func (c Cell) String() string {
 		fmt.Fprintf(&sb, "=del@%d/%d", c.Timestamp, c.LocalDeletionTime)
 	case c.TTL > 0:
 		fmt.Fprintf(&sb, "=%x@%d ttl=%d exp=%d", c.Value, c.Timestamp, c.TTL, c.LocalDeletionTime)
+	case c.Counter:
+		fmt.Fprintf(&sb, "=counter %d (%x)@%d", CounterTotal(c.Value), c.Value, c.Timestamp)
 	default:
 		fmt.Fprintf(&sb, "=%x@%d", c.Value, c.Timestamp)
 	}

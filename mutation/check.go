@@ -13,14 +13,21 @@ import (
 // tombstone deletes. A mutation that passes encodes and decodes back to
 // itself. It costs a comparison per cell, so the engine checks every write
 // before the commit log sees it.
-func (m *Mutation) Check() error {
+func (m *Mutation) Check() error { return m.check(false) }
+
+// CheckCounterUpdate is Check for a counter write on its way to its
+// leader: its counter cells are updates (CounterUpdate's deltas), which no
+// engine takes, rather than contexts.
+func (m *Mutation) CheckCounterUpdate() error { return m.check(true) }
+
+func (m *Mutation) check(counterUpdates bool) error {
 	for i := range m.RangeTombstones {
 		if m.RangeTombstones[i].Deletion.IsLive() {
 			return m.malformed("range tombstone %d has no deletion time", i)
 		}
 	}
 	if m.Static != nil {
-		if err := m.Static.check(); err != nil {
+		if err := m.Static.check(counterUpdates); err != nil {
 			return m.malformed("static row: %v", err)
 		}
 	}
@@ -28,7 +35,7 @@ func (m *Mutation) Check() error {
 		if ru.Row == nil {
 			return m.malformed("row %d is nil", i)
 		}
-		if err := ru.Row.check(); err != nil {
+		if err := ru.Row.check(counterUpdates); err != nil {
 			return m.malformed("row at clustering %x: %v", ru.Clustering, err)
 		}
 	}
@@ -40,8 +47,8 @@ func (m *Mutation) malformed(format string, args ...any) error {
 }
 
 // check reports the first way r breaks INVARIANT M1 or cannot be encoded
-// as it is.
-func (r *Row) check() error {
+// as it is, its counter cells taken as updates or as contexts.
+func (r *Row) check(counterUpdates bool) error {
 	if !r.Liveness.IsEmpty() && r.Liveness.TTL < 0 {
 		return fmt.Errorf("row marker with negative TTL %d", r.Liveness.TTL)
 	}
@@ -59,6 +66,16 @@ func (r *Row) check() error {
 			return fmt.Errorf("cell of column %q with negative TTL %d", c.Column, c.TTL)
 		case c.Tombstone && (c.TTL != 0 || len(c.Value) != 0):
 			return fmt.Errorf("tombstone of column %q with a TTL or a value", c.Column)
+		case c.Counter && (c.Tombstone || c.TTL != 0):
+			return fmt.Errorf("counter cell of column %q that expires or is a tombstone", c.Column)
+		case c.Counter && counterUpdates:
+			if _, ok := CounterDelta(c); !ok {
+				return fmt.Errorf("counter update of column %q of %d bytes", c.Column, len(c.Value))
+			}
+		case c.Counter:
+			if err := CheckCounterContext(c.Value); err != nil {
+				return fmt.Errorf("counter cell of column %q: %v", c.Column, err)
+			}
 		}
 	}
 	return nil

@@ -21,7 +21,7 @@ func TestNormalizeReconcilesRepeatedCells(t *testing.T) {
 		{Column: "s", Deletion: DeletionTime{MarkedForDeleteAt: 10, LocalDeletionTime: 100}},
 	}
 	r.Normalize()
-	if err := r.check(); err != nil {
+	if err := r.check(false); err != nil {
 		t.Fatalf("normalized row: %v", err)
 	}
 	want := []Cell{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 	"sync/atomic"
 )
 
@@ -15,7 +16,7 @@ import (
 //	row:      flags(1) [marker] [deletion] uvarint(n) n×column-deletion uvarint(n) n×cell
 //	marker:   varint(ts) uvarint(ttl) [varint(expiresAt) when ttl > 0]
 //	deletion: varint(markedForDeleteAt) varint(localDeletionTime)
-//	cell:     bytes(column) flags(1) [bytes(path)] varint(ts)
+//	cell:     bytes(column) flags(1: path, tombstone, expiring, counter) [bytes(path)] varint(ts)
 //	          [uvarint(ttl) varint(expiry)] | [varint(ldt) for tombstones] [bytes(value) unless tombstone]
 //	bytes:    uvarint(len) len×byte
 //	mutation: version(1)=1 table(16) bytes(key) deletion uvarint(n) n×(bytes(start) bytes(end) deletion)
@@ -48,6 +49,7 @@ const (
 	cellHasPath   = 1 << 0
 	cellTombstone = 1 << 1
 	cellExpiring  = 1 << 2
+	cellCounter   = 1 << 3
 )
 
 func appendBytes(dst, b []byte) []byte {
@@ -93,10 +95,13 @@ func AppendRow(dst []byte, r *Row) []byte {
 		if c.Path != nil {
 			cf |= cellHasPath
 		}
-		if c.Tombstone {
+		switch {
+		case c.Tombstone:
 			cf |= cellTombstone
-		} else if c.TTL > 0 {
+		case c.TTL > 0:
 			cf |= cellExpiring
+		case c.Counter:
+			cf |= cellCounter
 		}
 		dst = append(dst, cf)
 		if c.Path != nil {
@@ -122,6 +127,9 @@ func AppendRow(dst []byte, r *Row) []byte {
 type decoder struct {
 	buf []byte
 	err error
+	// counterUpdates takes counter cells as updates, not contexts (a
+	// counter write on its way to its leader).
+	counterUpdates bool
 }
 
 func (d *decoder) fail(what string) {
@@ -238,10 +246,11 @@ func (d *decoder) row() *Row {
 			c := &r.Cells[i]
 			c.Column = columnName(d.bytes())
 			cf := d.byte()
-			if cf&^(cellHasPath|cellTombstone|cellExpiring) != 0 || cf&(cellTombstone|cellExpiring) == cellTombstone|cellExpiring {
+			if cf&^(cellHasPath|cellTombstone|cellExpiring|cellCounter) != 0 || bits.OnesCount8(cf&(cellTombstone|cellExpiring|cellCounter)) > 1 {
 				d.fail("bad cell flags")
 				break
 			}
+			c.Counter = cf&cellCounter != 0
 			if cf&cellHasPath != 0 {
 				c.Path = d.bytes()
 			}
@@ -264,7 +273,7 @@ func (d *decoder) row() *Row {
 		}
 	}
 	if d.err == nil {
-		if err := r.check(); err != nil {
+		if err := r.check(d.counterUpdates); err != nil {
 			d.fail(err.Error())
 		}
 	}
@@ -368,7 +377,27 @@ func (d *decoder) mutationHeader() (id TableID, key []byte) {
 // DecodeMutation decodes a mutation encoded by AppendMutation. Its byte
 // slices alias b.
 func DecodeMutation(b []byte) (*Mutation, error) {
-	d := decoder{buf: b}
+	m, err := decodeMutation(b, false)
+	if err != nil {
+		return nil, err
+	}
+	return m, m.Check()
+}
+
+// DecodeCounterUpdate decodes a counter write encoded by AppendMutation,
+// its counter cells updates (CheckCounterUpdate).
+func DecodeCounterUpdate(b []byte) (*Mutation, error) {
+	m, err := decodeMutation(b, true)
+	if err != nil {
+		return nil, err
+	}
+	return m, m.CheckCounterUpdate()
+}
+
+// decodeMutation decodes a mutation, its rows checked, its range
+// tombstones not yet.
+func decodeMutation(b []byte, counterUpdates bool) (*Mutation, error) {
+	d := decoder{buf: b, counterUpdates: counterUpdates}
 	m := &Mutation{}
 	if m.Table, m.Key = d.mutationHeader(); d.err != nil {
 		return nil, d.err
@@ -398,9 +427,6 @@ func DecodeMutation(b []byte) (*Mutation, error) {
 	}
 	if d.err != nil {
 		return nil, d.err
-	}
-	if err := m.Check(); err != nil {
-		return nil, err
 	}
 	return m, nil
 }

@@ -34,6 +34,9 @@ func (n *Node) identify() error {
 		return err
 	}
 	n.hostID = hostID
+	var counterID mutation.CounterID
+	copy(counterID[:], hostID)
+	n.counterID.Store(&counterID) // the node's counters' shards are its own
 	if err := n.openMetadata(); err != nil {
 		return err
 	}

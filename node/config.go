@@ -84,6 +84,9 @@ type Config struct {
 	// lightweight transaction's Paxos rounds (retries of contended ones
 	// included) may take before it times out; default 1s, Cassandra's.
 	CASContentionTimeout Duration `yaml:"cas_contention_timeout"`
+	// CounterWriteRequestTimeout is counter_write_request_timeout: how
+	// long a counter write waits for its leader; default 5s, Cassandra's.
+	CounterWriteRequestTimeout Duration `yaml:"counter_write_request_timeout"`
 	// PartitionedNodePolicy is partitioned_node_policy: what the node does
 	// with its clients' requests while it cannot reach a majority of the
 	// cluster metadata voters (for PartitionedNodeTimeout): serve (default:
@@ -338,7 +341,7 @@ func (c *Config) EnsureDefaults() {
 		def time.Duration
 	}{{&c.WriteRequestTimeout, coordinator.DefaultTimeouts.Write}, {&c.ReadRequestTimeout, coordinator.DefaultTimeouts.Read},
 		{&c.RangeRequestTimeout, coordinator.DefaultTimeouts.Range}, {&c.TruncateRequestTimeout, coordinator.DefaultTimeouts.Truncate},
-		{&c.CASContentionTimeout, coordinator.DefaultTimeouts.CAS}} {
+		{&c.CASContentionTimeout, coordinator.DefaultTimeouts.CAS}, {&c.CounterWriteRequestTimeout, coordinator.DefaultTimeouts.Counter}} {
 		if *t.d == 0 {
 			*t.d = Duration(t.def)
 		}
@@ -443,6 +446,7 @@ func (c *Config) Validate() error {
 	}{{"commitlog_sync_period", c.CommitLogSyncPeriod}, {"write_request_timeout", c.WriteRequestTimeout},
 		{"read_request_timeout", c.ReadRequestTimeout}, {"range_request_timeout", c.RangeRequestTimeout},
 		{"truncate_request_timeout", c.TruncateRequestTimeout}, {"cas_contention_timeout", c.CASContentionTimeout},
+		{"counter_write_request_timeout", c.CounterWriteRequestTimeout},
 		{"partitioned_node_timeout", c.PartitionedNodeTimeout},
 		{"max_hint_window", c.MaxHintWindow}, {"auto_repair.min_repair_interval", c.AutoRepair.MinRepairInterval},
 		{"auto_repair.repair_check_interval", c.AutoRepair.RepairCheckInterval}} {

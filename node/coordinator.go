@@ -42,7 +42,7 @@ func (n *Node) newCoordinator() (*coordinator.Coordinator, error) {
 		Schema:  n.Schema,
 		Timeouts: coordinator.Timeouts{Write: time.Duration(n.cfg.WriteRequestTimeout), Read: time.Duration(n.cfg.ReadRequestTimeout),
 			Range: time.Duration(n.cfg.RangeRequestTimeout), Truncate: time.Duration(n.cfg.TruncateRequestTimeout),
-			CAS: time.Duration(n.cfg.CASContentionTimeout)},
+			CAS: time.Duration(n.cfg.CASContentionTimeout), Counter: time.Duration(n.cfg.CounterWriteRequestTimeout)},
 		HintedHandoff: coordinator.HintedHandoff{Disabled: !*n.cfg.HintedHandoffEnabled, MaxWindow: time.Duration(n.cfg.MaxHintWindow),
 			Throttle: int64(*n.cfg.HintedHandoffThrottle), DeliveryThreads: n.cfg.MaxHintsDeliveryThreads},
 		Downtime: func(e ring.Endpoint) time.Duration {
@@ -53,6 +53,12 @@ func (n *Node) newCoordinator() (*coordinator.Coordinator, error) {
 		},
 		StoragePort: n.cfg.StoragePort,
 		Logger:      *n.cfg.Logger,
+		CounterID: func() mutation.CounterID {
+			if id := n.counterID.Load(); id != nil {
+				return *id
+			}
+			return mutation.CounterID{}
+		},
 	}
 	if len(n.cfg.Seeds) > 0 {
 		cfg.Network = nodeNetwork{n}
@@ -130,6 +136,19 @@ func (n *Node) ApplyLogged(ms []*mutation.Mutation, cl request.Consistency) erro
 		}
 	}
 	return n.coord.ApplyLogged(ms, cl)
+}
+
+// ApplyCounters writes mutations of counter tables at a consistency level
+// (coordinator.ApplyCounters).
+func (n *Node) ApplyCounters(ms []*mutation.Mutation, cl request.Consistency) error {
+	for _, m := range ms {
+		if t := n.Schema().TableByID(m.Table); t != nil {
+			if err := n.refusePartitioned(t, cl); err != nil {
+				return err
+			}
+		}
+	}
+	return n.coord.ApplyCounters(ms, cl)
 }
 
 // CAS runs a conditional write of one partition (coordinator.CAS).

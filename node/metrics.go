@@ -85,7 +85,7 @@ func (m *metrics) watchCoordinator(s *coordinator.Stats) {
 		counter("sibyl_coordinator_requests_total", coordinated, prometheus.Labels{"kind": kind}, v)
 	}
 	for verb, v := range map[messaging.Verb]*atomic.Int64{messaging.VerbMutation: &s.ForwardedMutations,
-		messaging.VerbRead: &s.ForwardedReads, messaging.VerbRangeRead: &s.ForwardedRanges} {
+		messaging.VerbRead: &s.ForwardedReads, messaging.VerbRangeRead: &s.ForwardedRanges, messaging.VerbCounterMutation: &s.ForwardedCounterWrites} {
 		counter("sibyl_coordinator_replica_requests_total", forwarded, prometheus.Labels{"verb": verb.String()}, v)
 	}
 	for e, v := range map[string]*atomic.Int64{"unavailable": &s.Unavailables, "write_timeout": &s.WriteTimeouts,

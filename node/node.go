@@ -15,6 +15,7 @@ import (
 	"github.com/sibyldb/sibyl/hints"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/metadata"
+	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/repair"
 	"github.com/sibyldb/sibyl/ring"
@@ -41,8 +42,11 @@ type Node struct {
 	nativeMu   sync.Mutex
 	native     *native.Server
 	nativeDone chan error
-	hostID     []byte   // the node's host id, kept in system.local
-	tokens     []string // the node's tokens, as system.local holds them
+	hostID     []byte // the node's host id, kept in system.local
+	// counterID is the host id as the counter shards this node leads
+	// name it, once it is known.
+	counterID atomic.Pointer[mutation.CounterID]
+	tokens    []string // the node's tokens, as system.local holds them
 	// ring is the token ring as this node knows it: the metadata log's
 	// nodes (topology), as last applied here.
 	ring      atomic.Pointer[ring.Metadata]

@@ -196,6 +196,10 @@ func (t *Table) putColumn(out RowValues, c *Column, cells []mutation.Cell, now i
 		for k := len(cells) - 1; k >= 0; k-- {
 			if l := &cells[k]; visible(l) {
 				v := Cell{Value: l.Value, Timestamp: l.Timestamp, TTL: l.TTL}
+				if l.Counter {
+					// A counter reads as its total, a bigint.
+					v.Value = cqltype.EncodeBigint(mutation.CounterTotal(l.Value))
+				}
 				if l.TTL > 0 {
 					v.ExpiresAt = l.LocalDeletionTime
 				}

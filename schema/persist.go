@@ -93,11 +93,15 @@ func KeyspaceMutation(ks *Keyspace, w *CellWriter) (*mutation.Mutation, error) {
 // system_schema.columns row per column.
 func TableMutations(t *Table, w *CellWriter) ([]*mutation.Mutation, error) {
 	o := t.Options
+	flags := []string{"compound"}
+	if t.IsCounter() {
+		flags = append(flags, "counter") // drivers tell counter tables by it
+	}
 	row := map[string][]byte{
 		"keyspace_name":               text(t.Keyspace),
 		"table_name":                  text(t.Name),
 		"id":                          t.ID[:],
-		"flags":                       textList([]string{"compound"}),
+		"flags":                       textList(flags),
 		"comment":                     text(o.Comment),
 		"gc_grace_seconds":            cqltype.EncodeInt(o.GCGraceSeconds),
 		"default_time_to_live":        cqltype.EncodeInt(o.DefaultTimeToLive),

@@ -120,12 +120,24 @@ func NewTable(keyspace, name string, id mutation.TableID, columns []*Column, opt
 		default:
 			regular = append(regular, c)
 		}
-		if c.Type.Kind == cqltype.Counter {
-			errs = append(errs, errors.New("counter columns are not supported yet"))
-		}
 		if c.IsPrimaryKey() && c.Type.IsMultiCell() {
 			errs = append(errs, fmt.Errorf("Invalid non-frozen collection type for PRIMARY KEY component %s", c.Name))
 		}
+		if c.IsPrimaryKey() && c.Type.Kind == cqltype.Counter {
+			errs = append(errs, fmt.Errorf("counter type is not supported for PRIMARY KEY column '%s'", c.Name))
+		}
+	}
+	counters := 0
+	for _, c := range append(static, regular...) {
+		if c.Type.Kind == cqltype.Counter {
+			counters++
+		}
+	}
+	if counters > 0 && counters < len(static)+len(regular) {
+		errs = append(errs, errors.New("Cannot mix counter and non counter columns in the same table"))
+	}
+	if counters > 0 && t.Options.DefaultTimeToLive > 0 {
+		errs = append(errs, errors.New("Cannot set default_time_to_live on a table with counters"))
 	}
 	if len(t.PartitionKey) == 0 {
 		errs = append(errs, errors.New("No PRIMARY KEY specifed (exactly one required)"))

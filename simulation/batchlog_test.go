@@ -12,23 +12,8 @@ import (
 	"github.com/sibyldb/sibyl/schema"
 )
 
-// threeNodes is a cluster of three nodes of one data centre, with a
-// keyspace of replication 3 and a table of int keys and values.
-func threeNodes(t *testing.T, seed uint64) *Cluster {
-	t.Helper()
-	c, err := New(Config{Seed: seed, Nodes: []NodeConfig{
-		{Name: "127.0.0.1", DataCenter: "dc1", Rack: "r1"}, {Name: "127.0.0.2", DataCenter: "dc1", Rack: "r1"}, {Name: "127.0.0.3", DataCenter: "dc1", Rack: "r1"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range []string{"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
-		"CREATE TABLE ks.kv (k int PRIMARY KEY, v int)"} {
-		if _, err := c.Nodes()[0].Exec(stmt, request.One); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return c
-}
+// kvTable is a table of int keys and values.
+const kvTable = "CREATE TABLE ks.kv (k int PRIMARY KEY, v int)"
 
 // loggedBatch is a logged batch writing v to keys from..to-1.
 func loggedBatch(from, to, v int) string {
@@ -66,7 +51,7 @@ func rowsAt(t *testing.T, n *Node, from, to, v int, cl request.Consistency) int 
 // one by a hint once it is back.
 func TestLoggedBatchOutlivesItsCoordinator(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
-		c := threeNodes(t, 3)
+		c := threeNodes(t, 3, kvTable)
 		defer c.Close()
 		nodes := c.Nodes()
 		coord, other := nodes[0], nodes[1]
@@ -117,7 +102,7 @@ func TestLoggedBatchOutlivesItsCoordinator(t *testing.T) {
 // level is removed from its holders' batchlog, and never replayed.
 func TestLoggedBatchForgottenOnceApplied(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
-		c := threeNodes(t, 4)
+		c := threeNodes(t, 4, kvTable)
 		defer c.Close()
 		nodes := c.Nodes()
 		for i := range 5 {

@@ -1,6 +1,7 @@
 package simulation
 
 import (
+	"crypto/md5"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -338,7 +339,8 @@ func (n *Node) start() error {
 	}
 	coord := coordinator.New(coordinator.Config{Self: n.Name, DataCenter: n.Location.DataCenter, Engine: node.CoordinatorEngine(e),
 		Network: svc, Alive: n.sees, Downtime: n.downtime, Ring: func() *ring.Metadata { return n.c.ring }, Schema: n.currentSchema,
-		Hints: store, HintedHandoff: n.c.cfg.Handoff, StoragePort: storagePort, Logger: nop, Now: time.Now})
+		Hints: store, HintedHandoff: n.c.cfg.Handoff, StoragePort: storagePort, Logger: nop, Now: time.Now,
+		CounterID: func() mutation.CounterID { return mutation.CounterID(md5.Sum([]byte(n.Name))) }})
 	for v, h := range coord.Handlers() {
 		svc.Handle(v, n.crashingOn(v, h))
 	}
@@ -764,6 +766,17 @@ func (nc nodeCoordinator) ApplyLogged(ms []*mutation.Mutation, cl request.Consis
 		}
 	}
 	return nc.n.coord.ApplyLogged(ms, cl)
+}
+
+func (nc nodeCoordinator) ApplyCounters(ms []*mutation.Mutation, cl request.Consistency) error {
+	for _, m := range ms {
+		if t := nc.n.currentSchema().TableByID(m.Table); t != nil {
+			if err := nc.refused(t, cl); err != nil {
+				return err
+			}
+		}
+	}
+	return nc.n.coord.ApplyCounters(ms, cl)
 }
 
 func (nc nodeCoordinator) CAS(t *schema.Table, op request.CAS) (*request.Partition, bool, error) {

@@ -75,24 +75,20 @@ func TestCASLinearizable(t *testing.T) {
 	t.Logf("ran seeds %d to %d", *casSeed, last)
 }
 
+// regTable is the table of the registers the clients write.
+const regTable = "CREATE TABLE ks.reg (k int PRIMARY KEY, v int)"
+
 // casRun is one seed's run, in a synctest bubble: six clients, each
 // doing ops operations on two keys through random nodes over links of a
 // few milliseconds, while a nemesis injects faults; then, everything
 // healed, a serial read of each key. It returns the history and what the operations came to.
 func casRun(seed uint64, ops int) ([]porcupine.Operation, map[string]int, error) {
-	c, err := New(Config{Seed: seed, Nodes: []NodeConfig{
-		{Name: "127.0.0.1", DataCenter: "dc1", Rack: "r1"}, {Name: "127.0.0.2", DataCenter: "dc1", Rack: "r1"}, {Name: "127.0.0.3", DataCenter: "dc1", Rack: "r1"}}})
+	c, err := newThreeNodes(seed, regTable)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer c.Close()
 	nodes := c.Nodes()
-	for _, stmt := range []string{"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
-		"CREATE TABLE ks.reg (k int PRIMARY KEY, v int)"} {
-		if _, err := nodes[0].Exec(stmt, request.One); err != nil {
-			return nil, nil, err
-		}
-	}
 	var (
 		clock   atomic.Int64
 		mu      sync.Mutex
@@ -357,27 +353,10 @@ func casValue(b []byte) (int, error) {
 // Most keys have a client told it applied.
 func TestExactlyOneWinner(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
-		c, err := New(Config{Seed: 7, Nodes: []NodeConfig{
-			{Name: "127.0.0.1", DataCenter: "dc1", Rack: "r1"}, {Name: "127.0.0.2", DataCenter: "dc1", Rack: "r1"}, {Name: "127.0.0.3", DataCenter: "dc1", Rack: "r1"}}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := threeNodes(t, 7, regTable)
 		defer c.Close()
 		nodes := c.Nodes()
-		for _, stmt := range []string{"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
-			"CREATE TABLE ks.reg (k int PRIMARY KEY, v int)"} {
-			if _, err := nodes[0].Exec(stmt, request.One); err != nil {
-				t.Fatal(err)
-			}
-		}
-		r := rand.New(rand.NewPCG(7, 7))
-		for _, a := range nodes {
-			for _, b := range nodes {
-				if a != b {
-					c.Delay(a.Name, b.Name, time.Duration(1+r.IntN(10))*time.Millisecond)
-				}
-			}
-		}
+		delayLinks(c, rand.New(rand.NewPCG(7, 7)), 10)
 		const keys, clients = 20, 8
 		type outcome struct {
 			applied, unknown bool

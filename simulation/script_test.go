@@ -389,6 +389,9 @@ func (l localOnly) Apply([]*mutation.Mutation, request.Consistency) error {
 func (l localOnly) ApplyLogged([]*mutation.Mutation, request.Consistency) error {
 	return errors.New("local reads only")
 }
+func (l localOnly) ApplyCounters([]*mutation.Mutation, request.Consistency) error {
+	return errors.New("local reads only")
+}
 func (l localOnly) ReadPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error) {
 	return node.CoordinatorEngine(l.engine()).Read(t.ID, r.Key, r.Slice)
 }

@@ -24,7 +24,7 @@ func newStressCommand() *cobra.Command {
 	var nodes, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "stress WORKLOAD",
-		Short: "Load a cluster through CQL: write, read, mixed, dynamo, ycsb-a ... ycsb-f, lwt",
+		Short: "Load a cluster through CQL: write, read, mixed, dynamo, ycsb-a ... ycsb-f, lwt, counter",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			defaultGCPercent(stressGCPercent)

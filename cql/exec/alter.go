@@ -38,8 +38,14 @@ func (s *Session) alterTable(st *cql.AlterTable) (*Result, error) {
 			if err != nil {
 				return nil, asInvalid(err)
 			}
-			if t.Kind == cqltype.Counter {
-				return nil, invalidf("counter columns are not supported yet")
+			if _, dropped := old.Dropped[d.Name]; dropped && old.IsCounter() {
+				return nil, invalidf("Cannot re-add previously dropped counter column %s", d.Name)
+			}
+			switch counter := t.Kind == cqltype.Counter; {
+			case old.IsCounter() && !counter:
+				return nil, configf("Cannot have a non counter column (\"%s\") in a counter table", d.Name)
+			case !old.IsCounter() && counter:
+				return nil, configf("Cannot have a counter column (\"%s\") in a non counter table", d.Name)
 			}
 			c := &schema.Column{Name: d.Name, Type: t, Kind: schema.Regular, Position: -1}
 			if d.Static {

@@ -174,9 +174,6 @@ func tableColumns(ks *schema.Keyspace, st *cql.CreateTable) ([]*schema.Column, e
 		if err != nil {
 			return nil, asInvalid(err)
 		}
-		if t.Kind == cqltype.Counter {
-			return nil, invalidf("counter columns are not supported yet")
-		}
 		c := &schema.Column{Name: d.Name, Type: t, Kind: schema.Regular, Position: -1}
 		if d.Static {
 			c.Kind = schema.Static

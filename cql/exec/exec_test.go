@@ -78,6 +78,43 @@ func (c *memCoordinator) ApplyLogged(ms []*mutation.Mutation, cl request.Consist
 	return c.Apply(ms, cl)
 }
 
+// ApplyCounters leads every counter write here, as one replica would.
+func (c *memCoordinator) ApplyCounters(ms []*mutation.Mutation, cl request.Consistency) error {
+	for _, m := range ms {
+		t := c.schema.TableByID(m.Table)
+		read := func(clustering []byte, column string) ([]byte, error) {
+			q := request.PartitionRead{Key: m.Key, Slice: request.Slice{Now: time.Now().Unix()}}
+			if clustering != nil {
+				q.Start, q.End = mutation.StartBound(clustering, true), mutation.EndBound(clustering, true)
+			}
+			p, err := c.ReadPartition(t, q)
+			if err != nil || p == nil {
+				return nil, err
+			}
+			row := p.Static
+			if clustering != nil && len(p.Rows) > 0 {
+				row = p.Rows[0].Row
+			} else if clustering != nil {
+				row = nil
+			}
+			if row != nil {
+				for _, cell := range row.Cells {
+					if cell.Column == column && cell.Counter {
+						return cell.Value, nil
+					}
+				}
+			}
+			return nil, nil
+		}
+		shards, err := m.CounterShards(mutation.CounterID{1}, read)
+		if err != nil {
+			return err
+		}
+		c.store.Apply(shards)
+	}
+	return nil
+}
+
 func (c *memCoordinator) partitions(t *schema.Table, now int64) ([]*request.Partition, error) {
 	parts, err := c.store.Partitions(t.ID, now)
 	if err != nil {
@@ -329,7 +366,7 @@ func TestDataDriven(t *testing.T) {
 				}
 				var out strings.Builder
 				for _, st := range stmts {
-					r, err := s.Execute(st)
+					r, err := s.Query(st, QueryParams{Consistency: request.One}) // as a driver's default
 					out.WriteString(render(r, err) + "\n")
 				}
 				return out.String()

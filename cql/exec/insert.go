@@ -35,6 +35,12 @@ func (s *Session) insertMutation(st *cql.Insert, bound *binding, batchTS *int64)
 	if err != nil {
 		return nil, err
 	}
+	if t.IsCounter() {
+		return nil, invalidf("INSERT statements are not allowed on counter tables, use UPDATE instead")
+	}
+	if err := s.checkWriteLevel(t); err != nil {
+		return nil, err
+	}
 	switch {
 	case st.JSON != nil:
 		return s.insertJSON(t, st, bound, batchTS)

@@ -19,6 +19,9 @@ func (s *Session) update(st *cql.Update, bound *binding) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t, _ := s.table(st.Table); t.IsCounter() {
+		return s.applyCounters(ms)
+	}
 	return s.applyWrites(ms...)
 }
 
@@ -28,6 +31,13 @@ func (s *Session) update(st *cql.Update, bound *binding) (*Result, error) {
 func (s *Session) updateMutations(st *cql.Update, bound *binding, batchTS *int64) ([]*mutation.Mutation, error) {
 	t, err := s.table(st.Table)
 	if err != nil {
+		return nil, err
+	}
+	if t.IsCounter() {
+		if err := s.checkCounterWrite(t, st.Using); err != nil {
+			return nil, err
+		}
+	} else if err := s.checkWriteLevel(t); err != nil {
 		return nil, err
 	}
 	kr, err := parseWhere(t, s.partitioner(), st.Where, bound, whereMode{})
@@ -121,6 +131,9 @@ func assign(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assig
 
 func assignValue(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assignment, bound *binding, current currentList) error {
 	t := c.Type
+	if t.Kind == cqltype.Counter {
+		return assignCounter(w, r, c, a, bound)
+	}
 	switch a.Kind {
 	case cql.AssignValue:
 		v, err := term(a.Value, t, c.Name, bound)
@@ -235,6 +248,9 @@ func (s *Session) deleteRows(st *cql.Delete, bound *binding) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t, _ := s.table(st.Table); t.IsCounter() {
+		return s.applyCounters(ms)
+	}
 	return s.applyWrites(ms...)
 }
 
@@ -248,6 +264,13 @@ func (s *Session) deleteMutations(st *cql.Delete, bound *binding, batchTS *int64
 	}
 	if st.Using.TTL != nil {
 		return nil, invalidf("A DELETE statement cannot have a TTL")
+	}
+	if t.IsCounter() {
+		if err := s.checkCounterWrite(t, st.Using); err != nil {
+			return nil, err
+		}
+	} else if err := s.checkWriteLevel(t); err != nil {
+		return nil, err
 	}
 	kr, err := parseWhere(t, s.partitioner(), st.Where, bound, whereMode{allowRange: len(st.Columns) == 0})
 	if err != nil {
@@ -346,9 +369,6 @@ func deleteColumn(w *schema.CellWriter, r *mutation.Row, c *schema.Column, sel c
 }
 
 func (s *Session) batch(st *cql.Batch, bound *binding) (*Result, error) {
-	if st.Kind == cql.CounterBatch {
-		return nil, invalidf("Counter batches are not supported yet: counters arrive with a later issue")
-	}
 	if st.Using.TTL != nil {
 		return nil, invalidf("Global TTL on the BATCH statement is not supported.")
 	}
@@ -371,7 +391,11 @@ func (s *Session) batch(st *cql.Batch, bound *binding) (*Result, error) {
 	if IsConditional(st) {
 		return s.conditionalBatch(items, batchTS != nil, s.serial)
 	}
-	return s.applyBatch(items, batchTS, st.Kind)
+	counters, err := s.checkBatchCounters(items, st.Kind, batchTS != nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.applyBatch(items, batchTS, st.Kind, counters)
 }
 
 // BatchStatement is one statement of a protocol BATCH message, with its
@@ -388,9 +412,6 @@ type BatchStatement struct {
 // RunBatch runs a BATCH message: every statement's mutations are built,
 // then applied together. opts gives the default timestamp.
 func (s *Session) RunBatch(kind cql.BatchKind, stmts []BatchStatement, opts QueryParams) (*Result, error) {
-	if kind == cql.CounterBatch {
-		return nil, invalidf("Counter batches are not supported yet: counters arrive with a later issue")
-	}
 	s.consistency, s.serial = opts.Consistency, opts.SerialConsistency
 	items := make([]batchItem, len(stmts))
 	conditional := false
@@ -402,7 +423,11 @@ func (s *Session) RunBatch(kind cql.BatchKind, stmts []BatchStatement, opts Quer
 	if conditional {
 		return s.conditionalBatch(items, false, s.serial)
 	}
-	return s.applyBatch(items, nil, kind)
+	counters, err := s.checkBatchCounters(items, kind, false)
+	if err != nil {
+		return nil, err
+	}
+	return s.applyBatch(items, nil, kind, counters)
 }
 
 type batchItem struct {
@@ -411,7 +436,9 @@ type batchItem struct {
 	keyspace string
 }
 
-func (s *Session) applyBatch(items []batchItem, batchTS *int64, kind cql.BatchKind) (*Result, error) {
+// applyBatch builds and applies a batch's statements; counters says they
+// write counter tables (checkBatchCounters).
+func (s *Session) applyBatch(items []batchItem, batchTS *int64, kind cql.BatchKind, counters bool) (*Result, error) {
 	saved := s.keyspace
 	defer func() { s.keyspace = saved }()
 	var ms []*mutation.Mutation
@@ -437,6 +464,9 @@ func (s *Session) applyBatch(items []batchItem, batchTS *int64, kind cql.BatchKi
 			return nil, err
 		}
 		ms = append(ms, more...)
+	}
+	if counters {
+		return s.applyCounters(ms)
 	}
 	if kind == cql.LoggedBatch {
 		if err := s.c.ApplyLogged(ms, s.consistency); err != nil {

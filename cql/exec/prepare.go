@@ -46,7 +46,9 @@ func (s *Session) Prepare(st cql.Statement) (*Prepared, error) {
 		}
 		return p, nil
 	}
-	dry := &Session{c: dryCoordinator{s.c}, keyspace: s.keyspace, Now: s.Now}
+	// Levels are the execution's to check: the dry run takes one that
+	// every statement may run at.
+	dry := &Session{c: dryCoordinator{s.c}, keyspace: s.keyspace, Now: s.Now, consistency: request.One}
 	b := &binding{receivers: map[int]markerReceiver{}}
 	res, err := dry.run(st, QueryParams{}, b)
 	var e *Error
@@ -181,6 +183,8 @@ func (d dryCoordinator) ApplySchema(*schema.Schema, []*mutation.Mutation) error 
 func (d dryCoordinator) Apply([]*mutation.Mutation, request.Consistency) error { return nil }
 
 func (d dryCoordinator) ApplyLogged([]*mutation.Mutation, request.Consistency) error { return nil }
+
+func (d dryCoordinator) ApplyCounters([]*mutation.Mutation, request.Consistency) error { return nil }
 
 func (d dryCoordinator) ReadPartition(*schema.Table, request.PartitionRead) (*request.Partition, error) {
 	return nil, nil

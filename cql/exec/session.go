@@ -32,6 +32,10 @@ type Coordinator interface {
 	// even if the coordinator dies half way (through the batchlog when it
 	// writes several partitions).
 	ApplyLogged(ms []*mutation.Mutation, cl request.Consistency) error
+	// ApplyCounters applies writes of counter tables: counter update cells
+	// (mutation.CounterUpdate) added to the counters, deletions as any
+	// write's.
+	ApplyCounters(ms []*mutation.Mutation, cl request.Consistency) error
 	// ReadPartition reads a slice of one partition; nil when nothing live
 	// was found.
 	ReadPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error)

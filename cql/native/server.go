@@ -939,13 +939,6 @@ func (c *conn) batch(s *exec.Session, r *reader, w *writer) (res *exec.Result, u
 	if err != nil {
 		return nil, nil, err
 	}
-	conditional := false
-	for _, bs := range stmts {
-		conditional = conditional || exec.IsConditional(bs.Statement)
-	}
-	if opts.Consistency.IsSerial() && !conditional {
-		return nil, nil, &exec.Error{Code: exec.Invalid, Message: "You must use conditional updates for serializable writes"}
-	}
 	res, err = s.RunBatch(batchKinds[b.kind], stmts, opts)
 	if err != nil {
 		return nil, nil, err
@@ -969,18 +962,11 @@ func (c *conn) after(res *exec.Result) {
 }
 
 // checkConsistency refuses a level a statement cannot run at, as
-// Cassandra does: ANY is for writes, SERIAL and LOCAL_SERIAL for reads
-// and conditional writes (whose own levels exec checks).
+// Cassandra does: ANY is for writes (the levels of writes, which depend on
+// their tables, exec checks).
 func checkConsistency(st cql.Statement, cl request.Consistency) error {
-	switch st.(type) {
-	case *cql.Select:
-		if cl == request.Any {
-			return &exec.Error{Code: exec.Invalid, Message: "ANY ConsistencyLevel is only supported for writes"}
-		}
-	case *cql.Insert, *cql.Update, *cql.Delete, *cql.Batch:
-		if cl.IsSerial() && !exec.IsConditional(st) {
-			return &exec.Error{Code: exec.Invalid, Message: "You must use conditional updates for serializable writes"}
-		}
+	if _, ok := st.(*cql.Select); ok && cl == request.Any {
+		return &exec.Error{Code: exec.Invalid, Message: "ANY ConsistencyLevel is only supported for writes"}
 	}
 	return nil
 }

@@ -32,6 +32,8 @@ const (
 	// WriteCAS is a lightweight transaction's Paxos round (and, as
 	// Cassandra 4.1's Paxos reports it, its commit).
 	WriteCAS = "CAS"
+	// WriteCounter is a write of counter tables.
+	WriteCounter = "COUNTER"
 )
 
 // WriteTimeout is a write that had fewer acknowledgements than its level

@@ -98,6 +98,30 @@ func TestStressWorkloads(t *testing.T) {
 	if err := s.Query("SELECT count(*) FROM over.kv").Scan(&n); err != nil || n == 0 || n > 40 || over.Ops["rewrite"].Count != 400 {
 		t.Fatalf("400 overwrites of 40 keys left %d rows (%v rewrites), %v", n, over.Ops["rewrite"], err)
 	}
+	// lwt's conditional rewrites apply to the preloaded keys only; the
+	// counter workload's increments add up to its operations.
+	lwt := run(stress.Options{Workload: "lwt", Keyspace: "lwt", Ops: 200, Keys: 50, Preload: 50})
+	var value []byte
+	if err := s.Query("SELECT count(*) FROM lwt.kv").Scan(&n); err != nil || n != 50 || lwt.Ops["cas"].Count != 200 {
+		t.Fatalf("200 conditional rewrites of 50 preloaded keys left %d rows (%v), %v", n, lwt.Ops["cas"], err)
+	}
+	if err := s.Query("SELECT value FROM lwt.kv LIMIT 1").Scan(&value); err != nil || len(value) != 128 {
+		t.Fatalf("a conditionally rewritten value of %d bytes, %v", len(value), err)
+	}
+	run(stress.Options{Workload: "counter", Keyspace: "ctr", Ops: 300, Keys: 20})
+	var counted, c int64
+	iter := s.Query("SELECT n FROM ctr.counts").Iter()
+	for iter.Scan(&c) {
+		counted += c
+	}
+	if err := iter.Close(); err != nil || counted != 300 {
+		t.Fatalf("300 increments add up to %d, %v", counted, err)
+	}
+	for _, o := range []stress.Options{{Workload: "lwt", Verify: true}, {Workload: "counter", Verify: true}} {
+		if _, err := stress.Run(o); err == nil || !strings.Contains(err.Error(), "--verify: not with "+o.Workload) {
+			t.Errorf("--verify with %s: %v", o.Workload, err)
+		}
+	}
 	if _, err := stress.Run(stress.Options{Workload: "nope"}); err == nil || !strings.Contains(err.Error(), `workload "nope" is not one of`) {
 		t.Fatalf("an unknown workload: %v", err)
 	}

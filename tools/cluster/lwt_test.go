@@ -40,7 +40,10 @@ var registerModel = porcupine.Model{
 //   - logged batches, each writing three partitions, from two more
 //     clients: once the batchlog has replayed what the killed coordinators
 //     left, every batch is whole or absent at ALL, and every acknowledged
-//     one whole.
+//     one whole;
+//   - counter increments from two more: each counter reads at ALL at
+//     least its acknowledged increments, and at most those and the ones
+//     whose outcome was unknown.
 func TestUnderKill(t *testing.T) {
 	var out bytes.Buffer
 	gossipPort := testutil.ClusterPort(t, 3)
@@ -115,6 +118,7 @@ func TestUnderKill(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	batches := runBatches(session, stop, &wg)
+	counters := runCounters(session, stop, &wg)
 	for client := range clients {
 		wg.Add(1)
 		go func() {
@@ -192,6 +196,7 @@ func TestUnderKill(t *testing.T) {
 		t.Fatalf("the run exercised too little: %v", counts)
 	}
 	checkBatches(t, session, batches)
+	checkCounters(t, session, counters)
 	res, info := porcupine.CheckOperationsVerbose(registerModel, history, time.Minute)
 	if res != porcupine.Ok {
 		path := filepath.Join(t.TempDir(), "cas.html")
@@ -361,4 +366,67 @@ func clientError(err error) bool {
 		return true
 	}
 	return false
+}
+
+// counterOutcomes are, by counter, the increments acknowledged and those
+// whose outcome is unknown.
+type counterOutcomes struct {
+	mu             sync.Mutex
+	acked, unknown [3]int64
+}
+
+// runCounters has two clients add 1 to one of three counters of
+// ks.counts at QUORUM until stop, and counts what became of each.
+func runCounters(s *gocql.Session, stop <-chan struct{}, wg *sync.WaitGroup) *counterOutcomes {
+	if err := s.Query("CREATE TABLE ks.counts (k int PRIMARY KEY, n counter)").Exec(); err != nil {
+		panic(err)
+	}
+	out := &counterOutcomes{}
+	for client := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := (client + i) % len(out.acked)
+				err := s.Query("UPDATE ks.counts SET n = n + 1 WHERE k = ?", k).Exec()
+				var unavailable *gocql.RequestErrUnavailable
+				out.mu.Lock()
+				switch {
+				case err == nil:
+					out.acked[k]++
+				case errors.As(err, &unavailable):
+				default:
+					out.unknown[k]++
+				}
+				out.mu.Unlock()
+				time.Sleep(5 * time.Millisecond)
+			}
+		}()
+	}
+	return out
+}
+
+// checkCounters reads each counter at ALL.
+func checkCounters(t *testing.T, s *gocql.Session, out *counterOutcomes) {
+	t.Helper()
+	total := int64(0)
+	for k := range out.acked {
+		var n int64
+		if err := s.Query("SELECT n FROM ks.counts WHERE k = ?", k).Consistency(gocql.All).Scan(&n); err != nil && !errors.Is(err, gocql.ErrNotFound) {
+			t.Fatalf("reading counter %d at ALL: %v", k, err)
+		}
+		if n < out.acked[k] || n > out.acked[k]+out.unknown[k] {
+			t.Fatalf("counter %d reads %d at ALL: %d increments acknowledged, %d unknown", k, n, out.acked[k], out.unknown[k])
+		}
+		total += out.acked[k]
+	}
+	if total == 0 {
+		t.Fatal("no counter increment was acknowledged")
+	}
+	t.Logf("counters: %v acknowledged, %v unknown, none lost", out.acked, out.unknown)
 }

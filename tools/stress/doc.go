@@ -1,8 +1,8 @@
 // Package stress is `sibyl stress`: a load generator in the spirit of
 // cassandra-stress and YCSB, speaking CQL through gocql to any
 // Cassandra-compatible cluster. Workloads: write, read, mixed, dynamo (B3
-// of the benchmark rules), ycsb-a to ycsb-f, and lwt (conditional
-// rewrites: lightweight transactions).
+// of the benchmark rules), ycsb-a to ycsb-f, lwt (conditional
+// rewrites: lightweight transactions) and counter (increments).
 //
 // Owns: workloads and their key choice (uniform, zipfian, sequential,
 // latest), pacing, latency recording (HdrHistogram), the live line, the

@@ -20,7 +20,7 @@ import (
 
 // Options configure a run (the flags of sibyl stress).
 type Options struct {
-	Workload    string   // write, read, mixed, dynamo, ycsb-a ... ycsb-f, lwt
+	Workload    string   // write, read, mixed, dynamo, ycsb-a ... ycsb-f, lwt, counter
 	Nodes       []string // contact points
 	Port        int
 	Threads     int
@@ -137,6 +137,9 @@ func (o *Options) Validate() error {
 	if o.Verify && o.Workload == "lwt" {
 		errs = append(errs, errors.New("--verify: not with lwt, whose writes take the Paxos round's timestamp"))
 	}
+	if o.Verify && o.Workload == "counter" {
+		errs = append(errs, errors.New("--verify: not with counter, whose increments add up rather than overwrite"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -160,6 +163,9 @@ const (
 	// opCAS is a conditional rewrite of an existing key (UPDATE ... IF
 	// EXISTS): a lightweight transaction.
 	opCAS = "cas"
+	// opIncrement adds one to a counter of the key space (UPDATE ... SET
+	// n = n + 1).
+	opIncrement = "increment"
 )
 
 type weighted struct {
@@ -170,17 +176,18 @@ type weighted struct {
 // workloads are the operation mixes; write, mixed and dynamo are filled
 // in from --overwrite, --ratio and --mix.
 var workloads = map[string][]weighted{
-	"write":  nil,
-	"read":   {{opRead, 1}},
-	"mixed":  nil,
-	"dynamo": nil,
-	"ycsb-a": {{opRead, 50}, {opRewrite, 50}},
-	"ycsb-b": {{opRead, 95}, {opRewrite, 5}},
-	"ycsb-c": {{opRead, 100}},
-	"ycsb-d": {{opRead, 95}, {opInsert, 5}},
-	"ycsb-e": {{opScan, 95}, {opInsert, 5}},
-	"ycsb-f": {{opRead, 50}, {opRMW, 50}},
-	"lwt":    {{opCAS, 1}},
+	"write":   nil,
+	"read":    {{opRead, 1}},
+	"mixed":   nil,
+	"dynamo":  nil,
+	"ycsb-a":  {{opRead, 50}, {opRewrite, 50}},
+	"ycsb-b":  {{opRead, 95}, {opRewrite, 5}},
+	"ycsb-c":  {{opRead, 100}},
+	"ycsb-d":  {{opRead, 95}, {opInsert, 5}},
+	"ycsb-e":  {{opScan, 95}, {opInsert, 5}},
+	"ycsb-f":  {{opRead, 50}, {opRMW, 50}},
+	"lwt":     {{opCAS, 1}},
+	"counter": {{opIncrement, 1}},
 }
 
 var dynamoMixes = [5][]weighted{
@@ -354,10 +361,14 @@ func Run(opts Options) (*Summary, error) {
 	}
 	defer s.Close()
 	ks := `"` + opts.Keyspace + `"`
-	for _, q := range []string{
+	schema := []string{
 		fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", ks, opts.ReplicationFactor),
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.kv (key blob PRIMARY KEY, value blob)", ks),
-	} {
+	}
+	if opts.Workload == "counter" {
+		schema = append(schema, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.counts (key blob PRIMARY KEY, n counter)", ks))
+	}
+	for _, q := range schema {
 		if err := s.Query(q).Exec(); err != nil {
 			return nil, fmt.Errorf("creating the schema: %w", err)
 		}
@@ -681,6 +692,8 @@ func (w *workload) do(op string, r *rand.Rand) error {
 		// error: the round ran either way.
 		_, err := w.s.Query("UPDATE "+w.ks+".kv SET value = ? WHERE key = ? IF EXISTS", w.value(r), keyBytes(w.existing(r))).ScanCAS()
 		return err
+	case opIncrement:
+		return w.s.Query("UPDATE "+w.ks+".counts SET n = n + 1 WHERE key = ?", keyBytes(w.existing(r))).Exec()
 	}
 	return fmt.Errorf("unknown operation %s", op)
 }

@@ -1,0 +1,116 @@
+package exec
+
+import (
+	"github.com/sibyldb/sibyl/cql"
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/mutation/request"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+// Counters: a counter table's columns outside the primary key are all
+// counters, which UPDATE increments and decrements (c = c + n, c = c - n)
+// and DELETE deletes; INSERT, setting a value, TTLs and custom timestamps
+// are refused, as Cassandra refuses them. The updates go to the
+// coordinator's counter path (Coordinator.ApplyCounters) as counter update
+// cells holding their deltas.
+
+// checkCounterWrite refuses what a write of a counter table may not carry
+// or run at.
+func (s *Session) checkCounterWrite(t *schema.Table, u cql.Using) error {
+	if u.Timestamp != nil {
+		return invalidf("Cannot provide custom timestamp for counter updates")
+	}
+	if u.TTL != nil {
+		return invalidf("Cannot provide custom TTL for counter updates")
+	}
+	return s.checkWriteLevel(t)
+}
+
+// checkWriteLevel refuses a level a write without conditions of table t
+// cannot run at: a serial one, and ANY for counters.
+func (s *Session) checkWriteLevel(t *schema.Table) error {
+	switch {
+	case t.IsCounter() && s.consistency == request.Any:
+		return invalidf("Consistency level ANY is not yet supported for counter table %s", t.Name)
+	case t.IsCounter() && s.consistency.IsSerial():
+		return invalidf("Counter operations are inherently non-serializable")
+	case s.consistency.IsSerial():
+		return invalidf("You must use conditional updates for serializable writes")
+	}
+	return nil
+}
+
+// assignCounter writes c = c + n or c = c - n into a row: one update cell
+// per counter, the deltas of one statement summed.
+func assignCounter(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cql.Assignment, bound *binding) error {
+	switch a.Kind {
+	case cql.AssignAdd, cql.AssignSubtract:
+	case cql.AssignValue:
+		return invalidf("Cannot set the value of counter column %s (counters can only be incremented/decremented, not set)", c.Name)
+	default:
+		return invalidf("Invalid operation (%s) for counter column %s", a, c.Name)
+	}
+	v, err := term(a.Value, cqltype.CounterType, c.Name, bound)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		return invalidf("Invalid null value for counter increment")
+	}
+	delta, _ := cqltype.DecodeBigint(v)
+	if a.Kind == cql.AssignSubtract {
+		delta = -delta
+	}
+	for i := range r.Cells {
+		if before, ok := mutation.CounterDelta(&r.Cells[i]); ok && r.Cells[i].Column == c.Name {
+			r.Cells[i] = mutation.CounterUpdate(c.Name, w.Timestamp, before+delta)
+			return nil
+		}
+	}
+	r.Cells = append(r.Cells, mutation.CounterUpdate(c.Name, w.Timestamp, delta))
+	return nil
+}
+
+// applyCounters applies the writes of counter tables.
+func (s *Session) applyCounters(ms []*mutation.Mutation) (*Result, error) {
+	if err := s.c.ApplyCounters(ms, s.consistency); err != nil {
+		return nil, coordinatorError(err)
+	}
+	return voidResult, nil
+}
+
+// checkBatchCounters refuses a batch that mixes counter and other writes,
+// counters in a logged batch, and other writes in a counter batch, in
+// Cassandra's order; it reports whether the batch writes counters.
+func (s *Session) checkBatchCounters(items []batchItem, kind cql.BatchKind, usingTimestamp bool) (bool, error) {
+	saved := s.keyspace
+	defer func() { s.keyspace = saved }()
+	if usingTimestamp && kind == cql.CounterBatch {
+		return false, invalidf("Cannot provide custom timestamp for counter BATCH")
+	}
+	counters, others := false, false
+	for _, item := range items {
+		s.keyspace = item.keyspace
+		t, err := s.table(statementTable(item.st))
+		if err != nil {
+			return false, err
+		}
+		if t.IsCounter() {
+			counters = true
+		} else {
+			others = true
+		}
+	}
+	switch {
+	case usingTimestamp && counters:
+		return false, invalidf("Cannot provide custom timestamp for a BATCH containing counters")
+	case kind == cql.CounterBatch && others:
+		return false, invalidf("Cannot include non-counter statement in a counter batch")
+	case counters && others:
+		return false, invalidf("Counter and non-counter mutations cannot exist in the same batch")
+	case kind == cql.LoggedBatch && counters:
+		return false, invalidf("Cannot include a counter statement in a logged batch")
+	}
+	return counters, nil
+}
