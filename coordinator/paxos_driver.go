@@ -10,6 +10,7 @@ import (
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
+	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
 )
@@ -148,6 +149,24 @@ func (c *Coordinator) serialRead(t *schema.Table, q request.PartitionRead) (*req
 			return nil, r.failure(out.accepts, out.failed)
 		}
 	}
+}
+
+// UncommittedPaxos are the partitions of a table in token range r whose
+// Paxos registers on this replica hold a proposal accepted and not
+// committed: those Paxos repair finishes (FinishPaxos).
+func (c *Coordinator) UncommittedPaxos(table mutation.TableID, r partitioner.Range) ([][]byte, error) {
+	return c.paxos.uncommitted(table, r)
+}
+
+// FinishPaxos prepares a Paxos round at SERIAL on a partition of t and
+// stops there: the prepare finishes a proposal an earlier round left
+// accepted and not committed, and commits the latest commit to a quorum
+// if fewer hold it, as Cassandra 4.1's Paxos repair does for each such
+// partition before a repair compares the data. Once it returns, what a
+// quorum may have accepted is committed, in the data of a quorum.
+func (c *Coordinator) FinishPaxos(t *schema.Table, key []byte) error {
+	_, _, err := c.newRound(t, key, request.Serial, false, nil, time.Now().Add(c.cfg.Timeouts.CAS)).begin()
+	return err
 }
 
 // paxosRound is one operation's Paxos rounds on a partition, tried until

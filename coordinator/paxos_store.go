@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"bytes"
 	"fmt"
 	"hash/maphash"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
+	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/schema"
 )
 
@@ -117,8 +119,14 @@ func (ps *paxosStore) load(table mutation.TableID, key []byte) (PaxosState, erro
 	if err != nil || p == nil || len(p.Rows) == 0 {
 		return PaxosState{}, err
 	}
+	return paxosStateOf(p.Rows[0].Row, table, key, now)
+}
+
+// paxosStateOf reads a partition's registers from its system.paxos row.
+func paxosStateOf(row *mutation.Row, table mutation.TableID, key []byte, now int64) (PaxosState, error) {
 	var s PaxosState
-	for _, c := range p.Rows[0].Row.Cells {
+	var err error
+	for _, c := range row.Cells {
 		if !c.IsLive(now) {
 			continue
 		}
@@ -140,6 +148,41 @@ func (ps *paxosStore) load(table mutation.TableID, key []byte) (PaxosState, erro
 		s.Accepted = Proposal{} // a later commit covered it
 	}
 	return s, nil
+}
+
+// uncommitted are the partitions of a table in token range r whose
+// registers here hold a proposal accepted and not committed. system.paxos
+// is keyed by the partitions' own keys, so its partitions in r are theirs.
+func (ps *paxosStore) uncommitted(table mutation.TableID, r partitioner.Range) ([][]byte, error) {
+	clustering, err := paxosClustering(table)
+	if err != nil {
+		return nil, err
+	}
+	now := ps.now()
+	var keys [][]byte
+	p := ps.engine.Partitioner()
+	for _, piece := range r.Unwrap(p) {
+		from, to := piece.Bounds(p)
+		parts, err := ps.engine.Scan(schema.PaxosTable.ID, request.RangeRead{From: from, To: to, Now: now})
+		if err != nil {
+			return nil, err
+		}
+		for _, part := range parts {
+			for _, ru := range part.Rows {
+				if !bytes.Equal(ru.Clustering, clustering) {
+					continue
+				}
+				s, err := paxosStateOf(ru.Row, table, part.Key, now)
+				if err != nil {
+					return nil, err
+				}
+				if !s.Accepted.Empty() && !s.Accepted.sameOrigin(s.Committed) {
+					keys = append(keys, part.Key)
+				}
+			}
+		}
+	}
+	return keys, nil
 }
 
 // paxosClustering is system.paxos's clustering of a table's row: its id.

@@ -36,6 +36,7 @@ const (
 	VerbBatchStore      Verb = 21 // keep a logged batch in the batchlog
 	VerbBatchRemove     Verb = 22 // a logged batch's writes are in: forget it
 	VerbCounterMutation Verb = 23 // lead a counter write: make the updates shards, replicate them
+	VerbRepairPaxos     Verb = 24 // the partitions of a table's range with a Paxos proposal left unfinished
 )
 
 func (v Verb) String() string {
@@ -82,6 +83,8 @@ func (v Verb) String() string {
 		return "BATCH_REMOVE"
 	case VerbCounterMutation:
 		return "COUNTER_MUTATION"
+	case VerbRepairPaxos:
+		return "REPAIR_PAXOS"
 	}
 	return fmt.Sprintf("VERB_%d", uint16(v))
 }

@@ -49,6 +49,9 @@ type RepairSummary struct {
 	// Recorded counts the ranges (per table) recorded repaired: those
 	// every replica of took part in.
 	Recorded int `json:"recorded"`
+	// PaxosFinished counts the partitions whose unfinished Paxos
+	// proposals the repair finished before comparing the data.
+	PaxosFinished int `json:"paxos_finished"`
 }
 
 // treeOf is replica e's tree of table t's range r.
@@ -66,7 +69,10 @@ func (n *Node) treeOf(ctx context.Context, e ring.Endpoint, t *schema.Table, r p
 // replica hashes the range's pieces (package repair), and for each piece
 // where two replicas differ each pulls it from the other (streaming both
 // ways), so that every replica ends with every write any of them had,
-// reconciled as any write is. Every replica compared must be up.
+// reconciled as any write is. Every replica compared must be up. First,
+// as Cassandra 4.1's Paxos repair, the Paxos proposals any replica holds
+// accepted and not committed in the range are finished (repairPaxos), so
+// that what lightweight transactions decided is in the data compared.
 func (n *Node) Repair(ctx context.Context, req RepairRequest) (RepairSummary, error) {
 	start := time.Now()
 	var sum RepairSummary
@@ -238,6 +244,9 @@ func intersect(p partitioner.Partitioner, a, b partitioner.Range) []partitioner.
 // began.
 func (n *Node) repairTable(ctx context.Context, m *ring.Metadata, t *schema.Table, ranges []repairRange, sum *RepairSummary) error {
 	began := time.Now().Unix()
+	if err := n.repairPaxos(ctx, t, ranges, sum); err != nil {
+		return err
+	}
 	part := n.engine.Partitioner()
 	type pair struct{ to, from ring.Endpoint }
 	pulls := map[pair][]storage.KeySpan{}
@@ -300,6 +309,51 @@ func (n *Node) repairTable(ctx context.Context, m *ring.Metadata, t *schema.Tabl
 	return nil
 }
 
+// paxosRepairTries is how often Paxos repair tries to finish a partition
+// whose rounds lose to others' (each try takes up to cas_contention_timeout).
+const paxosRepairTries = 3
+
+// repairPaxos finishes, for table t, the Paxos proposals any replica of
+// ranges holds accepted and not committed: it gathers their partitions
+// from every replica (REPAIR_PAXOS) and runs a prepare on each
+// (coordinator.FinishPaxos), which completes the proposal and commits it
+// to a quorum.
+func (n *Node) repairPaxos(ctx context.Context, t *schema.Table, ranges []repairRange, sum *RepairSummary) error {
+	keys := map[string]bool{}
+	for _, rr := range ranges {
+		for _, e := range rr.replicas {
+			var found [][]byte
+			var err error
+			if e == n.endpoint() {
+				found, err = n.coord.UncommittedPaxos(t.ID, rr.r)
+			} else {
+				qctx, cancel := context.WithTimeout(ctx, time.Minute)
+				found, err = n.repair.UncommittedOf(qctx, string(e), t.ID, rr.r)
+				cancel()
+			}
+			if err != nil {
+				return fmt.Errorf("Paxos repair: %w", err)
+			}
+			for _, k := range found {
+				keys[string(k)] = true
+			}
+		}
+	}
+	for _, k := range slices.Sorted(mapKeysOf(keys)) {
+		var err error
+		for range paxosRepairTries {
+			if err = n.coord.FinishPaxos(t, []byte(k)); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("Paxos repair of partition %x: %w", k, err)
+		}
+		sum.PaxosFinished++
+	}
+	return nil
+}
+
 // recordRepaired tells each replica of the whole ranges among ranges that
 // a repair begun at began made them agree, unless the ring moved since m
 // (or m itself was moving: a joining node streams from one replica, which
@@ -351,9 +405,13 @@ func (n *Node) recordRepaired(ctx context.Context, m *ring.Metadata, t *schema.T
 
 // repairLines are nodetool repair's report of a summary.
 func repairLines(sum RepairSummary) []string {
+	line := fmt.Sprintf("Repair of [%s]: %d ranges compared in %d pieces, %d of them differing between replicas; %d streams, %d bytes; %d ranges recorded repaired",
+		strings.Join(sum.Keyspaces, ", "), sum.Ranges, sum.Leaves, sum.Mismatched, sum.Streams, sum.Bytes, sum.Recorded)
+	if sum.PaxosFinished > 0 {
+		line += fmt.Sprintf("; %d partitions' unfinished Paxos proposals finished first", sum.PaxosFinished)
+	}
 	return []string{
-		fmt.Sprintf("Repair of [%s]: %d ranges compared in %d pieces, %d of them differing between replicas; %d streams, %d bytes; %d ranges recorded repaired",
-			strings.Join(sum.Keyspaces, ", "), sum.Ranges, sum.Leaves, sum.Mismatched, sum.Streams, sum.Bytes, sum.Recorded),
+		line,
 		"Repair completed successfully",
 		fmt.Sprintf("Repair command finished in %.3f seconds", float64(sum.Millis)/1000),
 	}

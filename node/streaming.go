@@ -31,7 +31,7 @@ func (n *Node) startStreaming() error {
 	n.streaming = svc
 	n.repair = &repair.Service{Tables: n.engine, Network: nodeNetwork{n}, Partitioner: n.engine.Partitioner(),
 		Spans:  func(r partitioner.Range) []storage.KeySpan { return n.appendRangeSpans(nil, r) },
-		Record: n.acceptRepairRecord}
+		Record: n.acceptRepairRecord, Uncommitted: n.coord.UncommittedPaxos}
 	for verb, h := range n.repair.Handlers() {
 		n.messaging.Handle(verb, h)
 	}
@@ -40,29 +40,18 @@ func (n *Node) startStreaming() error {
 
 // tokenSpan is the engine keys of the tokens in r, which must not wrap
 // (partitioner.Range.Unwrap's pieces): engine keys begin with their
-// token's bytes, all of one length, so the keys of tokens above Start
-// begin at Start's bytes plus one.
+// token's bytes, all of one length, so the token bounds of r are its key
+// bounds.
 func tokenSpan(r partitioner.Range, p partitioner.Partitioner) storage.KeySpan {
 	var s storage.KeySpan
-	if !r.Start.IsMinimum() {
-		s.From = nextTokenBytes(r.Start.AppendBytes(nil))
+	from, to := r.Bounds(p)
+	if from != nil {
+		s.From = from.AppendBytes(nil)
 	}
-	if partitioner.Compare(r.End, p.MaxToken()) < 0 {
-		s.To = nextTokenBytes(r.End.AppendBytes(nil))
+	if to != nil {
+		s.To = to.AppendBytes(nil)
 	}
 	return s
-}
-
-// nextTokenBytes is the byte-comparable token after b: b plus one, as a
-// big-endian number. The caller never passes the largest.
-func nextTokenBytes(b []byte) []byte {
-	for i := len(b) - 1; i >= 0; i-- {
-		b[i]++
-		if b[i] != 0 {
-			break
-		}
-	}
-	return b
 }
 
 // mergeSpans sorts spans and joins those that touch.

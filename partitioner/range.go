@@ -67,6 +67,22 @@ func (r Range) Unwrap(p Partitioner) []Range {
 	return pieces
 }
 
+// Bounds are the tokens of range r, which must not wrap (Unwrap's pieces),
+// as a scan takes them: from inclusive, to exclusive, nil for an open end
+// (from after the minimum token, to past p's largest).
+func (r Range) Bounds(p Partitioner) (from, to *Token) {
+	checkKind(p.Kind(), "Range.Bounds", r.Start, r.End)
+	if !r.Start.IsMinimum() {
+		t := r.Start.successor()
+		from = &t
+	}
+	if Compare(r.End, p.MaxToken()) < 0 {
+		t := r.End.successor()
+		to = &t
+	}
+	return from, to
+}
+
 // String formats the range as Cassandra does: "(start,end]".
 func (r Range) String() string {
 	return "(" + r.Start.String() + "," + r.End.String() + "]"

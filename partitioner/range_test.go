@@ -1,7 +1,9 @@
 package partitioner
 
 import (
+	"bytes"
 	"math"
+	"math/big"
 	"slices"
 	"strings"
 	"testing"
@@ -192,4 +194,42 @@ func TestRangeUnwrapWrongKindPanics(t *testing.T) {
 		}
 	}()
 	Range{Murmur3Token(5), Murmur3Token(1)}.Unwrap(Random())
+}
+
+// TestRangeBounds: a key token lies in an unwrapped piece exactly when it
+// lies within the piece's scan bounds, probed at the ends and the tokens
+// either side of them.
+func TestRangeBounds(t *testing.T) {
+	r := testRand(t, 6)
+	for _, p := range both {
+		step := func(k Token, by int64) (Token, bool) {
+			v := k.BigInt()
+			v.Add(v, big.NewInt(by))
+			s, err := p.ParseToken(v.String())
+			return s, err == nil
+		}
+		for range 3000 {
+			rg := Range{anyToken(p, r), anyToken(p, r)}
+			for _, pc := range rg.Unwrap(p) {
+				from, to := pc.Bounds(p)
+				var probes []Token
+				for _, k := range []Token{pc.Start, pc.End, p.MaxToken(), anyToken(p, r)} {
+					for _, by := range []int64{-1, 0, 1} {
+						if s, ok := step(k, by); ok && !s.IsMinimum() {
+							probes = append(probes, s)
+						}
+					}
+				}
+				for _, k := range probes {
+					within := (from == nil || Compare(*from, k) <= 0) && (to == nil || Compare(k, *to) < 0)
+					// The engine compares the tokens' bytes.
+					kb := k.AppendBytes(nil)
+					withinBytes := (from == nil || bytes.Compare(from.AppendBytes(nil), kb) <= 0) && (to == nil || bytes.Compare(kb, to.AppendBytes(nil)) < 0)
+					if within != pc.Contains(k) || withinBytes != within {
+						t.Fatalf("piece %v, bounds %v to %v: token %v within %v (by bytes %v), contained %v", pc, from, to, k, within, withinBytes, pc.Contains(k))
+					}
+				}
+			}
+		}
+	}
 }

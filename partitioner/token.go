@@ -81,6 +81,20 @@ func Compare(a, b Token) int {
 	return 0
 }
 
+// successor is the token after t, which the caller never asks of its
+// partitioner's largest token.
+func (t Token) successor() Token {
+	if t.kind == Murmur3Kind {
+		t.hi++ // lo is always 0
+		return t
+	}
+	t.lo++
+	if t.lo == 0 {
+		t.hi++
+	}
+	return t
+}
+
 // Less reports whether t sorts before o (Compare(t, o) < 0).
 func (t Token) Less(o Token) bool { return Compare(t, o) < 0 }
 

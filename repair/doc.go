@@ -16,8 +16,12 @@
 // tombstone_gc waits for repair; REPAIR_RECORD tells a replica of a
 // repair the node running it finished.
 //
+// REPAIR_PAXOS asks a replica which partitions of a range hold a Paxos
+// proposal accepted and not committed, for the node to finish them before
+// it compares the data.
+//
 // Owns: the cutting of a range, the trees, the repair history in memory,
-// REPAIR_TREE's and REPAIR_RECORD's codecs and handlers.
+// REPAIR_TREE's, REPAIR_RECORD's and REPAIR_PAXOS's codecs and handlers.
 // Does not own: which ranges a repair compares or with whom, the streams
 // that settle differences (the node decides and streams, package
 // streaming), nor where the history is kept (the node writes it to

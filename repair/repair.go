@@ -64,6 +64,9 @@ type Service struct {
 	// begun at at (Unix seconds), made every replica of table's ranges
 	// agree. It must check what it is told: a record purges tombstones.
 	Record func(from string, table mutation.TableID, ranges []partitioner.Range, at int64) error
+	// Uncommitted are the partitions of a table in a range whose Paxos
+	// registers here hold a proposal accepted and not committed.
+	Uncommitted func(table mutation.TableID, r partitioner.Range) ([][]byte, error)
 }
 
 // Tree hashes table id's data in each of range r's leaves.
@@ -100,12 +103,43 @@ func (s *Service) TreeOf(ctx context.Context, to string, id mutation.TableID, r 
 	if err != nil {
 		return nil, fmt.Errorf("repair: the tree of %s from /%s: %w", r, to, err)
 	}
-	return decodeTree(b)
+	return decodeList(b)
 }
 
 // Handlers are the verbs a Service answers.
 func (s *Service) Handlers() map[messaging.Verb]messaging.Handler {
-	return map[messaging.Verb]messaging.Handler{messaging.VerbRepairTree: s.handleTree, messaging.VerbRepairRecord: s.handleRecord}
+	return map[messaging.Verb]messaging.Handler{messaging.VerbRepairTree: s.handleTree, messaging.VerbRepairRecord: s.handleRecord,
+		messaging.VerbRepairPaxos: s.handlePaxos}
+}
+
+// UncommittedOf are the partitions of table id's range r whose Paxos
+// registers at the node at to hold a proposal left unfinished, asked with
+// REPAIR_PAXOS.
+func (s *Service) UncommittedOf(ctx context.Context, to string, id mutation.TableID, r partitioner.Range) ([][]byte, error) {
+	b, err := s.Network.Request(ctx, to, messaging.VerbRepairPaxos, treeRequest{table: id, r: r}.encode())
+	if err != nil {
+		return nil, fmt.Errorf("repair: the unfinished Paxos proposals of %s at /%s: %w", r, to, err)
+	}
+	keys, err := decodeList(b)
+	if err != nil {
+		return nil, fmt.Errorf("repair: REPAIR_PAXOS from /%s: %w", to, err)
+	}
+	return keys, nil
+}
+
+func (s *Service) handlePaxos(_ string, payload []byte) ([]byte, error) {
+	q, err := decodeTreeRequest(payload, s.Partitioner)
+	if err != nil {
+		return nil, err
+	}
+	if s.Uncommitted == nil {
+		return nil, errors.New("repair: REPAIR_PAXOS: this node keeps no Paxos state")
+	}
+	keys, err := s.Uncommitted(q.table, q.r)
+	if err != nil {
+		return nil, err
+	}
+	return encodeList(keys), nil
 }
 
 // RecordAt asks the replica at to to keep that a repair begun at at made
@@ -184,10 +218,10 @@ func (s *Service) handleTree(_ string, payload []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return encodeTree(leaves), nil
+	return encodeList(leaves), nil
 }
 
-// treeRequest is REPAIR_TREE's payload.
+// treeRequest is REPAIR_TREE's payload, and REPAIR_PAXOS's (depth 0).
 type treeRequest struct {
 	table mutation.TableID
 	r     partitioner.Range
@@ -209,14 +243,14 @@ func decodeTreeRequest(b []byte, p partitioner.Partitioner) (treeRequest, error)
 	start, end := r.Bytes(), r.Bytes()
 	q.depth = int(r.Int())
 	if err := r.Done(); err != nil {
-		return q, fmt.Errorf("repair: REPAIR_TREE: %w", err)
+		return q, fmt.Errorf("repair: a range request: %w", err)
 	}
 	var err error
 	if q.r, err = rangeOf(p, start, end); err != nil {
-		return q, fmt.Errorf("repair: REPAIR_TREE: %w", err)
+		return q, fmt.Errorf("repair: a range request: %w", err)
 	}
 	if q.depth < 0 || q.depth > maxDepth {
-		return q, fmt.Errorf("repair: REPAIR_TREE: depth %d is not between 0 and %d", q.depth, maxDepth)
+		return q, fmt.Errorf("repair: a range request: depth %d is not between 0 and %d", q.depth, maxDepth)
 	}
 	return q, nil
 }
@@ -243,16 +277,18 @@ func readTable(r *wire.Reader) mutation.TableID {
 	return id
 }
 
-func encodeTree(leaves [][]byte) []byte {
+// encodeList and decodeList are the answers of REPAIR_TREE (a tree's
+// leaves) and REPAIR_PAXOS (partition keys): a list of byte strings.
+func encodeList(items [][]byte) []byte {
 	var w wire.Writer
-	w.Int(int64(len(leaves)))
-	for _, l := range leaves {
+	w.Int(int64(len(items)))
+	for _, l := range items {
 		w.Bytes(l)
 	}
 	return w.B
 }
 
-func decodeTree(b []byte) ([][]byte, error) {
+func decodeList(b []byte) ([][]byte, error) {
 	r := wire.Reader{B: b}
 	n := r.Count()
 	out := make([][]byte, 0, min(n, 1<<maxDepth))
@@ -260,7 +296,7 @@ func decodeTree(b []byte) ([][]byte, error) {
 		out = append(out, r.Bytes())
 	}
 	if err := r.Done(); err != nil {
-		return nil, fmt.Errorf("repair: a tree: %w", err)
+		return nil, fmt.Errorf("repair: a list of %d: %w", n, err)
 	}
 	return out, nil
 }

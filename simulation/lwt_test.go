@@ -1,6 +1,7 @@
 package simulation
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,10 +15,13 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/internal/testutil"
+	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation/request"
+	"github.com/sibyldb/sibyl/node"
 )
 
 var (
@@ -423,5 +427,46 @@ func TestExactlyOneWinner(t *testing.T) {
 			t.Fatalf("only %d keys of %d had a client told it applied", decided, keys)
 		}
 		t.Logf("%d keys of %d had a client told it applied; the others' winners' rounds ended unknown to them", decided, keys)
+	})
+}
+
+// TestPaxosRepairFinishesProposals: a coordinator dies the moment a
+// replica accepts its conditional insert, so the proposal is accepted and
+// committed nowhere, and a plain read at ALL finds no row. Restarted, a
+// repair from another node finishes the proposal before it compares the
+// data (Cassandra 4.1's Paxos repair): the row then reads at ALL on every
+// replica without a serial read, and a second repair finds nothing to
+// finish.
+func TestPaxosRepairFinishesProposals(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		c := wholeClusterWith(t, Config{Seed: 31, Handoff: coordinator.HintedHandoff{Disabled: true}}, 0)
+		defer c.Close()
+		first, second := c.Node("127.0.0.1"), c.Node("127.0.0.2")
+		first.CrashOnAnswer(messaging.VerbPaxosPropose)
+		if _, err := first.Exec("INSERT INTO ks.kv (k, v) VALUES (7, 'decided') IF NOT EXISTS", request.Quorum); err == nil {
+			t.Fatal("the conditional insert was answered by a coordinator that crashed before it could know")
+		}
+		if first.Up() {
+			t.Fatal("the coordinator did not crash on the proposal's answer")
+		}
+		restart(t, c, first)
+		res, err := second.Exec("SELECT v FROM ks.kv WHERE k = 7", request.All)
+		if err != nil || len(res.Rows) != 0 {
+			t.Fatalf("before the repair a plain read at ALL found %q, %v: the proposal was committed", res.Rows, err)
+		}
+		sum, err := second.Whole().Repair(context.Background(), node.RepairRequest{Keyspace: "ks"})
+		if err != nil || sum.PaxosFinished != 1 {
+			t.Fatalf("the repair: %+v, %v", sum, err)
+		}
+		for _, n := range c.Nodes()[:3] {
+			res, err := exec.NewSession(localOnly{n}).QueryText("SELECT v FROM ks.kv WHERE k = 7", exec.QueryParams{Consistency: request.One})
+			if err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != "decided" {
+				t.Fatalf("after the repair %s holds %q, %v", n.Name, res.Rows, err)
+			}
+		}
+		again, err := first.Whole().Repair(context.Background(), node.RepairRequest{Keyspace: "ks"})
+		if err != nil || again.PaxosFinished != 0 || again.Mismatched != 0 {
+			t.Fatalf("a second repair: %+v, %v", again, err)
+		}
 	})
 }
