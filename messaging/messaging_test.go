@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -181,6 +182,28 @@ func TestFaults(t *testing.T) {
 	time.Sleep(150 * time.Millisecond) // past RedialAfter
 	if got, err := request(a, "127.0.0.2", "healed", time.Second); err != nil || !strings.HasSuffix(got, "healed") {
 		t.Fatalf("after healing: %q, %v", got, err)
+	}
+}
+
+// TestRedialForgetsAFailedDial: within RedialAfter of a failed dial a
+// request fails with that dial's error, unless Redial (a peer seen up
+// again) made it dial at once.
+func TestRedialForgetsAFailedDial(t *testing.T) {
+	a, err := Start(Options{Name: "127.0.0.1", RedialAfter: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if _, err := request(a, "127.0.0.2", "nobody there", time.Second); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("a peer not listening: %v", err)
+	}
+	startService(t, "127.0.0.2", a.Port(), nil)
+	if _, err := request(a, "127.0.0.2", "too soon", time.Second); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("within RedialAfter of the failed dial: %v", err)
+	}
+	a.Redial("127.0.0.2")
+	if got, err := request(a, "127.0.0.2", "up again", time.Second); err != nil || !strings.HasSuffix(got, "up again") {
+		t.Fatalf("after Redial: %q, %v", got, err)
 	}
 }
 

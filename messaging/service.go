@@ -317,6 +317,22 @@ func (o *outbound) current(to string, redialAfter time.Duration) (c Conn, known 
 	return nil, false, nil
 }
 
+// Redial forgets a failed dial to a peer, so that the next request dials
+// it at once rather than fail with that dial's error until RedialAfter
+// passed: for a peer the failure detector sees up again, whose listener
+// may have come up just after the dial.
+func (s *Service) Redial(to string) {
+	s.mu.Lock()
+	o := s.peers[to]
+	s.mu.Unlock()
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	o.failedAt = time.Time{}
+	o.mu.Unlock()
+}
+
 // drop forgets a peer's connection (if it is still c) and closes it.
 func (s *Service) drop(to string, c Conn) {
 	s.mu.Lock()

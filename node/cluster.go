@@ -269,6 +269,9 @@ func (n *Node) gossipChanged(endpoint string) {
 	}
 	n.announce(endpoint, s)
 	if s.Alive {
+		if n.messaging != nil {
+			n.messaging.Redial(endpoint)
+		}
 		n.coord.ReplicaUp(ring.Endpoint(endpoint))
 	}
 }

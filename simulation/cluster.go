@@ -91,6 +91,8 @@ type Cluster struct {
 	sides  map[ring.Endpoint]int // partition sides; 0 unless placed
 	cuts   map[[2]ring.Endpoint]bool
 	delays map[[2]ring.Endpoint]time.Duration // one way, [from, to]
+	// requests counts the requests delivered, by verb.
+	requests map[messaging.Verb]int
 
 	// inFlight are the network's own goroutines: each connection's
 	// delivery of its frames, gossip packets on a delayed link.
@@ -428,12 +430,14 @@ func (n *Node) addConn(e *frameConn) {
 }
 
 // gossipChanged is the node's gossip telling it of a change: a node seen
-// up again gets the hints held for it, as a real node's does.
+// up again is dialled at once and gets the hints held for it, as a real
+// node's does.
 func (n *Node) gossipChanged(endpoint string) {
 	n.mu.Lock()
-	g, coord, up := n.gossip, n.coord, n.up
+	g, coord, svc, up := n.gossip, n.coord, n.messaging, n.up
 	n.mu.Unlock()
 	if up && g != nil && g.Alive(endpoint) {
+		svc.Redial(endpoint)
 		coord.ReplicaUp(ring.Endpoint(endpoint))
 	}
 }
@@ -795,3 +799,23 @@ func (nc nodeCoordinator) Truncate(t *schema.Table) error {
 
 // Nodes are the cluster's nodes, in the order they were configured.
 func (c *Cluster) Nodes() []*Node { return slices.Clone(c.nodes) }
+
+// Requests is how many requests of verb v the network has delivered.
+func (c *Cluster) Requests(v messaging.Verb) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.requests[v]
+}
+
+// delivered counts a frame the network hands over.
+func (c *Cluster) delivered(f messaging.Frame) {
+	if f.Kind != messaging.KindRequest {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.requests == nil {
+		c.requests = map[messaging.Verb]int{}
+	}
+	c.requests[f.Verb]++
+}

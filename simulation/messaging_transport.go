@@ -143,6 +143,7 @@ func (e *frameConn) deliver() {
 			}
 			select {
 			case e.other.inbox <- tf.f:
+				e.c.delivered(tf.f)
 			case <-e.other.closed:
 				return
 			case <-e.closed:

@@ -1,8 +1,9 @@
 """Drives a running Sibyl node with the DataStax Python driver (Debian's
 python3-cassandra), as an application would: protocol negotiation, DDL,
 every type through simple and prepared statements, paging, batches, errors,
-and the driver's schema metadata. Usage: compat.py HOST PORT. Exits 1 with
-the failures listed if anything differs from what Cassandra would give."""
+lightweight transactions, counters and the driver's schema metadata. Usage:
+compat.py HOST PORT. Exits 1 with the failures listed if anything differs
+from what Cassandra would give."""
 
 import datetime
 import decimal
@@ -10,7 +11,7 @@ import ipaddress
 import sys
 import uuid
 
-from cassandra import AlreadyExists, InvalidRequest
+from cassandra import AlreadyExists, ConsistencyLevel, InvalidRequest
 from cassandra.cluster import Cluster
 from cassandra.policies import RoundRobinPolicy
 from cassandra.query import BatchStatement, BatchType, SimpleStatement
@@ -137,6 +138,38 @@ batch.add(put, (9, 2, "two"))
 batch.add(SimpleStatement("DELETE FROM paged WHERE k = 9 AND c = 1"))
 session.execute(batch)
 check("batch", [(r.c, r.v) for r in session.execute("SELECT c, v FROM paged WHERE k = 9")], [(2, "two")])
+
+# Lightweight transactions: was_applied, the current values of a
+# condition that failed, SERIAL reads.
+session.execute("CREATE TABLE users (name text PRIMARY KEY, email text, logins int)")
+claim = session.prepare("INSERT INTO users (name, email, logins) VALUES (?, ?, 0) IF NOT EXISTS")
+check("first claim applied", session.execute(claim, ("ada", "ada@example.com")).was_applied, True)
+lost = session.execute(claim, ("ada", "other@example.com"))
+check("second claim", (lost.was_applied, lost.one().email), (False, "ada@example.com"))
+cas = session.prepare("UPDATE users SET logins = ? WHERE name = ? IF logins = ?")
+check("compare-and-set applied", session.execute(cas, (1, "ada", 0)).was_applied, True)
+stale = session.execute(cas, (1, "ada", 0))
+check("compare-and-set lost", (stale.was_applied, stale.one().logins), (False, 1))
+serial = SimpleStatement("SELECT logins FROM users WHERE name = 'ada'", consistency_level=ConsistencyLevel.SERIAL)
+check("SERIAL read", session.execute(serial).one().logins, 1)
+check("DELETE IF EXISTS of nothing", session.execute("DELETE FROM users WHERE name = 'nobody' IF EXISTS").was_applied, False)
+
+# Counters: increments, decrements, a counter batch, reads.
+session.execute("CREATE TABLE hits (page text PRIMARY KEY, views counter, likes counter)")
+bump = session.prepare("UPDATE hits SET views = views + ? WHERE page = ?")
+for _ in range(5):
+    session.execute(bump, (2, "home"))
+counters = BatchStatement(batch_type=BatchType.COUNTER)
+counters.add(bump, (-3, "home"))
+counters.add(SimpleStatement("UPDATE hits SET likes = likes + 1 WHERE page = 'home'"))
+session.execute(counters)
+row = session.execute("SELECT views, likes FROM hits WHERE page = 'home'").one()
+check("counters", (row.views, row.likes), (7, 1))
+try:
+    session.execute("INSERT INTO hits (page, views) VALUES ('x', 1)")
+    failures.append("INSERT into a counter table: no error")
+except InvalidRequest as e:
+    check("INSERT into a counter table", "INSERT statements are not allowed on counter tables, use UPDATE instead" in str(e), True)
 
 # Errors.
 try:

@@ -3,7 +3,8 @@
 // driver's own conventions: arrays with repeated elements bound to sets,
 // objects with UDT fields left out, maps whose keys come in no order, and
 // the statements Cassandra refuses (bad options, keys over its limits,
-// names too long). Usage: integrity.js HOST PORT write|check. "write"
+// names too long), counters and their batches, lightweight transactions.
+// Usage: integrity.js HOST PORT write|check. "write"
 // writes and checks; "check", run against the same node after a restart,
 // checks that everything written is there as written. Exits 1 with the
 // failures listed if anything differs from what Cassandra gives.
@@ -70,8 +71,13 @@ async function verify(client, when) {
   check(`${when}: a frozen UDT bound with fields left out`, plain(row.fa), { street: 'Main', zip: null, tags: [1, 2] });
   check(`${when}: a UDT bound with fields left out`, plain(row.a), { street: null, zip: 12345, tags: null });
   check(`${when}: a frozen map bound from an object in another order`, Object.keys(row.fm), ['a', 'b', 'c']);
+  rs = await client.execute("SELECT views, likes FROM nodecompat.hits WHERE page = 'home'");
+  check(`${when}: counters`, [rs.first().views.toNumber(), rs.first().likes.toNumber()], [10, 1]);
+  rs = await client.execute("SELECT email FROM nodecompat.users WHERE name = 'ada'");
+  check(`${when}: the claimed name`, rs.first().email, 'ada@example.com');
   rs = await client.execute("SELECT table_name FROM system_schema.tables WHERE keyspace_name = 'nodecompat'");
-  check(`${when}: the tables, none of the refused ones`, rs.rows.map((r) => r.table_name).sort(), ['mapkeyed', 'setkeyed', 'sets', 'udts']);
+  check(`${when}: the tables, none of the refused ones`, rs.rows.map((r) => r.table_name).sort(),
+    ['hits', 'mapkeyed', 'setkeyed', 'sets', 'udts', 'users']);
 }
 
 async function write(client) {
@@ -82,6 +88,8 @@ async function write(client) {
     'CREATE TABLE nodecompat.setkeyed (p int, ck frozen<set<int>>, k int, PRIMARY KEY (p, ck))',
     'CREATE TABLE nodecompat.mapkeyed (p int, ck frozen<map<text, int>>, k int, PRIMARY KEY (p, ck))',
     'CREATE TABLE nodecompat.udts (k int PRIMARY KEY, fa frozen<addr>, a addr, fm frozen<map<text, int>>)',
+    'CREATE TABLE nodecompat.hits (page text PRIMARY KEY, views counter, likes counter)',
+    'CREATE TABLE nodecompat.users (name text PRIMARY KEY, email text)',
   ]) {
     await client.execute(q);
   }
@@ -98,6 +106,25 @@ async function write(client) {
     [1, { street: 'Main', tags: [2, 1, 2] }, { zip: 12345 }, { c: 3, a: 1, b: 2 }],
     { prepare: true },
   );
+  // Counters: prepared increments and a counter batch.
+  const bump = 'UPDATE nodecompat.hits SET views = views + ? WHERE page = ?';
+  for (let i = 0; i < 4; i++) {
+    await client.execute(bump, [cassandra.types.Long.fromNumber(3), 'home'], { prepare: true });
+  }
+  await client.batch([
+    { query: bump, params: [cassandra.types.Long.fromNumber(-2), 'home'] },
+    { query: 'UPDATE nodecompat.hits SET likes = likes + ? WHERE page = ?', params: [cassandra.types.Long.fromNumber(1), 'home'] },
+  ], { prepare: true, counter: true });
+  // Lightweight transactions: the first claim applies, the second is
+  // told who holds it.
+  const claim = 'INSERT INTO nodecompat.users (name, email) VALUES (?, ?) IF NOT EXISTS';
+  let rs = await client.execute(claim, ['ada', 'ada@example.com'], { prepare: true });
+  check('the first claim applied', rs.wasApplied(), true);
+  rs = await client.execute(claim, ['ada', 'other@example.com'], { prepare: true });
+  check('the second claim', [rs.wasApplied(), rs.first().email], [false, 'ada@example.com']);
+  rs = await client.execute("SELECT email FROM nodecompat.users WHERE name = 'ada'", [],
+    { consistency: cassandra.types.consistencies.serial });
+  check('a SERIAL read', rs.first().email, 'ada@example.com');
   const long = 't'.repeat(240);
   const ks = 'k'.repeat(250);
   await refused(client, 'a compaction option that does not parse',
