@@ -15,20 +15,22 @@ import (
 // coordinator's counter path (Coordinator.ApplyCounters) as counter update
 // cells holding their deltas.
 
-// checkCounterWrite refuses what a write of a counter table may not carry
-// or run at.
-func (s *Session) checkCounterWrite(t *schema.Table, u cql.Using) error {
+// checkCounterWrite refuses what a write of a counter table may not
+// carry.
+func (s *Session) checkCounterWrite(u cql.Using) error {
 	if u.Timestamp != nil {
 		return invalidf("Cannot provide custom timestamp for counter updates")
 	}
 	if u.TTL != nil {
 		return invalidf("Cannot provide custom TTL for counter updates")
 	}
-	return s.checkWriteLevel(t)
+	return nil
 }
 
-// checkWriteLevel refuses a level a write without conditions of table t
-// cannot run at: a serial one, and ANY for counters.
+// checkWriteLevel refuses a level a statement that writes table t
+// without conditions cannot run at: a serial one, and ANY for counters.
+// Cassandra checks statements alone, not those of a batch (which run at
+// a serial level as at QUORUM).
 func (s *Session) checkWriteLevel(t *schema.Table) error {
 	switch {
 	case t.IsCounter() && s.consistency == request.Any:

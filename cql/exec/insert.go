@@ -25,7 +25,7 @@ func (s *Session) insert(st *cql.Insert, bound *binding) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.applyWrites(m)
+	return s.applyStatement(st.Table, []*mutation.Mutation{m})
 }
 
 // insertMutation builds what an INSERT writes; batchTS is the batch's
@@ -37,9 +37,6 @@ func (s *Session) insertMutation(st *cql.Insert, bound *binding, batchTS *int64)
 	}
 	if t.IsCounter() {
 		return nil, invalidf("INSERT statements are not allowed on counter tables, use UPDATE instead")
-	}
-	if err := s.checkWriteLevel(t); err != nil {
-		return nil, err
 	}
 	switch {
 	case st.JSON != nil:

@@ -19,10 +19,7 @@ func (s *Session) update(st *cql.Update, bound *binding) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t, _ := s.table(st.Table); t.IsCounter() {
-		return s.applyCounters(ms)
-	}
-	return s.applyWrites(ms...)
+	return s.applyStatement(st.Table, ms)
 }
 
 // updateMutations builds what an UPDATE writes, one mutation per
@@ -34,11 +31,9 @@ func (s *Session) updateMutations(st *cql.Update, bound *binding, batchTS *int64
 		return nil, err
 	}
 	if t.IsCounter() {
-		if err := s.checkCounterWrite(t, st.Using); err != nil {
+		if err := s.checkCounterWrite(st.Using); err != nil {
 			return nil, err
 		}
-	} else if err := s.checkWriteLevel(t); err != nil {
-		return nil, err
 	}
 	kr, err := parseWhere(t, s.partitioner(), st.Where, bound, whereMode{})
 	if err != nil {
@@ -248,7 +243,21 @@ func (s *Session) deleteRows(st *cql.Delete, bound *binding) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t, _ := s.table(st.Table); t.IsCounter() {
+	return s.applyStatement(st.Table, ms)
+}
+
+// applyStatement applies the mutations of a statement without conditions
+// (not in a batch) once its level is checked, through the counter path
+// for a counter table.
+func (s *Session) applyStatement(name cql.QualifiedName, ms []*mutation.Mutation) (*Result, error) {
+	t, err := s.table(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkWriteLevel(t); err != nil {
+		return nil, err
+	}
+	if t.IsCounter() {
 		return s.applyCounters(ms)
 	}
 	return s.applyWrites(ms...)
@@ -266,11 +275,9 @@ func (s *Session) deleteMutations(st *cql.Delete, bound *binding, batchTS *int64
 		return nil, invalidf("A DELETE statement cannot have a TTL")
 	}
 	if t.IsCounter() {
-		if err := s.checkCounterWrite(t, st.Using); err != nil {
+		if err := s.checkCounterWrite(st.Using); err != nil {
 			return nil, err
 		}
-	} else if err := s.checkWriteLevel(t); err != nil {
-		return nil, err
 	}
 	kr, err := parseWhere(t, s.partitioner(), st.Where, bound, whereMode{allowRange: len(st.Columns) == 0})
 	if err != nil {
