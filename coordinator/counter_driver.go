@@ -57,11 +57,13 @@ func (c *Coordinator) counterWrite(w write, l request.Consistency) error {
 		}
 		return stale
 	}
+	// The leader unheard from: as Cassandra reports a forwarded counter
+	// write, a write of one replica at ONE.
 	switch {
 	case errors.Is(err, messaging.ErrTimeout):
-		return &request.WriteTimeout{Consistency: l, Received: 0, BlockFor: BlockFor(l, w.p.strategy, c.cfg.DataCenter), WriteType: request.WriteCounter}
+		return &request.WriteTimeout{Consistency: request.One, Received: 0, BlockFor: 1, WriteType: request.WriteCounter}
 	case err != nil:
-		return &request.Failure{Write: true, Consistency: l, BlockFor: BlockFor(l, w.p.strategy, c.cfg.DataCenter),
+		return &request.Failure{Write: true, Consistency: request.One, BlockFor: 1,
 			Failures: []request.ReplicaFailed{{Replica: string(leader), Reason: request.ReasonUnknown}}, WriteType: request.WriteCounter, Port: c.cfg.StoragePort}
 	}
 	outcome, err := decodeOutcome(out, c.cfg.StoragePort)
@@ -146,6 +148,12 @@ func (c *Coordinator) leadCounters(m *mutation.Mutation, l request.Consistency) 
 			err = c.writeReplicas(w, l, c.alive(), c.cfg.Ring().Location, request.WriteCounter)
 		}
 	}
+	if _, stale := staleRingOf(err); stale {
+		// Applied here: no longer a refusal the coordinator may route
+		// again (that would count the increment twice), but a write whose
+		// level is unknown.
+		err = &request.WriteTimeout{Consistency: l, BlockFor: BlockFor(l, p.strategy, c.cfg.DataCenter), WriteType: request.WriteCounter}
+	}
 	return err
 }
 
@@ -224,18 +232,27 @@ func (cc *counterCache) remember(m *mutation.Mutation, id mutation.CounterID) {
 	}
 }
 
-// dropTable forgets a table's counters (a truncation).
-func (cc *counterCache) dropTable(table mutation.TableID) {
+// truncate runs a table's truncation and forgets its counters with every
+// stripe locked: an increment led here between the two would take a
+// shard from before the truncation, bringing its count back.
+func (cc *counterCache) truncate(table mutation.TableID, truncate func() error) error {
 	for i := range cc.stripes {
-		st := &cc.stripes[i]
-		st.mu.Lock()
-		for k := range st.shards {
+		cc.stripes[i].mu.Lock()
+	}
+	defer func() {
+		for i := range cc.stripes {
+			cc.stripes[i].mu.Unlock()
+		}
+	}()
+	err := truncate()
+	for i := range cc.stripes {
+		for k := range cc.stripes[i].shards {
 			if k.table == table {
-				delete(st.shards, k)
+				delete(cc.stripes[i].shards, k)
 			}
 		}
-		st.mu.Unlock()
 	}
+	return err
 }
 
 // counterHandlers are the counter verbs this node answers.

@@ -1,14 +1,20 @@
 package coordinator
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/ring"
+	"github.com/sibyldb/sibyl/schema"
 )
 
 func TestCounterLeader(t *testing.T) {
@@ -121,11 +127,65 @@ func TestCounterCacheRemembersOwnShards(t *testing.T) {
 	if !ok || s != (mutation.CounterShard{ID: me, Clock: 3, Count: 7}) || otherCached || elsewhere {
 		t.Fatalf("cached %+v %v; another node's shard cached %v, another table's %v", s, ok, otherCached, elsewhere)
 	}
-	cc.dropTable(m.Table)
+	truncated := false
+	if err := cc.truncate(m.Table, func() error {
+		// No stripe is free while the table is truncated.
+		for i := range cc.stripes {
+			if cc.stripes[i].mu.TryLock() {
+				t.Errorf("stripe %d was free during the truncation", i)
+				cc.stripes[i].mu.Unlock()
+			}
+		}
+		truncated = true
+		return nil
+	}); err != nil || !truncated {
+		t.Fatalf("the truncation: %v, ran %v", err, truncated)
+	}
 	unlock = cc.lock(m.Table, m.Key)
 	_, ok = cc.get(m.Table, m.Key, []byte("c"), "n")
 	unlock()
 	if ok {
 		t.Fatal("a truncated table's shard is still cached")
+	}
+}
+
+// TestCounterLeaderNeverAnswersStaleRing: a leader behind its replicas'
+// ring that cannot catch up has applied its shard already, so it answers
+// a timeout of type COUNTER, never the StaleRing refusal a coordinator
+// would route again (counting the increment twice).
+func TestCounterLeaderNeverAnswersStaleRing(t *testing.T) {
+	c := newTestCluster(t, schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, threeNodes)
+	counts, err := schema.NewTable("ks", "t", mutation.TableID{7}, []*schema.Column{
+		{Name: "k", Type: cqltype.IntType, Kind: schema.PartitionKey, Position: 0},
+		{Name: "n", Type: cqltype.CounterType, Kind: schema.Regular, Position: -1},
+	}, schema.DefaultTableParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := schema.NewKeyspace("ks", schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, true)
+	ks.Tables["t"] = counts
+	c.schema = schema.New(map[string]*schema.Keyspace{"ks": ks})
+	for e := range threeNodes {
+		epoch := uint64(5)
+		if e == "a" {
+			epoch = 3 // the leader has not applied the last two changes, and cannot
+		}
+		c.replicas[e] = New(Config{Self: e, DataCenter: "dc1", Engine: c.engines[e], Network: c,
+			Alive: func(ring.Endpoint) bool { return true }, Ring: func() *ring.Metadata { return c.ring.WithEpoch(epoch) },
+			CatchUp:   func(context.Context, uint64) error { return errors.New("the metadata log is out of reach") },
+			CounterID: func() mutation.CounterID { return mutation.CounterID{byte(e[0])} },
+			Schema:    func() *schema.Schema { return c.schema }, StoragePort: 7000, Logger: zerolog.Nop(),
+			Timeouts: Timeouts{Write: time.Second, Read: time.Second, Range: time.Second, Truncate: time.Second, Counter: time.Second}, Now: c.clock})
+		t.Cleanup(c.replicas[e].Settle)
+	}
+	m := &mutation.Mutation{Table: counts.ID, Key: cqltype.EncodeInt(1), Rows: []mutation.RowUpdate{{Clustering: []byte{},
+		Row: &mutation.Row{Cells: []mutation.Cell{mutation.CounterUpdate("n", 5, 1)}}}}}
+	err = c.replicas["a"].ApplyCounters([]*mutation.Mutation{m}, request.Quorum)
+	var wt *request.WriteTimeout
+	if _, stale := staleRingOf(err); stale || !errors.As(err, &wt) || wt.WriteType != request.WriteCounter {
+		t.Fatalf("the leader behind its replicas answered %v", err)
+	}
+	if n := c.engines["a"].writes(); n != 1 {
+		t.Fatalf("the leader applied its shard %d times", n)
 	}
 }

@@ -257,9 +257,8 @@ func (c *Coordinator) Truncate(t *schema.Table) error {
 }
 
 // truncateHere removes every row of a table here, and the shards of its
-// counters this node remembers (the next increment reads them again).
+// counters this node remembers (the next increment reads them again),
+// with no increment led here in between.
 func (c *Coordinator) truncateHere(id mutation.TableID) error {
-	err := c.cfg.Engine.Truncate(id)
-	c.counters.dropTable(id)
-	return err
+	return c.counters.truncate(id, func() error { return c.cfg.Engine.Truncate(id) })
 }

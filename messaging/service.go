@@ -116,6 +116,9 @@ type outbound struct {
 	conn     Conn
 	failedAt time.Time
 	dialErr  error
+	// redials counts Redial's calls: a dial that began before the last
+	// one does not record its failure.
+	redials uint64
 }
 
 // Start listens on Name:Port and serves the peers that connect.
@@ -276,10 +279,15 @@ func (s *Service) conn(ctx context.Context, to string) (Conn, error) {
 	if c, known, err := o.current(to, s.opts.RedialAfter); known {
 		return c, err // another request dialled meanwhile
 	}
+	o.mu.Lock()
+	redials := o.redials
+	o.mu.Unlock()
 	c, err := s.opts.Transport.Dial(ctx, s.opts.Name, net.JoinHostPort(to, strconv.Itoa(s.port)))
 	if err != nil {
 		o.mu.Lock()
-		o.failedAt, o.dialErr = time.Now(), err
+		if o.redials == redials {
+			o.failedAt, o.dialErr = time.Now(), err
+		}
 		o.mu.Unlock()
 		if ctx.Err() != nil {
 			// The request's time ran out while dialling (a peer behind a
@@ -317,10 +325,11 @@ func (o *outbound) current(to string, redialAfter time.Duration) (c Conn, known 
 	return nil, false, nil
 }
 
-// Redial forgets a failed dial to a peer, so that the next request dials
-// it at once rather than fail with that dial's error until RedialAfter
-// passed: for a peer the failure detector sees up again, whose listener
-// may have come up just after the dial.
+// Redial forgets a failed dial to a peer (and the failure of one under
+// way), so that the next request dials it at once rather than fail with
+// that dial's error until RedialAfter passed: for a peer the failure
+// detector sees come up again, whose listener may have come up just after
+// the dial.
 func (s *Service) Redial(to string) {
 	s.mu.Lock()
 	o := s.peers[to]
@@ -330,6 +339,7 @@ func (s *Service) Redial(to string) {
 	}
 	o.mu.Lock()
 	o.failedAt = time.Time{}
+	o.redials++
 	o.mu.Unlock()
 }
 

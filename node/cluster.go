@@ -268,12 +268,25 @@ func (n *Node) gossipChanged(endpoint string) {
 		n.cfg.Logger.Error().Err(err).Str("peer", endpoint).Msg("node: updating the peers tables")
 	}
 	n.announce(endpoint, s)
+	if n.cameUp(endpoint, s.Alive) && n.messaging != nil {
+		n.messaging.Redial(endpoint)
+	}
 	if s.Alive {
-		if n.messaging != nil {
-			n.messaging.Redial(endpoint)
-		}
 		n.coord.ReplicaUp(ring.Endpoint(endpoint))
 	}
+}
+
+// cameUp records whether gossip shows a peer alive, and reports whether
+// it did not before.
+func (n *Node) cameUp(endpoint string, alive bool) bool {
+	n.viewMu.Lock()
+	defer n.viewMu.Unlock()
+	if n.seenAlive == nil {
+		n.seenAlive = map[string]bool{}
+	}
+	was := n.seenAlive[endpoint]
+	n.seenAlive[endpoint] = alive
+	return alive && !was
 }
 
 // inRing reports whether a node's gossiped status puts its tokens in the

@@ -66,12 +66,13 @@ type Node struct {
 	metrics *metrics
 	// events is the native server clients register with for cluster
 	// events (set once it serves; gossip's changes read it).
-	events  atomic.Pointer[native.Server]
-	viewMu  sync.Mutex
-	views   map[string]peerView // what clients were last told of each peer
-	stopped chan struct{}       // closed by Close, for the node's own goroutines
-	admin   *http.Server
-	drained atomic.Bool
+	events    atomic.Pointer[native.Server]
+	viewMu    sync.Mutex
+	views     map[string]peerView // what clients were last told of each peer
+	seenAlive map[string]bool     // the peers gossip last showed alive
+	stopped   chan struct{}       // closed by Close, for the node's own goroutines
+	admin     *http.Server
+	drained   atomic.Bool
 	// rebuilding is set while a nodetool rebuild runs: one at a time.
 	rebuilding atomic.Bool
 	// mode is the operation mode a join or departure puts the node in

@@ -136,6 +136,8 @@ type Node struct {
 	stopHints chan struct{}
 	hintsLoop sync.WaitGroup
 	messaging *messaging.Service
+	// seenAlive are the peers the node's gossip last showed alive.
+	seenAlive map[string]bool
 	listener  *frameListener
 	conns     map[*frameConn]bool // this end of each of its connections
 	gossip    *gossip.Gossiper
@@ -435,9 +437,17 @@ func (n *Node) addConn(e *frameConn) {
 func (n *Node) gossipChanged(endpoint string) {
 	n.mu.Lock()
 	g, coord, svc, up := n.gossip, n.coord, n.messaging, n.up
+	alive := up && g != nil && g.Alive(endpoint)
+	cameUp := alive && !n.seenAlive[endpoint]
+	if n.seenAlive == nil {
+		n.seenAlive = map[string]bool{}
+	}
+	n.seenAlive[endpoint] = alive
 	n.mu.Unlock()
-	if up && g != nil && g.Alive(endpoint) {
+	if cameUp {
 		svc.Redial(endpoint)
+	}
+	if alive {
 		coord.ReplicaUp(ring.Endpoint(endpoint))
 	}
 }

@@ -17,7 +17,7 @@ import (
 
 // checkCounterWrite refuses what a write of a counter table may not
 // carry.
-func (s *Session) checkCounterWrite(u cql.Using) error {
+func checkCounterWrite(u cql.Using) error {
 	if u.Timestamp != nil {
 		return invalidf("Cannot provide custom timestamp for counter updates")
 	}
@@ -25,6 +25,44 @@ func (s *Session) checkCounterWrite(u cql.Using) error {
 		return invalidf("Cannot provide custom TTL for counter updates")
 	}
 	return nil
+}
+
+// writeRefusal is what Cassandra refuses of a write statement of table t
+// as it prepares it, before its level or values count.
+func writeRefusal(t *schema.Table, st cql.Statement) error {
+	switch st := st.(type) {
+	case *cql.Insert:
+		if t.IsCounter() {
+			return invalidf("INSERT statements are not allowed on counter tables, use UPDATE instead")
+		}
+	case *cql.Update:
+		if t.IsCounter() {
+			return checkCounterWrite(st.Using)
+		}
+	case *cql.Delete:
+		if st.Using.TTL != nil {
+			return invalidf("A DELETE statement cannot have a TTL")
+		}
+		if t.IsCounter() {
+			return checkCounterWrite(st.Using)
+		}
+	}
+	return nil
+}
+
+// checkStatement refuses a write statement without conditions, not in a
+// batch, before it is built: first what preparing it refuses, then its
+// level (checkWriteLevel), as Cassandra checks it before it reads or
+// builds anything (a list element's write reads the list at the level).
+func (s *Session) checkStatement(name cql.QualifiedName, st cql.Statement) error {
+	t, err := s.table(name)
+	if err != nil {
+		return err
+	}
+	if err := writeRefusal(t, st); err != nil {
+		return err
+	}
+	return s.checkWriteLevel(t)
 }
 
 // checkWriteLevel refuses a level a statement that writes table t

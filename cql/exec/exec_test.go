@@ -28,6 +28,8 @@ type memCoordinator struct {
 	// before, when set, runs once at the next schema change, before it:
 	// another client's change that commits first.
 	before func()
+	// readLevels are the levels of the partition reads asked of it.
+	readLevels []request.Consistency
 }
 
 func newMemCoordinator() *memCoordinator {
@@ -131,6 +133,7 @@ func (c *memCoordinator) partitions(t *schema.Table, now int64) ([]*request.Part
 }
 
 func (c *memCoordinator) ReadPartition(t *schema.Table, q request.PartitionRead) (*request.Partition, error) {
+	c.readLevels = append(c.readLevels, q.Consistency)
 	parts, err := c.partitions(t, q.Now)
 	if err != nil {
 		return nil, err
@@ -440,5 +443,43 @@ func TestConflictingDDLMeetsTheWinner(t *testing.T) {
 	res, err := a.Run("CREATE TABLE IF NOT EXISTS ks.u (k int PRIMARY KEY)")
 	if err != nil || res[0].Change != nil {
 		t.Fatalf("CREATE TABLE IF NOT EXISTS after the same table came first: %v, %v", res, err)
+	}
+}
+
+// TestWriteLevelsAreCheckedFirst: a statement without conditions is
+// refused its level before anything is read or built, after what
+// preparing it refuses, as Cassandra orders them; a batch's level is not
+// checked.
+func TestWriteLevelsAreCheckedFirst(t *testing.T) {
+	c := newMemCoordinator()
+	s := NewSession(c)
+	if _, err := s.Run("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};" +
+		"CREATE TABLE ks.l (k int PRIMARY KEY, l list<int>); CREATE TABLE ks.c (k int PRIMARY KEY, n counter)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		stmt  string
+		level request.Consistency
+		want  string
+	}{
+		{"UPDATE ks.l SET l[0] = 1 WHERE k = 1", request.Serial, "You must use conditional updates for serializable writes"},
+		{"DELETE l[0] FROM ks.l WHERE k = 1", request.LocalSerial, "You must use conditional updates for serializable writes"},
+		{"INSERT INTO ks.l (k, l) VALUES (1, null)", request.Serial, "You must use conditional updates for serializable writes"},
+		{"UPDATE ks.c SET n = n + null WHERE k = 1", request.Serial, "Counter operations are inherently non-serializable"},
+		{"UPDATE ks.c SET n = n + null WHERE k = 1", request.Any, "Consistency level ANY is not yet supported for counter table c"},
+		{"UPDATE ks.c USING TTL 5 SET n = n + 1 WHERE k = 1", request.Any, "Cannot provide custom TTL for counter updates"},
+		{"INSERT INTO ks.c (k, n) VALUES (1, 1)", request.Serial, "INSERT statements are not allowed on counter tables, use UPDATE instead"},
+	} {
+		_, err := s.QueryText(step.stmt, QueryParams{Consistency: step.level})
+		var e *Error
+		if !errors.As(err, &e) || e.Code != Invalid || e.Message != step.want {
+			t.Errorf("%s at %s: %v, want %q", step.stmt, step.level, err, step.want)
+		}
+	}
+	if len(c.readLevels) != 0 {
+		t.Fatalf("refused statements read at %v", c.readLevels)
+	}
+	if _, err := s.QueryText("BEGIN BATCH UPDATE ks.l SET l = l + [1] WHERE k = 1; APPLY BATCH", QueryParams{Consistency: request.Serial}); err != nil {
+		t.Fatalf("a batch at SERIAL: %v", err)
 	}
 }

@@ -21,6 +21,9 @@ func (s *Session) insert(st *cql.Insert, bound *binding) (*Result, error) {
 	if st.IfNotExists {
 		return s.conditionalWrite(st, bound, s.serial)
 	}
+	if err := s.checkStatement(st.Table, st); err != nil {
+		return nil, err
+	}
 	m, err := s.insertMutation(st, bound, nil)
 	if err != nil {
 		return nil, err
@@ -35,8 +38,8 @@ func (s *Session) insertMutation(st *cql.Insert, bound *binding, batchTS *int64)
 	if err != nil {
 		return nil, err
 	}
-	if t.IsCounter() {
-		return nil, invalidf("INSERT statements are not allowed on counter tables, use UPDATE instead")
+	if err := writeRefusal(t, st); err != nil {
+		return nil, err
 	}
 	switch {
 	case st.JSON != nil:

@@ -15,6 +15,9 @@ func (s *Session) update(st *cql.Update, bound *binding) (*Result, error) {
 	if IsConditional(st) {
 		return s.conditionalWrite(st, bound, s.serial)
 	}
+	if err := s.checkStatement(st.Table, st); err != nil {
+		return nil, err
+	}
 	ms, err := s.updateMutations(st, bound, nil)
 	if err != nil {
 		return nil, err
@@ -30,10 +33,8 @@ func (s *Session) updateMutations(st *cql.Update, bound *binding, batchTS *int64
 	if err != nil {
 		return nil, err
 	}
-	if t.IsCounter() {
-		if err := s.checkCounterWrite(st.Using); err != nil {
-			return nil, err
-		}
+	if err := writeRefusal(t, st); err != nil {
+		return nil, err
 	}
 	kr, err := parseWhere(t, s.partitioner(), st.Where, bound, whereMode{})
 	if err != nil {
@@ -239,6 +240,9 @@ func (s *Session) deleteRows(st *cql.Delete, bound *binding) (*Result, error) {
 	if IsConditional(st) {
 		return s.conditionalWrite(st, bound, s.serial)
 	}
+	if err := s.checkStatement(st.Table, st); err != nil {
+		return nil, err
+	}
 	ms, err := s.deleteMutations(st, bound, nil)
 	if err != nil {
 		return nil, err
@@ -247,14 +251,11 @@ func (s *Session) deleteRows(st *cql.Delete, bound *binding) (*Result, error) {
 }
 
 // applyStatement applies the mutations of a statement without conditions
-// (not in a batch) once its level is checked, through the counter path
-// for a counter table.
+// (not in a batch; checkStatement passed it), through the counter path for
+// a counter table.
 func (s *Session) applyStatement(name cql.QualifiedName, ms []*mutation.Mutation) (*Result, error) {
 	t, err := s.table(name)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.checkWriteLevel(t); err != nil {
 		return nil, err
 	}
 	if t.IsCounter() {
@@ -271,13 +272,8 @@ func (s *Session) deleteMutations(st *cql.Delete, bound *binding, batchTS *int64
 	if err != nil {
 		return nil, err
 	}
-	if st.Using.TTL != nil {
-		return nil, invalidf("A DELETE statement cannot have a TTL")
-	}
-	if t.IsCounter() {
-		if err := s.checkCounterWrite(st.Using); err != nil {
-			return nil, err
-		}
+	if err := writeRefusal(t, st); err != nil {
+		return nil, err
 	}
 	kr, err := parseWhere(t, s.partitioner(), st.Where, bound, whereMode{allowRange: len(st.Columns) == 0})
 	if err != nil {
