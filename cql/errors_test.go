@@ -159,6 +159,13 @@ var errorCases = []errorCase{
 	{"USE ks ks", "line 1:7 missing EOF at 'ks'"},
 	{"USE :ks", "line 1:4 Bind variables cannot be used for names"},
 	{"TRUNCATE", "line 1:8 no viable alternative at input '<EOF>'"},
+	{"CREATE ROLE ?", "line 1:12 Bind variables cannot be used for role names"},
+	{`CREATE USER "bob"`, "line 1:12 Quoted strings are are not supported for user names and USER is deprecated, please use ROLE"},
+	{"CREATE ROLE r WITH LOGIN = true AND LOGIN = false", "line 1:36 Multiple definition for property 'LOGIN'"},
+	{"CREATE ROLE r WITH PASSWORD = 'a' AND HASHED PASSWORD = 'b'", "line 1:59 Options 'password' and 'hashed password' are mutually exclusive"},
+	{"ALTER ROLE r", "line 1:12 no viable alternative at input '<EOF>'"},
+	{"GRANT SELECT ON KEYSPACE ks", "line 1:27 mismatched input '<EOF>' expecting K_TO"},
+	{"LIST SELECT, ON ks.t", "line 1:13 no viable alternative at input 'ON'"},
 }
 
 func TestParseErrors(t *testing.T) {

@@ -14,6 +14,9 @@ func (p *parser) createStatement() Statement {
 	case isKeyword(t, "table"), isKeyword(t, "columnfamily"):
 		p.next()
 		return p.createTable()
+	case isKeyword(t, "role"), isKeyword(t, "user"):
+		p.next()
+		return p.createRole(isKeyword(t, "user"))
 	case isKeyword(t, "type"):
 		p.next()
 		s := &CreateType{IfNotExists: p.ifNotExists(), Name: p.typeName()}
@@ -139,6 +142,9 @@ func (p *parser) alterStatement() Statement {
 	case isKeyword(t, "table"), isKeyword(t, "columnfamily"):
 		p.next()
 		return p.alterTable()
+	case isKeyword(t, "role"), isKeyword(t, "user"):
+		p.next()
+		return p.alterRole(isKeyword(t, "user"))
 	}
 	p.noViable(t)
 	return nil
@@ -205,6 +211,9 @@ func (p *parser) dropStatement() Statement {
 	case isKeyword(t, "type"):
 		p.next()
 		return stmtOrNil(p, &DropType{IfExists: p.ifExists(), Name: p.typeName()})
+	case isKeyword(t, "role"), isKeyword(t, "user"):
+		p.next()
+		return p.dropRole(isKeyword(t, "user"))
 	}
 	p.noViable(t)
 	return nil

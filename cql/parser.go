@@ -293,6 +293,10 @@ func (p *parser) statement() Statement {
 			return p.dropStatement()
 		case "describe", "desc":
 			return p.describeStatement()
+		case "grant", "revoke":
+			return p.grantStatement(t.lower == "revoke")
+		case "list":
+			return p.listStatement()
 		}
 	}
 	p.noViable(t)

@@ -34,7 +34,12 @@ func WalkExprs(st Statement, fn func(Expr)) {
 		w.options(s.Options)
 	case *AlterTable:
 		w.options(s.Options)
-	case *DropKeyspace, *Use, *DropTable, *Truncate, *CreateType, *DropType, *Describe:
+	case *DropKeyspace, *Use, *DropTable, *Truncate, *CreateType, *DropType, *Describe, *DropRole, *RoleGrant,
+		*PermissionGrant, *ListPermissions, *ListRoles:
+	case *CreateRole:
+		w.expr(s.Options.Options)
+	case *AlterRole:
+		w.expr(s.Options.Options)
 	case *Insert:
 		w.exprs(s.Values)
 		w.expr(s.JSON)

@@ -78,7 +78,8 @@ func openClusterNode(t *testing.T, k int, cfg Config, gossipPort int) (*Node, er
 		GossipPort: gossipPort, StoragePort: storagePortOf(t, gossipPort), Seeds: []string{fmt.Sprintf("127.0.0.1:%d", gossipPort)},
 		ClusterName: clusterNameOf(gossipPort), Rack: fmt.Sprintf("rack%d", k),
 		PartitionedNodePolicy: cfg.PartitionedNodePolicy, PartitionedNodeTimeout: cfg.PartitionedNodeTimeout,
-		MetadataSnapshotEntries: cfg.MetadataSnapshotEntries, HintedHandoffEnabled: cfg.HintedHandoffEnabled, AutoRepair: cfg.AutoRepair})
+		MetadataSnapshotEntries: cfg.MetadataSnapshotEntries, HintedHandoffEnabled: cfg.HintedHandoffEnabled, AutoRepair: cfg.AutoRepair,
+		Authenticator: cfg.Authenticator, Authorizer: cfg.Authorizer, SuperuserSetupDelay: cfg.SuperuserSetupDelay})
 }
 
 // storagePorts are the storage ports of the test clusters, by their

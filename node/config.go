@@ -15,6 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/rs/zerolog"
+	"github.com/sibyldb/sibyl/auth"
 	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/gossip"
 	"github.com/sibyldb/sibyl/hints"
@@ -209,6 +210,37 @@ type Config struct {
 	// MetadataSnapshotEntries is how many entries the metadata log applies
 	// between snapshots; default the log's (1,000). Tests lower it.
 	MetadataSnapshotEntries uint64 `yaml:"-"`
+	// Authenticator is authenticator: AllowAllAuthenticator (default:
+	// every client gets in, anonymous) or PasswordAuthenticator (clients
+	// log in as a role of system_auth, with its password), by short or
+	// full class name. (--authenticator)
+	Authenticator string `yaml:"authenticator"`
+	// Authorizer is authorizer: AllowAllAuthorizer (default) or
+	// CassandraAuthorizer (each statement needs the permissions GRANT
+	// gave the role), which needs PasswordAuthenticator. (--authorizer)
+	Authorizer string `yaml:"authorizer"`
+	// RoleManager is role_manager: CassandraRoleManager, the only one.
+	RoleManager string `yaml:"role_manager"`
+	// CredentialsValidity is credentials_validity: how long a login
+	// checked against a role's password hash is taken again without
+	// bcrypt (a driver opens several connections at once); default 2s, 0
+	// checks every login. A changed password ends it at once.
+	CredentialsValidity *Duration `yaml:"credentials_validity"`
+	// CredentialsCacheMaxEntries is credentials_cache_max_entries; default
+	// 1000.
+	CredentialsCacheMaxEntries int `yaml:"credentials_cache_max_entries"`
+	// RolesValidity and PermissionsValidity are roles_validity and
+	// permissions_validity, taken so that a cassandra.yaml's settings
+	// load; they change nothing: every node holds system_auth, and a
+	// role or permission change holds on a node as soon as it applies
+	// there, with no cache to wait for.
+	RolesValidity       Duration `yaml:"roles_validity"`
+	PermissionsValidity Duration `yaml:"permissions_validity"`
+	// SuperuserSetupDelay is how long after its start a node of a cluster
+	// with no roles waits before it creates the default superuser
+	// (cassandra/cassandra): default 10s, as Cassandra's
+	// cassandra.superuser_setup_delay_ms system property.
+	SuperuserSetupDelay *Duration `yaml:"superuser_setup_delay"`
 }
 
 // AutoRepair is the auto_repair block, a smaller form of Cassandra
@@ -287,6 +319,18 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.HintedHandoffEnabled == nil {
 		c.HintedHandoffEnabled = new(true)
+	}
+	c.Authenticator = shortAuthClass(c.Authenticator, auth.AllowAllAuthenticator)
+	c.Authorizer = shortAuthClass(c.Authorizer, auth.AllowAllAuthorizer)
+	c.RoleManager = shortAuthClass(c.RoleManager, auth.CassandraRoleManager)
+	if c.CredentialsValidity == nil {
+		c.CredentialsValidity = new(Duration(2 * time.Second))
+	}
+	if c.CredentialsCacheMaxEntries == 0 {
+		c.CredentialsCacheMaxEntries = 1000
+	}
+	if c.SuperuserSetupDelay == nil {
+		c.SuperuserSetupDelay = new(Duration(10 * time.Second))
 	}
 	if c.AutoBootstrap == nil {
 		c.AutoBootstrap = new(true)
@@ -447,7 +491,8 @@ func (c *Config) Validate() error {
 		{"read_request_timeout", c.ReadRequestTimeout}, {"range_request_timeout", c.RangeRequestTimeout},
 		{"truncate_request_timeout", c.TruncateRequestTimeout}, {"cas_contention_timeout", c.CASContentionTimeout},
 		{"counter_write_request_timeout", c.CounterWriteRequestTimeout},
-		{"partitioned_node_timeout", c.PartitionedNodeTimeout},
+		{"partitioned_node_timeout", c.PartitionedNodeTimeout}, {"roles_validity", c.RolesValidity},
+		{"permissions_validity", c.PermissionsValidity},
 		{"max_hint_window", c.MaxHintWindow}, {"auto_repair.min_repair_interval", c.AutoRepair.MinRepairInterval},
 		{"auto_repair.repair_check_interval", c.AutoRepair.RepairCheckInterval}} {
 		if d.value < 0 {
@@ -460,6 +505,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %q is not an IP address", a.key, a.value))
 		}
 	}
+	errs = append(errs, c.validateAuth()...)
 	if c.NativePort < 0 || c.NativePort > 65535 {
 		errs = append(errs, fmt.Errorf("native_transport_port: %d is not a port", c.NativePort))
 	}
@@ -598,4 +644,48 @@ func parseSize(s string) (int64, error) {
 		return n, nil
 	}
 	return 0, fmt.Errorf("%q is not a data size (a number with B, KiB, MiB or GiB)", s)
+}
+
+// shortAuthClass is an auth class name without Cassandra's package, or
+// the default for none.
+func shortAuthClass(name, byDefault string) string {
+	if name == "" {
+		return byDefault
+	}
+	return strings.TrimPrefix(name, "org.apache.cassandra.auth.")
+}
+
+// validateAuth checks the authentication and authorization settings as
+// Cassandra does, with its messages where it has them.
+func (c *Config) validateAuth() []error {
+	var errs []error
+	authn := shortAuthClass(c.Authenticator, auth.AllowAllAuthenticator)
+	authz := shortAuthClass(c.Authorizer, auth.AllowAllAuthorizer)
+	roles := shortAuthClass(c.RoleManager, auth.CassandraRoleManager)
+	switch authn {
+	case auth.AllowAllAuthenticator, auth.PasswordAuthenticator:
+	default:
+		errs = append(errs, fmt.Errorf("authenticator: %q is not one of AllowAllAuthenticator, PasswordAuthenticator", c.Authenticator))
+	}
+	switch authz {
+	case auth.AllowAllAuthorizer, auth.CassandraAuthorizer:
+	default:
+		errs = append(errs, fmt.Errorf("authorizer: %q is not one of AllowAllAuthorizer, CassandraAuthorizer", c.Authorizer))
+	}
+	if roles != auth.CassandraRoleManager {
+		errs = append(errs, fmt.Errorf("role_manager: %q is not CassandraRoleManager, the only role manager", c.RoleManager))
+	}
+	if authz == auth.CassandraAuthorizer && authn == auth.AllowAllAuthenticator {
+		errs = append(errs, fmt.Errorf("authorizer: %s can't be used with %s: permissions need clients that log in", authn, authz))
+	}
+	if c.CredentialsValidity != nil && *c.CredentialsValidity < 0 {
+		errs = append(errs, fmt.Errorf("credentials_validity: %s is negative", time.Duration(*c.CredentialsValidity)))
+	}
+	if c.SuperuserSetupDelay != nil && *c.SuperuserSetupDelay < 0 {
+		errs = append(errs, fmt.Errorf("superuser_setup_delay: %s is negative", time.Duration(*c.SuperuserSetupDelay)))
+	}
+	if c.CredentialsCacheMaxEntries < 0 {
+		errs = append(errs, fmt.Errorf("credentials_cache_max_entries: %d is negative", c.CredentialsCacheMaxEntries))
+	}
+	return errs
 }

@@ -30,13 +30,13 @@ func (n *Node) schemaMutations() ([]*mutation.Mutation, error) {
 	return SchemaMutations(n.engine, time.Now().Unix())
 }
 
-// SchemaMutations are an engine's system_schema contents as mutations:
+// SchemaMutations are an engine's system_schema and system_auth contents as mutations:
 // every entry as the engine holds it, deletions included, so that a
 // snapshot of the metadata log carries a DROP as well as a CREATE.
 func SchemaMutations(e *storage.Engine, now int64) ([]*mutation.Mutation, error) {
 	tokenLen := e.Partitioner().TokenBytesLen()
 	var out []*mutation.Mutation
-	for _, t := range schema.SystemSchemaTables() {
+	for _, t := range schema.ReplicatedMetadataTables() {
 		st, err := e.Table(t.ID)
 		if err != nil {
 			return nil, fmt.Errorf("node: %s: %w", t, err)

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"github.com/sibyldb/sibyl/auth"
 	"net/http"
 	"sync/atomic"
 
@@ -61,6 +62,16 @@ func (m *metrics) watchMetadata(status func() *metadata.Status) {
 	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_partitioned_refusals_total",
 		Help: "Requests refused with Unavailable while this node was cut off from the metadata voters (partitioned_node_policy: refuse)."},
 		func() float64 { return float64(m.partitionRefusals.Load()) }))
+}
+
+// watchAuth adds the logins and statements refused.
+func (m *metrics) watchAuth(a *auth.Service) {
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_auth_failures_total",
+		Help: "Logins refused: an unknown role, a wrong password, or a role that may not log in."},
+		func() float64 { return float64(a.Failures.Load()) }))
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_auth_unauthorized_total",
+		Help: "Statements refused for a permission their role lacks."},
+		func() float64 { return float64(a.Refusals.Load()) }))
 }
 
 // watchEngine adds the engine's own counters.

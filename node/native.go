@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cql/native"
 	"github.com/sibyldb/sibyl/gossip"
 )
@@ -22,9 +21,10 @@ const drainTimeout = 10 * time.Second
 // listens on. A port in use stops it with a message naming the setting.
 func (n *Node) StartNative() (net.Addr, error) {
 	srv, err := native.NewServer(native.Options{
-		NewSession:   func() *exec.Session { return exec.NewSession(n) },
-		MaxFrameSize: int(n.cfg.NativeMaxFrameSize),
-		Logger:       n.cfg.Logger,
+		NewSession:    n.newSession,
+		MaxFrameSize:  int(n.cfg.NativeMaxFrameSize),
+		Logger:        n.cfg.Logger,
+		Authenticator: n.nativeAuthenticator(),
 	})
 	if err != nil {
 		return nil, err

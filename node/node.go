@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sibyldb/sibyl/auth"
 	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/cql/native"
 	"github.com/sibyldb/sibyl/gossip"
@@ -54,6 +55,9 @@ type Node struct {
 	ringMu    sync.Mutex         // one ring rebuild at a time
 	gossip    *gossip.Gossiper   // nil when the node has no seeds
 	messaging *messaging.Service // internode requests; nil with no seeds
+	// auth is who may connect and what each role may do: system_auth as
+	// last applied here.
+	auth *auth.Service
 	// meta is the node's member of the metadata log, through which every
 	// schema change commits.
 	meta *metadata.Log
@@ -145,13 +149,14 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n = &Node{cfg: cfg, engine: engine, history: history, started: time.Now(), stopped: make(chan struct{}), unopened: map[uint64]unopenedTables{}, metrics: newMetrics(), views: map[string]peerView{}}
+	n = &Node{cfg: cfg, engine: engine, auth: newAuth(cfg), history: history, started: time.Now(), stopped: make(chan struct{}), unopened: map[uint64]unopenedTables{}, metrics: newMetrics(), views: map[string]peerView{}}
 	n.streamThroughput.Store(int64(*cfg.StreamThroughputOutbound))
 	n.entireSSTableStreamThroughput.Store(int64(*cfg.EntireSSTableStreamThroughputOutbound))
 	if n.coord, err = n.newCoordinator(); err != nil {
 		return nil, errors.Join(err, engine.Close())
 	}
 	n.metrics.watchEngine(engine)
+	n.metrics.watchAuth(n.auth)
 	n.metrics.watchCoordinator(&n.coord.Stats)
 	if n.hints != nil {
 		n.metrics.watchHints(n.hints)
@@ -189,9 +194,13 @@ func (n *Node) start() error {
 	if err := n.describeSystemKeyspaces(); err != nil {
 		return err
 	}
+	if err := n.loadRoles(); err != nil {
+		return err
+	}
 	if err := n.identify(); err != nil {
 		return err
 	}
+	go n.setupDefaultSuperuser()
 	return n.writeLocal()
 }
 

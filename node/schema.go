@@ -135,6 +135,11 @@ func (n *Node) applySchemaLocal(ms []*mutation.Mutation, epoch uint64, proposedH
 	if err := WriteSchema(n.engine, ms); err != nil {
 		return err
 	}
+	if touchesAuth(ms) {
+		if err := n.loadRoles(); err != nil {
+			return err
+		}
+	}
 	s, err := n.loadSchema()
 	if err != nil {
 		return err
@@ -206,16 +211,16 @@ func (n *Node) announceSchema(old, cur *schema.Schema) {
 	}
 }
 
-// WriteSchema writes schema mutations to an engine's system_schema
-// tables and flushes them, so that the next start-up finds the schema
-// before replay.
+// WriteSchema writes the mutations of a change of the metadata log to an
+// engine's system_schema and system_auth tables and flushes them, so that
+// the next start-up finds the schema before replay.
 func WriteSchema(e *storage.Engine, ms []*mutation.Mutation) error {
 	for _, m := range ms {
 		if err := e.Apply(m); err != nil {
 			return fmt.Errorf("node: schema change: %w", err)
 		}
 	}
-	for _, t := range schema.SystemSchemaTables() {
+	for _, t := range schema.ReplicatedMetadataTables() {
 		st, err := e.Table(t.ID)
 		if err != nil {
 			return err

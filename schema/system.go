@@ -13,8 +13,11 @@ import (
 
 // Keyspace names the node keeps for itself.
 const (
-	SystemKeyspace       = "system"
-	SystemSchemaKeyspace = "system_schema"
+	SystemKeyspace            = "system"
+	SystemSchemaKeyspace      = "system_schema"
+	SystemAuthKeyspace        = "system_auth"
+	SystemDistributedKeyspace = "system_distributed"
+	SystemTracesKeyspace      = "system_traces"
 )
 
 // SystemTableID is the id Cassandra gives a system table: a name-based
@@ -149,10 +152,75 @@ var (
 )
 
 // withoutGrace sets a table's gc_grace_seconds to 0.
-func withoutGrace(t *Table) *Table {
-	t.Options.GCGraceSeconds = 0
+func withoutGrace(t *Table) *Table { return withGrace(t, 0) }
+
+// withGrace sets a table's gc_grace_seconds.
+func withGrace(t *Table, seconds int32) *Table {
+	t.Options.GCGraceSeconds = seconds
 	return t
 }
+
+// commented sets a table's comment.
+func commented(t *Table, comment string) *Table {
+	t.Options.Comment = comment
+	return t
+}
+
+// authGrace is the system_auth tables' gc_grace_seconds, 90 days as
+// Cassandra's.
+const authGrace = 90 * 24 * 3600
+
+// The system_auth tables, as Cassandra 4.1 lays them out. Every node
+// holds all of them: their changes commit through the metadata log, as
+// the schema's do.
+var (
+	RolesTable = withGrace(commented(systemTable(SystemAuthKeyspace, "roles", []string{"role"}, nil,
+		"role text", "can_login boolean", "is_superuser boolean", "member_of set<text>", "salted_hash text"),
+		"role definitions"), authGrace)
+	RoleMembersTable = withGrace(commented(systemTable(SystemAuthKeyspace, "role_members", []string{"role"}, []string{"member"},
+		"role text", "member text"), "role memberships lookup table"), authGrace)
+	RolePermissionsTable = withGrace(commented(systemTable(SystemAuthKeyspace, "role_permissions", []string{"role"}, []string{"resource"},
+		"role text", "resource text", "permissions set<text>"), "permissions granted to db roles"), authGrace)
+	// The name's misspelling is Cassandra's.
+	ResourceRolePermissionsIndexTable = withGrace(commented(systemTable(SystemAuthKeyspace, "resource_role_permissons_index", []string{"resource"}, []string{"role"},
+		"resource text", "role text"), "index of db roles with permissions granted on a resource"), authGrace)
+	NetworkPermissionsTable = withGrace(commented(systemTable(SystemAuthKeyspace, "network_permissions", []string{"role"}, nil,
+		"role text", "dcs frozen<set<text>>"), "user network permissions"), authGrace)
+)
+
+// AuthTables are the system_auth tables.
+func AuthTables() []*Table {
+	return []*Table{RolesTable, RoleMembersTable, RolePermissionsTable, ResourceRolePermissionsIndexTable, NetworkPermissionsTable}
+}
+
+// ReplicatedMetadataTables are the tables whose changes commit through
+// the metadata log and apply on every node: system_schema's and
+// system_auth's. A snapshot of the log carries their contents.
+func ReplicatedMetadataTables() []*Table { return append(SystemSchemaTables(), AuthTables()...) }
+
+// The system_distributed and system_traces tables, as Cassandra 4.1 lays
+// them out: drivers and tools look for them.
+var (
+	DistributedRepairHistoryTable = commented(systemTable(SystemDistributedKeyspace, "repair_history", []string{"keyspace_name", "columnfamily_name"}, []string{"id"},
+		"keyspace_name text", "columnfamily_name text", "id timeuuid", "parent_id timeuuid", "range_begin text", "range_end text",
+		"coordinator inet", "coordinator_port int", "participants set<inet>", "participants_v2 set<text>",
+		"exception_message text", "exception_stacktrace text", "status text", "started_at timestamp", "finished_at timestamp"),
+		"Repair history")
+	ParentRepairHistoryTable = commented(systemTable(SystemDistributedKeyspace, "parent_repair_history", []string{"parent_id"}, nil,
+		"parent_id timeuuid", "keyspace_name text", "columnfamily_names set<text>", "started_at timestamp", "finished_at timestamp",
+		"exception_message text", "exception_stacktrace text", "requested_ranges set<text>", "successful_ranges set<text>",
+		"options map<text, text>"), "Repair history")
+	ViewBuildStatusTable = commented(systemTable(SystemDistributedKeyspace, "view_build_status", []string{"keyspace_name", "view_name"}, []string{"host_id"},
+		"keyspace_name text", "view_name text", "host_id uuid", "status text"), "Materialized View build status")
+	PartitionDenylistTable = commented(systemTable(SystemDistributedKeyspace, "partition_denylist", []string{"ks_name", "table_name"}, []string{"key"},
+		"ks_name text", "table_name text", "key blob"), "Partition keys which have been denied access")
+	TraceSessionsTable = commented(systemTable(SystemTracesKeyspace, "sessions", []string{"session_id"}, nil,
+		"session_id uuid", "client inet", "command text", "coordinator inet", "coordinator_port int", "duration int",
+		"parameters map<text, text>", "request text", "started_at timestamp"), "tracing sessions")
+	TraceEventsTable = commented(systemTable(SystemTracesKeyspace, "events", []string{"session_id"}, []string{"event_id"},
+		"session_id uuid", "event_id timeuuid", "activity text", "source inet", "source_elapsed int", "source_port int", "thread text"),
+		"tracing events")
+)
 
 // schemaTables are the system_schema tables in the order a keyspace's
 // definition is written to them.
@@ -163,8 +231,9 @@ var schemaTables = []*Table{KeyspacesTable, TablesTable, ColumnsTable, TypesTabl
 // keyspace's definition is written to them.
 func SystemSchemaTables() []*Table { return slices.Clone(schemaTables) }
 
-// SystemKeyspaces returns the system and system_schema keyspaces, as the
-// schema lists them (drivers expect to find them in system_schema).
+// SystemKeyspaces returns the system keyspaces, as the schema lists them
+// (drivers expect to find them in system_schema): system and
+// system_schema, and system_auth, system_distributed and system_traces.
 func SystemKeyspaces() []*Keyspace {
 	local := localReplication
 	sys := &Keyspace{Name: SystemKeyspace, Replication: local, DurableWrites: true, Tables: map[string]*Table{}, Types: map[string]*cqltype.Type{}}
@@ -175,7 +244,26 @@ func SystemKeyspaces() []*Keyspace {
 	for _, t := range schemaTables {
 		ss.Tables[t.Name] = t
 	}
-	return []*Keyspace{sys, ss}
+	out := []*Keyspace{sys, ss}
+	for _, k := range []struct {
+		name   string
+		factor int
+		tables []*Table
+	}{
+		{SystemAuthKeyspace, 1, AuthTables()},
+		{SystemDistributedKeyspace, 3, []*Table{DistributedRepairHistoryTable, ParentRepairHistoryTable, ViewBuildStatusTable, PartitionDenylistTable}},
+		{SystemTracesKeyspace, 2, []*Table{TraceSessionsTable, TraceEventsTable}},
+	} {
+		// The replication shown is Cassandra's; the node keeps these
+		// tables itself (system_auth on every node, through the log).
+		ks := &Keyspace{Name: k.name, Replication: Replication{Class: SimpleStrategy, Factor: k.factor}, DurableWrites: true,
+			Tables: map[string]*Table{}, Types: map[string]*cqltype.Type{}}
+		for _, t := range k.tables {
+			ks.Tables[t.Name] = t
+		}
+		out = append(out, ks)
+	}
+	return out
 }
 
 // IsSystemKeyspace reports whether a keyspace is the node's own.

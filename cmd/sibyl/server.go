@@ -71,6 +71,8 @@ func newServerCommand() *cobra.Command {
 	f.IntVar(&cfg.StoragePort, "storage-port", 7000, "storage_port: the internode messaging port, on the listen address")
 	f.StringVar(&cfg.DataCenter, "dc", "datacenter1", "the node's data centre")
 	f.StringVar(&cfg.Rack, "rack", "rack1", "the node's rack")
+	f.StringVar(&cfg.Authenticator, "authenticator", "AllowAllAuthenticator", "authenticator: AllowAllAuthenticator (anyone gets in) or PasswordAuthenticator (clients log in as a role)")
+	f.StringVar(&cfg.Authorizer, "authorizer", "AllowAllAuthorizer", "authorizer: AllowAllAuthorizer or CassandraAuthorizer (statements need granted permissions)")
 	f.StringVar(&cfg.ReplaceAddressFirstBoot, "replace-address", "", "replace_address_first_boot: on a new node's first start, the address of the dead node it replaces (its tokens, its data streamed from the other replicas)")
 	return cmd
 }
@@ -115,6 +117,12 @@ func withFlags(file, flags node.Config, cmd *cobra.Command) node.Config {
 	}
 	if set("replace-address") {
 		file.ReplaceAddressFirstBoot = flags.ReplaceAddressFirstBoot
+	}
+	if set("authenticator") {
+		file.Authenticator = flags.Authenticator
+	}
+	if set("authorizer") {
+		file.Authorizer = flags.Authorizer
 	}
 	return file
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 
+	"github.com/sibyldb/sibyl/auth"
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
@@ -69,7 +70,15 @@ func (s *Session) writeKeyspace(name string, repl, previous map[string]string, d
 	if err != nil {
 		return nil, err
 	}
-	if err := s.apply(m); err != nil {
+	ms := []*mutation.Mutation{m}
+	if change == "CREATED" {
+		grants, err := s.creatorGrants(auth.KeyspaceResource(name), auth.Resource{Kind: auth.KeyspaceFunctions, Keyspace: name})
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, grants...)
+	}
+	if err := s.apply(ms...); err != nil {
 		return nil, err
 	}
 	return changed(change, "KEYSPACE", name, ""), nil
@@ -111,7 +120,11 @@ func (s *Session) dropKeyspace(st *cql.DropKeyspace) (*Result, error) {
 	if _, err := s.userKeyspace(st.Name); err != nil {
 		return nil, err
 	}
-	if err := s.apply(schema.DropKeyspaceMutations(st.Name, s.writer())...); err != nil {
+	revokes, err := s.revokeAllOn(auth.KeyspaceResource(st.Name))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.apply(append(schema.DropKeyspaceMutations(st.Name, s.writer()), revokes...)...); err != nil {
 		return nil, err
 	}
 	if s.keyspace == st.Name {
@@ -155,7 +168,11 @@ func (s *Session) createTable(st *cql.CreateTable) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.apply(ms...); err != nil {
+	grants, err := s.creatorGrants(auth.TableResource(ksName, t.Name))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.apply(append(ms, grants...)...); err != nil {
 		return nil, err
 	}
 	return changed("CREATED", "TABLE", ksName, t.Name), nil
@@ -261,7 +278,11 @@ func (s *Session) dropTable(st *cql.DropTable) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.apply(ms...); err != nil {
+	revokes, err := s.revokeAllOn(auth.TableResource(ksName, t.Name))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.apply(append(ms, revokes...)...); err != nil {
 		return nil, err
 	}
 	return changed("DROPPED", "TABLE", ksName, st.Name.Name), nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/sibyldb/sibyl/auth"
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/internal/testutil"
@@ -30,6 +31,9 @@ type memCoordinator struct {
 	before func()
 	// readLevels are the levels of the partition reads asked of it.
 	readLevels []request.Consistency
+	// auth, when set, reloads its roles after each schema change, as a
+	// node does.
+	auth *auth.Service
 }
 
 func newMemCoordinator() *memCoordinator {
@@ -47,28 +51,40 @@ func (c *memCoordinator) ApplySchema(base *schema.Schema, ms []*mutation.Mutatio
 		return ErrSchemaChanged
 	}
 	c.store.Apply(ms...)
-	user, err := schema.Load(func(def *schema.Table) ([]map[string]schema.Cell, error) {
-		parts, err := c.store.Partitions(def.ID, time.Now().Unix())
-		if err != nil {
-			return nil, err
-		}
-		var rows []map[string]schema.Cell
-		for _, p := range parts {
-			for _, r := range p.Rows {
-				cells, err := def.RowCells(p.Key, r.Clustering, r.Row, p.Static, time.Now().Unix())
-				if err != nil {
-					return nil, err
-				}
-				rows = append(rows, cells)
-			}
-		}
-		return rows, nil
-	}, func(what, option string, err error) { panic(fmt.Sprintf("%s %s: %v", what, option, err)) })
+	user, err := schema.Load(c.rows, func(what, option string, err error) { panic(fmt.Sprintf("%s %s: %v", what, option, err)) })
 	if err != nil {
 		return err
 	}
+	if c.auth != nil {
+		// Before the schema's epoch moves: a statement checked against
+		// an epoch sees system_auth as of it, or later.
+		roles, err := auth.LoadRoles(c.rows)
+		if err != nil {
+			return err
+		}
+		c.auth.SetRoles(roles)
+	}
 	c.schema = schema.New(user).WithEpoch(c.schema.Epoch() + 1)
 	return nil
+}
+
+// rows reads every live row of a table.
+func (c *memCoordinator) rows(def *schema.Table) ([]map[string]schema.Cell, error) {
+	parts, err := c.store.Partitions(def.ID, time.Now().Unix())
+	if err != nil {
+		return nil, err
+	}
+	var rows []map[string]schema.Cell
+	for _, p := range parts {
+		for _, r := range p.Rows {
+			cells, err := def.RowCells(p.Key, r.Clustering, r.Row, p.Static, time.Now().Unix())
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, cells)
+		}
+	}
+	return rows, nil
 }
 
 func (c *memCoordinator) Apply(ms []*mutation.Mutation, _ request.Consistency) error {
@@ -402,7 +418,33 @@ func TestDataDriven(t *testing.T) {
 				}
 				s = NewSession(c)
 				s.Now = clock
+				s.SetAuth(c.auth)
 				return "restarted\n"
+			case "auth":
+				// A node with PasswordAuthenticator and
+				// CassandraAuthorizer, started with its default
+				// superuser; the session logs in as it.
+				c.auth = auth.NewService(auth.Config{Authenticator: auth.PasswordAuthenticator,
+					Authorizer: auth.CassandraAuthorizer, BcryptCost: 4})
+				ms, err := c.auth.DefaultSuperuserMutations(s.writer())
+				if err == nil {
+					err = c.ApplySchema(nil, ms)
+				}
+				if err != nil {
+					return "error " + err.Error() + "\n"
+				}
+				s.SetAuth(c.auth)
+				s.SetUser(auth.DefaultSuperuser)
+				return "logged in as " + auth.DefaultSuperuser + "\n"
+			case "login":
+				var user, password string
+				d.ScanArgs(t, "user", &user)
+				d.ScanArgs(t, "password", &password)
+				if err := c.auth.Authenticate(user, password); err != nil {
+					return "refused: " + err.Error() + "\n"
+				}
+				s.SetUser(user)
+				return "logged in as " + user + "\n"
 			}
 			t.Fatalf("unknown command %s", d.Cmd)
 			return ""

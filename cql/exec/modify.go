@@ -419,6 +419,9 @@ func (s *Session) RunBatch(kind cql.BatchKind, stmts []BatchStatement, opts Quer
 	items := make([]batchItem, len(stmts))
 	conditional := false
 	for i, b := range stmts {
+		if err := s.authorize(b.Statement, b.Keyspace); err != nil {
+			return nil, err
+		}
 		items[i] = batchItem{st: b.Statement, keyspace: b.Keyspace,
 			bound: &binding{values: b.Values, unset: b.Unset, defaultTimestamp: opts.DefaultTimestamp}}
 		conditional = conditional || IsConditional(b.Statement)

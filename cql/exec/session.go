@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sibyldb/sibyl/auth"
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
@@ -113,6 +114,10 @@ type Session struct {
 	serial *request.Consistency
 	// Now is the clock of writes' default timestamps; default time.Now.
 	Now func() time.Time
+	// auth checks the statements (nil: everything is allowed); user is
+	// the role they run as ("" before a login, or anonymous).
+	auth *auth.Service
+	user string
 }
 
 // NewSession returns a session with no current keyspace.
@@ -176,6 +181,9 @@ func (s *Session) Query(st cql.Statement, opts QueryParams) (*Result, error) {
 }
 
 func (s *Session) run(st cql.Statement, opts QueryParams, bound *binding) (*Result, error) {
+	if err := s.authorize(st, s.keyspace); err != nil {
+		return nil, err
+	}
 	switch st := st.(type) {
 	case *cql.Use:
 		if s.schema().Keyspace(st.Keyspace) == nil {
@@ -213,6 +221,20 @@ func (s *Session) run(st cql.Statement, opts QueryParams, bound *binding) (*Resu
 		return s.selectRows(st, opts, bound)
 	case *cql.Describe:
 		return s.describe(st)
+	case *cql.CreateRole:
+		return s.schemaChange(func() (*Result, error) { return s.createRole(st) })
+	case *cql.AlterRole:
+		return s.schemaChange(func() (*Result, error) { return s.alterRole(st) })
+	case *cql.DropRole:
+		return s.schemaChange(func() (*Result, error) { return s.dropRole(st) })
+	case *cql.RoleGrant:
+		return s.schemaChange(func() (*Result, error) { return s.roleGrant(st) })
+	case *cql.PermissionGrant:
+		return s.schemaChange(func() (*Result, error) { return s.permissionGrant(st) })
+	case *cql.ListRoles:
+		return s.listRoles(st)
+	case *cql.ListPermissions:
+		return s.listPermissions(st)
 	}
 	return nil, invalidf("%T statements are not supported yet", st)
 }

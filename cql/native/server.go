@@ -50,15 +50,16 @@ type Authenticator interface {
 	// Class is the authenticator's Cassandra class name, sent in
 	// AUTHENTICATE: drivers choose how to answer by it.
 	Class() string
-	// Authenticate checks an AUTH_RESPONSE token; its error is what the
-	// client is told.
-	Authenticate(token []byte) error
+	// Authenticate checks an AUTH_RESPONSE token and returns the role
+	// the connection logs in as; its error is what the client is told.
+	Authenticate(token []byte) (user string, err error)
 }
 
-// PasswordAuthenticator takes SASL PLAIN tokens (NUL, user, NUL, password)
-// as Cassandra's PasswordAuthenticator does, and asks check about them.
+// PasswordAuthenticator takes SASL PLAIN tokens (authorization id, NUL,
+// user, NUL, password) as Cassandra's PasswordAuthenticator does, and asks
+// Check about them.
 type PasswordAuthenticator struct {
-	Check func(user, password string) bool
+	Check func(user, password string) error
 }
 
 // Class names Cassandra's PasswordAuthenticator: gocql answers only
@@ -66,15 +67,44 @@ type PasswordAuthenticator struct {
 func (PasswordAuthenticator) Class() string { return "org.apache.cassandra.auth.PasswordAuthenticator" }
 
 // Authenticate checks one PLAIN token.
-func (a PasswordAuthenticator) Authenticate(token []byte) error {
-	parts := strings.Split(string(token), "\x00")
-	if len(parts) != 3 {
-		return errors.New("Authentication failed: the token is not a SASL PLAIN response")
+func (a PasswordAuthenticator) Authenticate(token []byte) (string, error) {
+	user, password, err := DecodePlain(token)
+	if err != nil {
+		return "", err
 	}
-	if a.Check == nil || !a.Check(parts[1], parts[2]) {
-		return fmt.Errorf("Provided username %s and/or password are incorrect", parts[1])
+	if a.Check == nil {
+		return "", fmt.Errorf("Provided username %s and/or password are incorrect", user)
 	}
-	return nil
+	if err := a.Check(user, password); err != nil {
+		return "", err
+	}
+	return user, nil
+}
+
+// DecodePlain reads a SASL PLAIN token as Cassandra does: from the end,
+// the password after the last NUL and the user between it and the one
+// before; what comes before that (an authorization id) is ignored, and a
+// third NUL is refused.
+func DecodePlain(token []byte) (user, password string, err error) {
+	end := len(token)
+	var fields [][]byte
+	for i := len(token) - 1; i >= 0; i-- {
+		if token[i] != 0 {
+			continue
+		}
+		if len(fields) == 2 {
+			return "", "", errors.New(`Credential format error: username or password is empty or contains NUL(\0) character`)
+		}
+		fields = append(fields, token[i+1:end])
+		end = i
+	}
+	if len(fields) < 1 || len(fields[0]) == 0 {
+		return "", "", errors.New("Password must not be null")
+	}
+	if len(fields) < 2 || len(fields[1]) == 0 {
+		return "", "", errors.New("Authentication ID must not be null")
+	}
+	return string(fields[1]), string(fields[0]), nil
 }
 
 // authError is a failed authentication (error code 0x0100).
@@ -359,6 +389,7 @@ type conn struct {
 
 	mu         sync.Mutex
 	keyspace   string
+	user       string          // the role it logged in as; "" for none
 	sessions   []*exec.Session // idle sessions
 	registered []string        // event types
 
@@ -635,9 +666,14 @@ func (c *conn) dispatch(f frame) error {
 		if r.err != nil {
 			return protocolErrorf(true, "Invalid AUTH_RESPONSE message: %v", r.err)
 		}
-		if err := c.srv.opts.Authenticator.Authenticate(token); err != nil {
+		user, err := c.srv.opts.Authenticator.Authenticate(token)
+		if err != nil {
+			c.log().Info().Str("client", c.nc.RemoteAddr().String()).Str("error", err.Error()).Msg("native: a login was refused")
 			return &authError{msg: err.Error()}
 		}
+		c.mu.Lock()
+		c.user = user
+		c.mu.Unlock()
 		c.authenticated = true
 		var w writer
 		w.bytes(nil)
@@ -645,7 +681,7 @@ func (c *conn) dispatch(f frame) error {
 		return nil
 	}
 	if !c.authenticated {
-		return protocolErrorf(false, "Unexpected message %s, expecting AUTH_RESPONSE", opName(f.opcode))
+		return protocolErrorf(false, "Unexpected message %s, expecting SASL_RESPONSE", opName(f.opcode))
 	}
 	switch f.opcode {
 	case opQuery, opPrepare, opExecute, opBatch:
@@ -731,6 +767,7 @@ func (c *conn) session() *exec.Session {
 		s = c.srv.opts.NewSession()
 	}
 	s.SetKeyspace(c.keyspace)
+	s.SetUser(c.user)
 	return s
 }
 

@@ -5,7 +5,9 @@
 # `sibyl stress --plot` page with Debian's headless chromium and check the
 # screenshot is not blank (all installed here if missing), then stop the
 # node with SIGTERM, check that it drained and exited cleanly, and start it
-# again for integrity.js to find everything it wrote.
+# again for integrity.js to find everything it wrote; then a node with
+# password authentication and permissions, through the Python driver and
+# gocql's own authentication test.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=/usr/bin/python3
@@ -100,6 +102,35 @@ done
 node test/compat/integrity.js 127.0.0.1 "$port" check || rc=1
 kill -TERM "$pid"
 wait "$pid" || rc=1
+# A node with PasswordAuthenticator and CassandraAuthorizer: the Python
+# driver's PlainTextAuthProvider (auth.py), and gocql's own authentication
+# test (its -runauth run) from the module cache.
+aport=$(free_port)
+alog="$data/auth.log"
+printf 'authenticator: PasswordAuthenticator\nauthorizer: CassandraAuthorizer\nsuperuser_setup_delay: 0s\n' >"$data/auth.yaml"
+bin/sibyl server --config "$data/auth.yaml" --data-dir "$data/auth" --native-transport-port "$aport" \
+	--admin-port "$(free_port)" >"$alog" 2>&1 &
+apid=$!
+for _ in $(seq 100); do
+	if "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $aport), 0.2)" 2>/dev/null; then break; fi
+	sleep 0.1
+done
+"$PY" -W ignore test/compat/auth.py 127.0.0.1 "$aport" || rc=1
+gocql_src="$(go env GOMODCACHE)/github.com/gocql/gocql@$(go list -m -f '{{.Version}}' github.com/gocql/gocql)"
+cp -r "$gocql_src" "$data/gocql" && chmod -R u+w "$data/gocql"
+if ! (cd "$data/gocql" && go test -tags "integration gocql_debug" -run '^TestAuthentication$' -count=1 -v . \
+	-args -runauth -proto 4 -cluster "127.0.0.1:$aport" -gocql.timeout 10s) >"$data/gocql-auth.log" 2>&1 ||
+	! grep -q '^--- PASS: TestAuthentication' "$data/gocql-auth.log"; then
+	echo "compat: gocql's TestAuthentication (-runauth) failed:"
+	cat "$data/gocql-auth.log"
+	rc=1
+fi
+kill -TERM "$apid"
+wait "$apid" || rc=1
+if [ "$rc" -ne 0 ]; then
+	echo "compat: auth server log:"
+	cat "$alog"
+fi
 if [ "$rc" -ne 0 ]; then
 	echo "compat: server log:"
 	cat "$log"

@@ -1,0 +1,194 @@
+package auth
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+// RoleRecord is one row of system_auth.roles.
+type RoleRecord struct {
+	Name       string
+	Superuser  bool
+	Login      bool
+	MemberOf   []string // the roles granted to this one, sorted
+	SaltedHash string   // bcrypt; "" for a role with no password
+}
+
+// Roles is system_auth as of one change: the roles, who is a member of
+// whom, and the permissions granted. It is read-only; a change makes a
+// new one. What it derives (the roles a role holds through grants, a
+// role's permissions) it computes once per role and keeps.
+type Roles struct {
+	roles map[string]*RoleRecord
+	// granted[role][resource id] are the permissions granted to role
+	// itself on the resource.
+	granted map[string]map[string]Permissions
+
+	mu     sync.Mutex
+	closed map[string][]string // role -> the roles it holds, itself first
+}
+
+// NoRoles is an empty system_auth.
+func NoRoles() *Roles {
+	return &Roles{roles: map[string]*RoleRecord{}, granted: map[string]map[string]Permissions{}, closed: map[string][]string{}}
+}
+
+// LoadRoles reads system_auth through read.
+func LoadRoles(read schema.RowReader) (*Roles, error) {
+	r := NoRoles()
+	rows, err := read(schema.RolesTable)
+	if err != nil {
+		return nil, fmt.Errorf("auth: reading %s: %w", schema.RolesTable, err)
+	}
+	for _, row := range rows {
+		rec := &RoleRecord{Name: string(row["role"].Value), Superuser: boolean(row["is_superuser"].Value),
+			Login: boolean(row["can_login"].Value), SaltedHash: string(row["salted_hash"].Value)}
+		if v := row["member_of"].Value; v != nil {
+			elems, err := cqltype.DecodeCollection(v)
+			if err != nil {
+				return nil, fmt.Errorf("auth: role %s: member_of: %w", rec.Name, err)
+			}
+			for _, e := range elems {
+				rec.MemberOf = append(rec.MemberOf, string(e))
+			}
+			slices.Sort(rec.MemberOf)
+		}
+		r.roles[rec.Name] = rec
+	}
+	rows, err = read(schema.RolePermissionsTable)
+	if err != nil {
+		return nil, fmt.Errorf("auth: reading %s: %w", schema.RolePermissionsTable, err)
+	}
+	for _, row := range rows {
+		role, resource := string(row["role"].Value), string(row["resource"].Value)
+		var names []string
+		if v := row["permissions"].Value; v != nil {
+			elems, err := cqltype.DecodeCollection(v)
+			if err != nil {
+				return nil, fmt.Errorf("auth: permissions of %s on %s: %w", role, resource, err)
+			}
+			for _, e := range elems {
+				names = append(names, string(e))
+			}
+		}
+		if ps := parsePermissionNames(names); ps != 0 {
+			if r.granted[role] == nil {
+				r.granted[role] = map[string]Permissions{}
+			}
+			r.granted[role][resource] = ps
+		}
+	}
+	return r, nil
+}
+
+func boolean(b []byte) bool { return len(b) == 1 && b[0] != 0 }
+
+// Role is a role's record, or nil when there is no such role.
+func (r *Roles) Role(name string) *RoleRecord { return r.roles[name] }
+
+// Names are every role's name, in order.
+func (r *Roles) Names() []string { return slices.Sorted(maps.Keys(r.roles)) }
+
+// Held are the roles a role holds: itself, and every role granted to it
+// directly or through another, itself first and then in order of name.
+// A role that does not exist holds nothing.
+func (r *Roles) Held(name string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if out, ok := r.closed[name]; ok {
+		return out
+	}
+	var out []string
+	if r.roles[name] != nil {
+		seen := map[string]bool{name: true}
+		queue := []string{name}
+		for len(queue) > 0 {
+			rec := r.roles[queue[0]]
+			queue = queue[1:]
+			if rec == nil {
+				continue
+			}
+			for _, m := range rec.MemberOf {
+				if !seen[m] {
+					seen[m] = true
+					queue = append(queue, m)
+				}
+			}
+		}
+		delete(seen, name)
+		out = append([]string{name}, slices.Sorted(maps.Keys(seen))...)
+	}
+	r.closed[name] = out
+	return out
+}
+
+// Holds reports whether role holds other (is it, or has it granted
+// directly or through others).
+func (r *Roles) Holds(role, other string) bool { return slices.Contains(r.Held(role), other) }
+
+// IsSuperuser reports whether a role is a superuser or holds one.
+func (r *Roles) IsSuperuser(name string) bool {
+	for _, h := range r.Held(name) {
+		if rec := r.roles[h]; rec != nil && rec.Superuser {
+			return true
+		}
+	}
+	return false
+}
+
+// CanLogin reports whether a role exists and may log in.
+func (r *Roles) CanLogin(name string) bool {
+	rec := r.roles[name]
+	return rec != nil && rec.Login
+}
+
+// GrantedDirectly are the permissions granted to the role itself on a
+// resource (not through other roles, nor on its parents).
+func (r *Roles) GrantedDirectly(role string, res Resource) Permissions {
+	return r.granted[role][res.ID()]
+}
+
+// Permissions are what a role may do on a resource: what was granted on
+// it or any of its parents to the role or any role it holds. A superuser
+// may do everything applicable.
+func (r *Roles) Permissions(role string, res Resource) Permissions {
+	if r.IsSuperuser(role) {
+		return res.Applicable()
+	}
+	var out Permissions
+	for _, h := range r.Held(role) {
+		for _, c := range res.chain() {
+			out |= r.granted[h][c.ID()]
+		}
+	}
+	return out
+}
+
+// Grant is one row of system_auth.role_permissions.
+type Grant struct {
+	Role        string
+	Resource    Resource
+	Permissions Permissions
+}
+
+// Grants are the permissions granted, to any role on any resource, in
+// order of role and then of resource id. A stored resource that cannot
+// be read is left out.
+func (r *Roles) Grants() []Grant {
+	var out []Grant
+	for _, role := range slices.Sorted(maps.Keys(r.granted)) {
+		for _, id := range slices.Sorted(maps.Keys(r.granted[role])) {
+			res, err := ParseResource(id)
+			if err != nil {
+				continue
+			}
+			out = append(out, Grant{Role: role, Resource: res, Permissions: r.granted[role][id]})
+		}
+	}
+	return out
+}

@@ -1,0 +1,99 @@
+package node
+
+import (
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/sibyldb/sibyl/auth"
+	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/cql/native"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+// newAuth is the node's authentication and authorization, as configured.
+func newAuth(cfg Config) *auth.Service {
+	return auth.NewService(auth.Config{Authenticator: cfg.Authenticator, Authorizer: cfg.Authorizer,
+		CredentialsValidity: time.Duration(*cfg.CredentialsValidity), CredentialsCacheSize: cfg.CredentialsCacheMaxEntries})
+}
+
+// loadRoles reads system_auth into the node's auth service. It runs at
+// start-up and after each change of system_auth applies, before the
+// schema epoch of the change is published: a statement checked against
+// an epoch sees system_auth as of that epoch or later.
+func (n *Node) loadRoles() error {
+	roles, err := auth.LoadRoles(n.readRows)
+	if err != nil {
+		return err
+	}
+	n.auth.SetRoles(roles)
+	return nil
+}
+
+// touchesAuth reports whether a change writes system_auth.
+func touchesAuth(ms []*mutation.Mutation) bool {
+	for _, m := range ms {
+		if slices.ContainsFunc(schema.AuthTables(), func(t *schema.Table) bool { return t.ID == m.Table }) {
+			return true
+		}
+	}
+	return false
+}
+
+// nativeAuthenticator is what the native server asks clients for: nothing
+// with AllowAllAuthenticator, else a role and its password.
+func (n *Node) nativeAuthenticator() native.Authenticator {
+	if !n.auth.Authenticating() {
+		return nil
+	}
+	return native.PasswordAuthenticator{Check: func(user, password string) error {
+		err := n.auth.Authenticate(user, password)
+		if err != nil {
+			n.cfg.Logger.Warn().Str("user", user).Str("error", err.Error()).Msg("auth: a login was refused")
+		}
+		return err
+	}}
+}
+
+// newSession is a session of the node's clients, checked by its auth.
+func (n *Node) newSession() *exec.Session {
+	s := exec.NewSession(n)
+	s.SetAuth(n.auth)
+	return s
+}
+
+// setupDefaultSuperuser creates the default superuser (cassandra, with
+// the password cassandra) once the cluster has no role at all, as
+// Cassandra does superuser_setup_delay after a node starts: through the
+// metadata log, so that of nodes doing it at once one creates it and the
+// others find it. It gives up when the node stops.
+func (n *Node) setupDefaultSuperuser() {
+	delay := time.Duration(*n.cfg.SuperuserSetupDelay)
+	for {
+		select {
+		case <-n.stopped:
+			return
+		case <-time.After(delay):
+		}
+		if len(n.auth.Roles().Names()) > 0 {
+			return
+		}
+		base := n.Schema()
+		now := time.Now()
+		ms, err := n.auth.DefaultSuperuserMutations(&schema.CellWriter{Timestamp: now.UnixMicro(), Now: now.Unix()})
+		if err == nil {
+			err = n.ApplySchema(base, ms)
+		}
+		switch {
+		case err == nil:
+			n.cfg.Logger.Info().Msg("Created default superuser role 'cassandra'")
+			return
+		case errors.Is(err, exec.ErrSchemaChanged):
+			delay = 0 // look again: the change that came first may have made it
+		default:
+			n.cfg.Logger.Warn().Err(err).Msg("auth: the default superuser could not be set up yet; trying again")
+			delay = max(time.Duration(*n.cfg.SuperuserSetupDelay), time.Second)
+		}
+	}
+}
