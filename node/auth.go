@@ -2,12 +2,14 @@ package node
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/sibyldb/sibyl/auth"
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/cql/native"
+	"github.com/sibyldb/sibyl/internal/tlsconf"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/schema"
 )
@@ -96,4 +98,24 @@ func (n *Node) setupDefaultSuperuser() {
 			delay = max(time.Duration(*n.cfg.SuperuserSetupDelay), time.Second)
 		}
 	}
+}
+
+// tlsServer is the TLS of one of the node's listeners, logging its
+// refused handshakes (without what the client sent) and its reloads.
+func (n *Node) tlsServer(key string, opts tlsconf.Options) (*tlsconf.Server, error) {
+	t, err := tlsconf.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	t.OnHandshakeFailure = func(err *tlsconf.HandshakeError) {
+		n.cfg.Logger.Warn().Str("listener", key).Str("client", err.Remote).Str("error", err.Err.Error()).Msg("tls: a handshake was refused")
+	}
+	t.OnReload = func(err error) {
+		if err != nil {
+			n.cfg.Logger.Error().Str("listener", key).Err(err).Msg("tls: the certificate files changed and do not load; the ones before stay in use")
+			return
+		}
+		n.cfg.Logger.Info().Str("listener", key).Msg("tls: the certificate files changed; reloaded")
+	}
+	return t, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/gossip"
 	"github.com/sibyldb/sibyl/hints"
+	"github.com/sibyldb/sibyl/internal/tlsconf"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/storage"
@@ -236,6 +237,9 @@ type Config struct {
 	// there, with no cache to wait for.
 	RolesValidity       Duration `yaml:"roles_validity"`
 	PermissionsValidity Duration `yaml:"permissions_validity"`
+	// ClientEncryptionOptions is client_encryption_options: TLS on the
+	// native port (docs/security.md).
+	ClientEncryptionOptions tlsconf.Options `yaml:"client_encryption_options"`
 	// SuperuserSetupDelay is how long after its start a node of a cluster
 	// with no roles waits before it creates the default superuser
 	// (cassandra/cassandra): default 10s, as Cassandra's
@@ -506,6 +510,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.validateAuth()...)
+	if err := c.ClientEncryptionOptions.Validate("client_encryption_options"); err != nil {
+		errs = append(errs, err)
+	}
 	if c.NativePort < 0 || c.NativePort > 65535 {
 		errs = append(errs, fmt.Errorf("native_transport_port: %d is not a port", c.NativePort))
 	}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"github.com/sibyldb/sibyl/auth"
+	"github.com/sibyldb/sibyl/internal/tlsconf"
 	"net/http"
 	"sync/atomic"
 
@@ -72,6 +73,17 @@ func (m *metrics) watchAuth(a *auth.Service) {
 	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_auth_unauthorized_total",
 		Help: "Statements refused for a permission their role lacks."},
 		func() float64 { return float64(a.Refusals.Load()) }))
+}
+
+// watchTLS adds a TLS listener's refused handshakes and reloads.
+func (m *metrics) watchTLS(listener string, t *tlsconf.Server) {
+	labels := prometheus.Labels{"listener": listener}
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_tls_handshake_failures_total",
+		Help: "TLS handshakes refused: plaintext on a TLS-only port, an untrusted certificate, a protocol or cipher not allowed.", ConstLabels: labels},
+		func() float64 { return float64(t.HandshakeFailures.Load()) }))
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_tls_reloads_total",
+		Help: "Times the certificate files changed and were read again.", ConstLabels: labels},
+		func() float64 { return float64(t.Reloads.Load()) }))
 }
 
 // watchEngine adds the engine's own counters.

@@ -34,6 +34,18 @@ func (n *Node) StartNative() (net.Addr, error) {
 	if err != nil {
 		return nil, fmt.Errorf("native_transport_port: cannot listen on %s: %w", addr, err)
 	}
+	if enc := n.cfg.ClientEncryptionOptions; enc.Enabled {
+		if n.nativeTLS == nil { // once: a restarted server keeps it, and its counters
+			t, err := n.tlsServer("client_encryption_options", enc)
+			if err != nil {
+				l.Close()
+				return nil, err
+			}
+			n.metrics.watchTLS("native", t)
+			n.nativeTLS = t
+		}
+		l = n.nativeTLS.Listener(l)
+	}
 	n.nativeMu.Lock()
 	n.native, n.nativeDone = srv, make(chan error, 1)
 	n.events.Store(srv)

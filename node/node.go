@@ -14,6 +14,7 @@ import (
 	"github.com/sibyldb/sibyl/cql/native"
 	"github.com/sibyldb/sibyl/gossip"
 	"github.com/sibyldb/sibyl/hints"
+	"github.com/sibyldb/sibyl/internal/tlsconf"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/mutation"
@@ -43,7 +44,8 @@ type Node struct {
 	nativeMu   sync.Mutex
 	native     *native.Server
 	nativeDone chan error
-	hostID     []byte // the node's host id, kept in system.local
+	nativeTLS  *tlsconf.Server // client_encryption_options, once enabled
+	hostID     []byte          // the node's host id, kept in system.local
 	// counterID is the host id as the counter shards this node leads
 	// name it, once it is known.
 	counterID atomic.Pointer[mutation.CounterID]
@@ -200,7 +202,11 @@ func (n *Node) start() error {
 	if err := n.identify(); err != nil {
 		return err
 	}
-	go n.setupDefaultSuperuser()
+	if n.auth.Authenticating() {
+		// With no logins the role is not needed; a node restarted with
+		// PasswordAuthenticator makes it then.
+		go n.setupDefaultSuperuser()
+	}
 	return n.writeLocal()
 }
 

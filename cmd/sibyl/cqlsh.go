@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/sibyldb/sibyl/internal/tlsconf"
 	"github.com/sibyldb/sibyl/tools/cqlsh"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -16,16 +17,39 @@ import (
 
 func newCqlshCommand() *cobra.Command {
 	var (
-		execute, file, keyspace, user, password string
-		requestTimeout, connectTimeout, proto   int
-		color, noColor, tty                     bool
+		execute, file, keyspace, user, password, rcPath string
+		requestTimeout, connectTimeout, proto           int
+		color, noColor, tty, useSSL                     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "cqlsh [host [port]]",
 		Short: "The CQL shell, as Cassandra's cqlsh",
 		Args:  cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			host, port := "127.0.0.1", 9042
+			if rcPath == "" {
+				home, _ := os.UserHomeDir()
+				rcPath = filepath.Join(home, ".cassandra", "cqlshrc")
+			}
+			rc, err := cqlsh.ReadRC(rcPath)
+			if err != nil {
+				return fmt.Errorf("cqlshrc: %w", err)
+			}
+			host := "127.0.0.1"
+			if v := rc.Get("connection", "hostname"); v != "" {
+				host = v
+			}
+			port, err := rc.Int("connection", "port", 9042)
+			if err != nil {
+				return fmt.Errorf("cqlshrc: %w", err)
+			}
+			if !cmd.Flags().Changed("ssl") {
+				if useSSL, err = rc.Bool("connection", "ssl", false); err != nil {
+					return fmt.Errorf("cqlshrc: %w", err)
+				}
+			}
+			if user == "" {
+				user, password = rc.Get("authentication", "username"), rc.Get("authentication", "password")
+			}
 			if v := os.Getenv("CQLSH_HOST"); v != "" {
 				host = v
 			}
@@ -52,6 +76,13 @@ func newCqlshCommand() *cobra.Command {
 			cluster.NumConns = 1
 			if user != "" {
 				cluster.Authenticator = gocql.PasswordAuthenticator{Username: user, Password: password}
+			}
+			if useSSL {
+				opts, err := sslOptions(rc)
+				if err != nil {
+					return err
+				}
+				cluster.SslOpts = opts
 			}
 			interactive := execute == "" && file == "" && (tty || term.IsTerminal(int(os.Stdin.Fd())))
 			// As cqlsh: colour when asked, or when the output is a terminal
@@ -110,5 +141,33 @@ func newCqlshCommand() *cobra.Command {
 	f.BoolVarP(&color, "color", "C", false, "always colour the output")
 	f.BoolVar(&noColor, "no-color", false, "never colour the output")
 	f.BoolVarP(&tty, "tty", "t", false, "force tty mode")
+	f.BoolVar(&useSSL, "ssl", false, "connect with TLS, as the cqlshrc's [ssl] section says")
+	f.StringVar(&rcPath, "cqlshrc", "", "the cqlshrc to read (default ~/.cassandra/cqlshrc)")
 	return cmd
+}
+
+// sslOptions are cqlsh's TLS settings: the cqlshrc's [ssl] section, with
+// SSL_CERTFILE and SSL_VALIDATE over it, as cqlsh takes them.
+func sslOptions(rc cqlsh.RC) (*gocql.SslOptions, error) {
+	validate, err := rc.Bool("ssl", "validate", true)
+	if err != nil {
+		return nil, fmt.Errorf("cqlshrc: %w", err)
+	}
+	if v := os.Getenv("SSL_VALIDATE"); v != "" {
+		validate = strings.EqualFold(v, "true") || v == "1"
+	}
+	o := tlsconf.ClientOptions{CAFile: rc.Path("ssl", "certfile"), VerifyServer: validate,
+		CertFile: rc.Path("ssl", "usercert"), KeyFile: rc.Path("ssl", "userkey")}
+	if v := os.Getenv("SSL_CERTFILE"); v != "" {
+		o.CAFile = v
+	}
+	if validate && o.CAFile == "" {
+		return nil, fmt.Errorf("cqlshrc: [ssl] validate is on and no certfile names the authority to check the node's certificate against (or set validate = false)")
+	}
+	cfg, err := o.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("cqlshrc: [ssl]: %w", err)
+	}
+	// gocql sets InsecureSkipVerify from EnableHostVerification.
+	return &gocql.SslOptions{Config: cfg, EnableHostVerification: validate}, nil
 }
