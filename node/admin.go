@@ -217,7 +217,24 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	handler, err := n.adminAuthenticated(mux)
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	if enc := n.cfg.AdminEncryptionOptions; enc.Enabled {
+		if n.adminTLS == nil { // once: a restarted API keeps it, and its counters
+			t, err := n.tlsServer("admin_encryption_options", enc)
+			if err != nil {
+				l.Close()
+				return nil, err
+			}
+			n.metrics.watchTLS("admin", t)
+			n.adminTLS = t
+		}
+		l = n.adminTLS.Listener(l)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	n.admin = srv
 	go func() { _ = srv.Serve(l) }()
 	n.cfg.Logger.Info().Str("address", l.Addr().String()).Msg("admin API: listening")

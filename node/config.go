@@ -240,6 +240,18 @@ type Config struct {
 	// ClientEncryptionOptions is client_encryption_options: TLS on the
 	// native port (docs/security.md).
 	ClientEncryptionOptions tlsconf.Options `yaml:"client_encryption_options"`
+	// AdminAuthentication is admin_authentication: who may use the admin
+	// API (nodetool's): none (default: whoever reaches admin_port on the
+	// listen address, as a local JMX), roles (HTTP basic credentials of a
+	// superuser role of system_auth that may log in) or password_file (the
+	// users of AdminPasswordFile).
+	AdminAuthentication string `yaml:"admin_authentication"`
+	// AdminPasswordFile is admin_password_file: "user password" lines, as
+	// JMX's jmxremote.password, readable by its owner alone.
+	AdminPasswordFile string `yaml:"admin_password_file"`
+	// AdminEncryptionOptions is admin_encryption_options: TLS on the
+	// admin API, with client_encryption_options' keys.
+	AdminEncryptionOptions tlsconf.Options `yaml:"admin_encryption_options"`
 	// SuperuserSetupDelay is how long after its start a node of a cluster
 	// with no roles waits before it creates the default superuser
 	// (cassandra/cassandra): default 10s, as Cassandra's
@@ -512,6 +524,18 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateAuth()...)
 	if err := c.ClientEncryptionOptions.Validate("client_encryption_options"); err != nil {
 		errs = append(errs, err)
+	}
+	if err := c.AdminEncryptionOptions.Validate("admin_encryption_options"); err != nil {
+		errs = append(errs, err)
+	}
+	switch c.AdminAuthentication {
+	case "", AdminAuthNone, AdminAuthRoles:
+	case AdminAuthPasswordFile:
+		if _, err := ReadAdminPasswordFile(c.AdminPasswordFile); err != nil {
+			errs = append(errs, fmt.Errorf("admin_password_file: %w", err))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("admin_authentication: %q is not one of none, roles, password_file", c.AdminAuthentication))
 	}
 	if c.NativePort < 0 || c.NativePort > 65535 {
 		errs = append(errs, fmt.Errorf("native_transport_port: %d is not a port", c.NativePort))

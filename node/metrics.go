@@ -28,6 +28,9 @@ type metrics struct {
 	// partitionRefusals counts the requests refused while the node was cut
 	// off from the metadata voters (partitioned_node_policy refuse).
 	partitionRefusals atomic.Int64
+	// adminRefusals counts the admin API requests refused by
+	// admin_authentication.
+	adminRefusals atomic.Int64
 }
 
 func newMetrics() *metrics {
@@ -60,6 +63,9 @@ func (m *metrics) watchMetadata(status func() *metadata.Status) {
 	gauge("sibyl_metadata_epoch", "The cluster metadata epoch this node has applied.", func(st *metadata.Status) float64 { return float64(st.State.Epoch) })
 	gauge("sibyl_metadata_seconds_without_leader", "How long this node has gone without hearing from a metadata leader.",
 		func(st *metadata.Status) float64 { return st.SinceContact.Seconds() })
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_admin_auth_failures_total",
+		Help: "Admin API requests refused for want of credentials, or wrong ones (admin_authentication)."},
+		func() float64 { return float64(m.adminRefusals.Load()) }))
 	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_partitioned_refusals_total",
 		Help: "Requests refused with Unavailable while this node was cut off from the metadata voters (partitioned_node_policy: refuse)."},
 		func() float64 { return float64(m.partitionRefusals.Load()) }))

@@ -45,6 +45,7 @@ type Node struct {
 	native     *native.Server
 	nativeDone chan error
 	nativeTLS  *tlsconf.Server // client_encryption_options, once enabled
+	adminTLS   *tlsconf.Server // admin_encryption_options, once enabled
 	hostID     []byte          // the node's host id, kept in system.local
 	// counterID is the host id as the counter shards this node leads
 	// name it, once it is known.

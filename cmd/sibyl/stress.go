@@ -7,6 +7,7 @@ import (
 	"runtime/pprof"
 	"strings"
 
+	"github.com/sibyldb/sibyl/internal/tlsconf"
 	"github.com/sibyldb/sibyl/tools/stress"
 	"github.com/spf13/cobra"
 )
@@ -21,7 +22,8 @@ const stressGCPercent = 400
 
 func newStressCommand() *cobra.Command {
 	var o stress.Options
-	var nodes, cpuProfile string
+	var nodes, cpuProfile, sslCA, sslCert, sslKey string
+	var useSSL bool
 	cmd := &cobra.Command{
 		Use:   "stress WORKLOAD",
 		Short: "Load a cluster through CQL: write, read, mixed, dynamo, ycsb-a ... ycsb-f, lwt, counter",
@@ -30,6 +32,13 @@ func newStressCommand() *cobra.Command {
 			defaultGCPercent(stressGCPercent)
 			o.Workload = args[0]
 			o.Nodes = strings.Split(nodes, ",")
+			if useSSL {
+				cfg, err := tlsconf.ClientOptions{CAFile: sslCA, VerifyServer: sslCA != "", CertFile: sslCert, KeyFile: sslKey}.ClientConfig()
+				if err != nil {
+					return fmt.Errorf("--ssl: %w", err)
+				}
+				o.TLS = cfg
+			}
 			o.Out = cmd.OutOrStdout()
 			if cpuProfile != "" {
 				f, err := os.Create(cpuProfile)
@@ -60,6 +69,12 @@ func newStressCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&nodes, "nodes", "127.0.0.1", "contact points, comma-separated")
 	f.IntVar(&o.Port, "port", 9042, "the native protocol port")
+	f.StringVarP(&o.Username, "username", "u", "", "log in as this role (PasswordAuthenticator)")
+	f.StringVarP(&o.Password, "password", "p", "", "its password")
+	f.BoolVar(&useSSL, "ssl", false, "connect with TLS (client_encryption_options)")
+	f.StringVar(&sslCA, "ssl-ca", "", "--ssl: PEM authorities to check the nodes' certificates against (none: not checked)")
+	f.StringVar(&sslCert, "ssl-cert", "", "--ssl: this client's PEM certificate, for require_client_auth")
+	f.StringVar(&sslKey, "ssl-key", "", "--ssl: its PEM key")
 	f.IntVar(&o.Threads, "threads", 32, "client threads (requests in flight)")
 	f.IntVar(&o.Connections, "connections", 2, "connections per node")
 	f.Int64Var(&o.Ops, "ops", 0, "operations to run (default 100000 unless --duration)")

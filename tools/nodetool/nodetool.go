@@ -1,6 +1,8 @@
 package nodetool
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,24 +29,74 @@ const (
 // its arguments) and returns the exit status.
 func Run(args []string, stdout, stderr io.Writer) int {
 	host, port := "127.0.0.1", 7199
-	for len(args) > 1 && (args[0] == "-h" || args[0] == "--host" || args[0] == "-p" || args[0] == "--port") {
-		if args[0] == "-h" || args[0] == "--host" {
+	var user, password, passwordFile, truststore string
+	useTLS := false
+	for len(args) > 0 {
+		switch args[0] {
+		case "--ssl":
+			useTLS, args = true, args[1:]
+			continue
+		case "-h", "--host", "-p", "--port", "-u", "--username", "-pw", "--password", "-pwf", "--password-file", "--truststore":
+		default:
+			goto parsed
+		}
+		if len(args) < 2 {
+			return badUse(stdout, fmt.Sprintf("Required values for option '%s' not provided", args[0]))
+		}
+		switch args[0] {
+		case "-h", "--host":
 			host = args[1]
-		} else {
+		case "-p", "--port":
 			p, err := strconv.Atoi(args[1])
 			if err != nil {
 				fmt.Fprintf(stdout, "nodetool: For input string: %q\n", args[1])
 				return exitBadUse
 			}
 			port = p
+		case "-u", "--username":
+			user = args[1]
+		case "-pw", "--password":
+			password = args[1]
+		case "-pwf", "--password-file":
+			passwordFile = args[1]
+		case "--truststore":
+			truststore = args[1]
 		}
 		args = args[2:]
 	}
+parsed:
 	if len(args) == 0 {
 		return badUse(stdout, "Found unexpected parameters: []")
 	}
-	c := &client{base: "http://" + net.JoinHostPort(host, strconv.Itoa(port)), host: host, port: port,
-		out: stdout, errOut: stderr, http: &http.Client{Timeout: 10 * time.Minute}}
+	if passwordFile != "" && password == "" {
+		p, err := passwordFor(passwordFile, user)
+		if err != nil {
+			fmt.Fprintf(stderr, "nodetool: %v\n", err)
+			return exitBadUse
+		}
+		password = p
+	}
+	scheme := "http://"
+	transport := http.DefaultTransport
+	if useTLS {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+		if truststore != "" {
+			pem, err := os.ReadFile(truststore)
+			if err != nil {
+				fmt.Fprintf(stderr, "nodetool: --truststore: %v\n", err)
+				return exitBadUse
+			}
+			cfg.RootCAs = x509.NewCertPool()
+			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+				fmt.Fprintf(stderr, "nodetool: --truststore: %s holds no PEM certificate\n", truststore)
+				return exitBadUse
+			}
+		}
+		scheme, transport = "https://", &http.Transport{TLSClientConfig: cfg}
+	}
+	c := &client{base: scheme + net.JoinHostPort(host, strconv.Itoa(port)), host: host, port: port,
+		out: stdout, errOut: stderr, http: &http.Client{Timeout: 10 * time.Minute, Transport: transport},
+		user: user, password: password}
 	cmd, rest := args[0], args[1:]
 	run, ok := commands[cmd]
 	if !ok {
@@ -53,11 +106,15 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	var use *useError
 	var conn *connError
 	var exit *exitError
+	var denied *deniedError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &exit):
 		return exit.code
+	case errors.As(err, &denied):
+		fmt.Fprintf(stderr, "nodetool: Failed to connect to '%s:%d' - SecurityException: '%s'.\n", host, port, denied.msg)
+		return exitBadUse
 	case errors.As(err, &conn):
 		fmt.Fprintf(stderr, "nodetool: Failed to connect to '%s:%d' - ConnectException: 'Connection refused'.\n", host, port)
 		return exitBadUse
@@ -91,15 +148,37 @@ func (e *useError) Error() string { return e.msg }
 
 func usef(format string, args ...any) error { return &useError{msg: fmt.Sprintf(format, args...)} }
 
+// deniedError is a request the admin API refused for its credentials.
+type deniedError struct{ msg string }
+
+func (e *deniedError) Error() string { return e.msg }
+
+// passwordFor reads a user's password from a file of "user password"
+// lines, as nodetool's -pwf takes JMX's password file.
+func passwordFor(path, user string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && !strings.HasPrefix(f[0], "#") && f[0] == user {
+			return f[1], nil
+		}
+	}
+	return "", fmt.Errorf("%s has no password for %q", path, user)
+}
+
 type connError struct{ err error }
 
 func (e *connError) Error() string { return e.err.Error() }
 
 type client struct {
-	base, host  string
-	port        int
-	out, errOut io.Writer
-	http        *http.Client
+	base, host     string
+	port           int
+	out, errOut    io.Writer
+	http           *http.Client
+	user, password string // HTTP basic credentials; none when user is ""
 }
 
 // call runs an admin API request; a refusal the node does not mark as a
@@ -112,6 +191,9 @@ func (c *client) call(method, path string, query url.Values, into any) error {
 	req, err := http.NewRequest(method, u, nil)
 	if err != nil {
 		return err
+	}
+	if c.user != "" {
+		req.SetBasicAuth(c.user, c.password)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -128,6 +210,9 @@ func (c *client) call(method, path string, query url.Values, into any) error {
 			Failure bool   `json:"failure"`
 		}
 		_ = json.Unmarshal(body, &e)
+		if resp.StatusCode == http.StatusUnauthorized {
+			return &deniedError{msg: e.Error}
+		}
 		if resp.StatusCode == http.StatusBadRequest && !e.Failure {
 			return usef("%s", e.Error)
 		}

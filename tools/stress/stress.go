@@ -1,6 +1,7 @@
 package stress
 
 import (
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -20,9 +21,14 @@ import (
 
 // Options configure a run (the flags of sibyl stress).
 type Options struct {
-	Workload    string   // write, read, mixed, dynamo, ycsb-a ... ycsb-f, lwt, counter
-	Nodes       []string // contact points
-	Port        int
+	Workload string   // write, read, mixed, dynamo, ycsb-a ... ycsb-f, lwt, counter
+	Nodes    []string // contact points
+	Port     int
+	// Username and Password log in (PasswordAuthenticator); none when
+	// Username is "".
+	Username, Password string
+	// TLS, when set, connects with it (client_encryption_options).
+	TLS         *tls.Config
 	Threads     int
 	Connections int // per node
 	Ops         int64
@@ -341,6 +347,13 @@ func Run(opts Options) (*Summary, error) {
 	}
 	cluster := gocql.NewCluster(opts.Nodes...)
 	cluster.Port = opts.Port
+	if opts.Username != "" {
+		cluster.Authenticator = gocql.PasswordAuthenticator{Username: opts.Username, Password: opts.Password}
+	}
+	if opts.TLS != nil {
+		// gocql sets InsecureSkipVerify from EnableHostVerification.
+		cluster.SslOpts = &gocql.SslOptions{Config: opts.TLS, EnableHostVerification: !opts.TLS.InsecureSkipVerify}
+	}
 	cluster.NumConns = opts.Connections
 	cluster.Timeout = 10 * time.Second
 	cluster.ConnectTimeout = 10 * time.Second

@@ -1,0 +1,108 @@
+package node
+
+import (
+	"bufio"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+)
+
+// The admin_authentication values.
+const (
+	AdminAuthNone         = "none"
+	AdminAuthRoles        = "roles"
+	AdminAuthPasswordFile = "password_file"
+)
+
+// adminRealm is what a refused admin request names for its credentials.
+const adminRealm = `Basic realm="sibyl admin", charset="UTF-8"`
+
+// ReadAdminPasswordFile reads a password file as JMX's jmxremote.password
+// is written: one "user password" a line, # comments. As JMX does, it
+// refuses a file others than its owner may read.
+func ReadAdminPasswordFile(path string) (map[string]string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%s may be read by others than its owner (mode %#o): chmod 600 it", path, fi.Mode().Perm())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		fields := strings.Fields(text)
+		if len(fields) != 2 {
+			return nil, fmt.Errorf("%s:%d: want \"user password\"", path, line)
+		}
+		out[fields[0]] = fields[1]
+	}
+	return out, sc.Err()
+}
+
+// adminAuthenticated is the admin API behind admin_authentication: HTTP
+// basic credentials, checked against the roles (a superuser that may log
+// in) or the password file. A request without them, or with wrong ones,
+// is refused (401), logged and counted.
+func (n *Node) adminAuthenticated(next http.Handler) (http.Handler, error) {
+	var check func(user, password string) error
+	switch n.cfg.AdminAuthentication {
+	case "", AdminAuthNone:
+		return next, nil
+	case AdminAuthRoles:
+		check = func(user, password string) error {
+			if err := n.auth.Authenticate(user, password); err != nil {
+				return errors.New("Invalid username or password")
+			}
+			if !n.auth.Roles().IsSuperuser(user) {
+				return fmt.Errorf("%s is not a superuser", user)
+			}
+			return nil
+		}
+	case AdminAuthPasswordFile:
+		users, err := ReadAdminPasswordFile(n.cfg.AdminPasswordFile)
+		if err != nil {
+			return nil, fmt.Errorf("admin_password_file: %w", err)
+		}
+		check = func(user, password string) error {
+			want, ok := users[user]
+			if !ok || subtle.ConstantTimeCompare([]byte(want), []byte(password)) != 1 {
+				return errors.New("Invalid username or password")
+			}
+			return nil
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, password, ok := r.BasicAuth()
+		var err error
+		if !ok {
+			err = errors.New("Credentials required")
+		} else {
+			err = check(user, password)
+		}
+		if err == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		n.metrics.adminRefusals.Add(1)
+		n.cfg.Logger.Warn().Str("client", r.RemoteAddr).Str("user", user).Str("error", err.Error()).Str("path", r.URL.Path).
+			Msg("admin API: a request was refused")
+		w.Header().Set("WWW-Authenticate", adminRealm)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_ = json.NewEncoder(w).Encode(AdminErrorBody{Error: "Authentication failed! " + err.Error(), Failure: true})
+	}), nil
+}
