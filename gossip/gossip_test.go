@@ -267,3 +267,56 @@ func TestWholeClusterLeavesAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// startKeyed is startIn for a node of cluster "alpha" with gossip
+// encryption keys.
+func startKeyed(t *testing.T, n int, keys [][]byte, seeds ...string) *Gossiper {
+	t.Helper()
+	g, err := Start(Options{
+		Name: fmt.Sprintf("127.0.0.%d", n), Seeds: seeds, Generation: 100, ClusterName: "alpha", ReconnectInterval: 100 * time.Millisecond,
+		States:        map[ApplicationState]string{HostID: "host-" + strconv.Itoa(n), Status: StatusNormal + ",0"},
+		ProbeInterval: 100 * time.Millisecond, PushPullInterval: 300 * time.Millisecond, GossipInterval: 50 * time.Millisecond,
+		EncryptionKeys: keys,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	return g
+}
+
+// TestEncryptedGossip: with a cluster key, nodes holding it gossip; a
+// node with another key, or none, cannot join through a seed nor be
+// heard, and what it sends is dropped and counted. A key is rotated by a
+// node that encrypts with the new one while the others still hold both.
+func TestEncryptedGossip(t *testing.T) {
+	keyA, keyB := []byte(strings.Repeat("a", 32)), []byte(strings.Repeat("b", 16))
+	g1 := startKeyed(t, 1, [][]byte{keyA, keyB})
+	seed := fmt.Sprintf("127.0.0.1:%d", g1.Port())
+	g2 := startKeyed(t, 2, [][]byte{keyA}, seed)
+	eventually(t, "a node with the key", func() (bool, string) { return sees(g1, "127.0.0.2", true, Status, StatusNormal+",0") })
+	intruders := []*Gossiper{startKeyed(t, 3, [][]byte{[]byte(strings.Repeat("x", 32))}, seed), startKeyed(t, 4, nil, seed)}
+	// The rotation's middle step: encrypting with B, opening A too.
+	g5 := startKeyed(t, 5, [][]byte{keyB, keyA}, seed)
+	eventually(t, "a node encrypting with the second key", func() (bool, string) { return sees(g1, "127.0.0.5", true, Status, StatusNormal+",0") })
+	eventually(t, "the intruders' gossip refused", func() (bool, string) {
+		return g1.Refused() >= 2, fmt.Sprintf("%d refused", g1.Refused())
+	})
+	time.Sleep(500 * time.Millisecond) // several of the intruders' join rounds
+	for _, g := range []*Gossiper{g1, g2, g5} {
+		for _, e := range []string{"127.0.0.3", "127.0.0.4"} {
+			if s := g.Endpoint(e); s != nil {
+				t.Errorf("%s knows the intruder %s: %+v", g.Name(), e, s)
+			}
+		}
+	}
+	for _, g := range intruders {
+		if es := g.Endpoints(); len(es) != 1 {
+			t.Errorf("the intruder %s knows %d nodes", g.Name(), len(es))
+		}
+	}
+	if err := (&Options{Name: "127.0.0.1", EncryptionKeys: [][]byte{[]byte("short")}}).Validate(); err == nil ||
+		err.Error() != "gossip: encryption key 1 is 5 bytes: AES takes 16, 24 or 32" {
+		t.Errorf("a 5-byte key: %v", err)
+	}
+}

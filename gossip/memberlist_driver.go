@@ -66,6 +66,14 @@ type Options struct {
 	// Transport replaces memberlist's UDP/TCP transport (the simulation's
 	// network, tests).
 	Transport Transport
+	// EncryptionKeys, when given, encrypt and authenticate every packet
+	// and stream (AES-GCM, memberlist's keyring; 16, 24 or 32 bytes each):
+	// the first encrypts what this node sends, any of them opens what it
+	// receives, so that a key is rotated by adding it, then putting it
+	// first, then removing the old one, a node at a time. Gossip not
+	// sealed with one of them (from outside the cluster) is dropped and
+	// counted (Gossiper.Refused).
+	EncryptionKeys [][]byte
 }
 
 // Transport carries gossip's packets and streams: memberlist's, named
@@ -103,6 +111,11 @@ func (o *Options) Validate() error {
 	if net.ParseIP(o.Name) == nil {
 		return fmt.Errorf("gossip: the node's name %q is not an IP address", o.Name)
 	}
+	for i, k := range o.EncryptionKeys {
+		if n := len(k); n != 16 && n != 24 && n != 32 {
+			return fmt.Errorf("gossip: encryption key %d is %d bytes: AES takes 16, 24 or 32", i+1, n)
+		}
+	}
 	if o.Port < 0 || o.Port > 65535 {
 		return fmt.Errorf("gossip: port %d is out of range", o.Port)
 	}
@@ -138,6 +151,10 @@ type Gossiper struct {
 	// is one itself. Both are set once, before the goroutines start.
 	seeds  []string
 	isSeed bool
+
+	// refused counts the packets and streams dropped for their cluster
+	// label or their encryption: sent by no node of this cluster.
+	refused atomic.Int64
 
 	pending map[string]bool // endpoints changed since OnChange last ran (under mu)
 	wake    chan struct{}
@@ -179,12 +196,19 @@ func Start(opts Options) (*Gossiper, error) {
 	cfg.Label = clusterLabel(opts.ClusterName)
 	cfg.Delegate = (*delegate)(g)
 	cfg.Events = (*events)(g)
-	cfg.LogOutput = logWriter{opts.Logger}
+	cfg.LogOutput = logWriter{opts.Logger, &g.refused}
+	if len(opts.EncryptionKeys) > 0 {
+		kr, err := memberlist.NewKeyring(opts.EncryptionKeys, opts.EncryptionKeys[0])
+		if err != nil {
+			return nil, fmt.Errorf("gossip: %w", err)
+		}
+		cfg.Keyring, cfg.GossipVerifyIncoming, cfg.GossipVerifyOutgoing = kr, true, true
+	}
 	if opts.Transport != nil {
 		cfg.Transport = opts.Transport
 	} else {
 		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{opts.Name}, BindPort: opts.Port,
-			Logger: log.New(logWriter{opts.Logger}, "", 0)})
+			Logger: log.New(logWriter{opts.Logger, &g.refused}, "", 0)})
 		if err != nil {
 			return nil, fmt.Errorf("gossip: cannot listen on %s: %w", net.JoinHostPort(opts.Name, strconv.Itoa(opts.Port)), err)
 		}
@@ -616,11 +640,28 @@ func (b *broadcast) Message() []byte { return b.msg }
 func (b *broadcast) Finished()       {}
 
 // logWriter passes memberlist's log lines ("[LEVEL] memberlist: ...") to
-// the node's logger at their level.
-type logWriter struct{ l *zerolog.Logger }
+// the node's logger at their level, and counts in refused those that say
+// it dropped gossip from outside the cluster: memberlist tells of them
+// only in its log.
+type logWriter struct {
+	l       *zerolog.Logger
+	refused *atomic.Int64
+}
+
+// refusalLines are what memberlist logs when it drops a packet or a
+// stream for its label or its encryption.
+var refusalLines = [][]byte{[]byte("unacceptable label"), []byte("Decrypt packet failed"),
+	[]byte("remote state is not encrypted"), []byte("remote state is encrypted and encryption is not configured"),
+	[]byte("no installed keys could decrypt")}
 
 func (w logWriter) Write(p []byte) (int, error) {
 	line := string(bytes.TrimSpace(p))
+	for _, r := range refusalLines {
+		if bytes.Contains(p, r) {
+			w.refused.Add(1)
+			break
+		}
+	}
 	ev := w.l.Debug()
 	switch {
 	case bytes.Contains(p, []byte("[ERR]")):
@@ -635,6 +676,10 @@ func (w logWriter) Write(p []byte) (int, error) {
 }
 
 var _ io.Writer = logWriter{}
+
+// Refused is how many packets and streams gossip dropped for their cluster
+// label or their encryption: sent from outside the cluster.
+func (g *Gossiper) Refused() int64 { return g.refused.Load() }
 
 // boundTransport is memberlist's transport with its streams dialled from
 // the node's own address (memberlist's own dials from whichever address

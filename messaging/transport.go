@@ -3,6 +3,7 @@ package messaging
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/sibyldb/sibyl/internal/tlsconf"
 )
 
 // Conn carries frames both ways between this node and a peer.
@@ -38,17 +41,34 @@ type Transport interface {
 
 // TCP is the default Transport: frames over TCP, after a handshake of
 // "SBYL", the version and the dialler's name, answered with the version.
-type TCP struct{}
+// With TLS set, connections go under TLS first (server_encryption_options).
+type TCP struct {
+	TLS *TCPTLS
+}
+
+// TCPTLS is the TLS of internode connections.
+type TCPTLS struct {
+	// Server handshakes the connections peers dial; with its Optional
+	// set it also takes plaintext ones (internode_encryption dc or rack:
+	// peers of the same data centre or rack dial in plaintext).
+	Server *tlsconf.Server
+	// Dial is the configuration to dial a peer ("host:port") with; nil
+	// for plaintext.
+	Dial func(addr string) *tls.Config
+}
 
 var handshakeMagic = [4]byte{'S', 'B', 'Y', 'L'}
 
 // handshakeTimeout bounds the exchange of names on a new connection.
 const handshakeTimeout = 5 * time.Second
 
-func (TCP) Listen(local, addr string) (Listener, error) {
+func (t TCP) Listen(local, addr string) (Listener, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
+	}
+	if t.TLS != nil {
+		l = t.TLS.Server.Listener(l)
 	}
 	tl := &tcpListener{l: l, ready: make(chan Conn), closed: make(chan struct{})}
 	go tl.acceptLoop()
@@ -59,7 +79,7 @@ func (TCP) Listen(local, addr string) (Listener, error) {
 // so that a peer, and a firewall rule on the node's address, sees the
 // connection come from the node rather than from whichever address the
 // system picks.
-func (TCP) Dial(ctx context.Context, local, addr string) (Conn, error) {
+func (t TCP) Dial(ctx context.Context, local, addr string) (Conn, error) {
 	var d net.Dialer
 	if ip := net.ParseIP(local); ip != nil {
 		d.LocalAddr = &net.TCPAddr{IP: ip}
@@ -69,6 +89,16 @@ func (TCP) Dial(ctx context.Context, local, addr string) (Conn, error) {
 		return nil, err
 	}
 	_ = nc.SetDeadline(time.Now().Add(handshakeTimeout))
+	if t.TLS != nil {
+		if cfg := t.TLS.Dial(addr); cfg != nil {
+			tc := tls.Client(nc, cfg)
+			if err := tc.HandshakeContext(ctx); err != nil {
+				nc.Close()
+				return nil, fmt.Errorf("messaging: TLS handshake with %s: %w", addr, err)
+			}
+			nc = tc
+		}
+	}
 	hello := append(handshakeMagic[:], Version, byte(len(local)))
 	hello = append(hello, local...)
 	var reply [1]byte

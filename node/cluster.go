@@ -99,7 +99,11 @@ func (n *Node) startGossip(tokens []string) error {
 	if err := n.startStreaming(); err != nil {
 		return err
 	}
-	g, err := gossip.Start(gossip.Options{
+	keys, err := n.cfg.gossipKeys() // checked by Validate
+	if err != nil {
+		return err
+	}
+	g, err := gossip.Start(gossip.Options{EncryptionKeys: keys,
 		Name: n.cfg.ListenAddress, Port: n.cfg.GossipPort, Seeds: n.cfg.Seeds, ClusterName: n.cfg.ClusterName, Generation: n.started.Unix(),
 		States: n.selfStates(tokens), OnChange: n.gossipChanged, Logger: n.cfg.Logger, Peers: n.savedPeers(), Transport: n.cfg.GossipTransport,
 	})

@@ -79,7 +79,8 @@ func openClusterNode(t *testing.T, k int, cfg Config, gossipPort int) (*Node, er
 		ClusterName: clusterNameOf(gossipPort), Rack: fmt.Sprintf("rack%d", k),
 		PartitionedNodePolicy: cfg.PartitionedNodePolicy, PartitionedNodeTimeout: cfg.PartitionedNodeTimeout,
 		MetadataSnapshotEntries: cfg.MetadataSnapshotEntries, HintedHandoffEnabled: cfg.HintedHandoffEnabled, AutoRepair: cfg.AutoRepair,
-		Authenticator: cfg.Authenticator, Authorizer: cfg.Authorizer, SuperuserSetupDelay: cfg.SuperuserSetupDelay})
+		Authenticator: cfg.Authenticator, Authorizer: cfg.Authorizer, SuperuserSetupDelay: cfg.SuperuserSetupDelay,
+		ServerEncryptionOptions: cfg.ServerEncryptionOptions, GossipEncryptionKeys: cfg.GossipEncryptionKeys})
 }
 
 // storagePorts are the storage ports of the test clusters, by their

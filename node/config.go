@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -240,6 +241,16 @@ type Config struct {
 	// ClientEncryptionOptions is client_encryption_options: TLS on the
 	// native port (docs/security.md).
 	ClientEncryptionOptions tlsconf.Options `yaml:"client_encryption_options"`
+	// ServerEncryptionOptions is server_encryption_options: TLS between
+	// nodes (internode messaging), as Cassandra's.
+	ServerEncryptionOptions ServerEncryptionOptions `yaml:"server_encryption_options"`
+	// GossipEncryptionKeys is gossip_encryption_keys: base64 AES keys
+	// (16, 24 or 32 bytes) that seal every gossip packet and stream, so
+	// that gossip from outside the cluster is dropped (and counted). The
+	// first encrypts; any opens. To rotate: add the new key second on
+	// every node, then put it first on every node, then remove the old
+	// one, restarting a node at a time. Every node needs the same keys.
+	GossipEncryptionKeys []string `yaml:"gossip_encryption_keys"`
 	// AdminAuthentication is admin_authentication: who may use the admin
 	// API (nodetool's): none (default: whoever reaches admin_port on the
 	// listen address, as a local JMX), roles (HTTP basic credentials of a
@@ -280,6 +291,71 @@ type AutoRepair struct {
 	// RepairCheckInterval is how long the node waits, when no range is
 	// due or a repair failed, before it looks again; default 5m.
 	RepairCheckInterval Duration `yaml:"repair_check_interval"`
+}
+
+// ServerEncryptionOptions is server_encryption_options: the keys of
+// client_encryption_options (the keystore is also the certificate a node
+// shows the peers it dials; the truststore checks theirs) and
+// internode_encryption: none (default), all, dc (between data centres
+// only) or rack (between racks only). With dc or rack the storage port
+// takes plaintext too, from the peers that need no TLS.
+type ServerEncryptionOptions struct {
+	tlsconf.Options     `yaml:",inline"`
+	InternodeEncryption string `yaml:"internode_encryption"`
+	// RequireEndpointVerification checks that a peer's certificate names
+	// the address dialled; the authority is always checked.
+	RequireEndpointVerification bool `yaml:"require_endpoint_verification"`
+}
+
+// The internode_encryption values.
+const (
+	InternodeNone = "none"
+	InternodeAll  = "all"
+	InternodeDC   = "dc"
+	InternodeRack = "rack"
+)
+
+// EnsureDefaults fills unset fields: no internode encryption.
+func (o *ServerEncryptionOptions) EnsureDefaults() {
+	if o.InternodeEncryption == "" {
+		o.InternodeEncryption = InternodeNone
+	}
+}
+
+// Validate reports what is wrong with the options, each naming its
+// setting.
+func (o *ServerEncryptionOptions) Validate() error {
+	switch o.InternodeEncryption {
+	case "", InternodeNone, InternodeAll, InternodeDC, InternodeRack:
+	default:
+		return fmt.Errorf("server_encryption_options.internode_encryption: %q is not one of none, all, dc, rack", o.InternodeEncryption)
+	}
+	opts, ok := o.tls()
+	if !ok {
+		return nil
+	}
+	var errs []error
+	if err := opts.Validate("server_encryption_options"); err != nil {
+		errs = append(errs, err)
+	}
+	if opts.Truststore == "" {
+		errs = append(errs, errors.New("server_encryption_options.truststore: internode TLS needs the authority of the nodes' certificates"))
+	}
+	return errors.Join(errs...)
+}
+
+// tls is the TLS of the storage port, with enabled and optional set as
+// internode_encryption says; ok is false for none.
+func (o ServerEncryptionOptions) tls() (opts tlsconf.Options, ok bool) {
+	opts = o.Options
+	switch o.InternodeEncryption {
+	case "", InternodeNone:
+		return opts, false
+	case InternodeDC, InternodeRack:
+		opts.Optional = true
+	}
+	opts.Enabled = true
+	return opts, true
 }
 
 // The partitioned_node_policy values.
@@ -528,6 +604,12 @@ func (c *Config) Validate() error {
 	if err := c.AdminEncryptionOptions.Validate("admin_encryption_options"); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.ServerEncryptionOptions.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := c.gossipKeys(); err != nil {
+		errs = append(errs, err)
+	}
 	switch c.AdminAuthentication {
 	case "", AdminAuthNone, AdminAuthRoles:
 	case AdminAuthPasswordFile:
@@ -719,4 +801,20 @@ func (c *Config) validateAuth() []error {
 		errs = append(errs, fmt.Errorf("credentials_cache_max_entries: %d is negative", c.CredentialsCacheMaxEntries))
 	}
 	return errs
+}
+
+// gossipKeys are gossip_encryption_keys decoded.
+func (c *Config) gossipKeys() ([][]byte, error) {
+	var out [][]byte
+	for i, k := range c.GossipEncryptionKeys {
+		b, err := base64.StdEncoding.DecodeString(k)
+		if err != nil {
+			return nil, fmt.Errorf("gossip_encryption_keys: key %d is not base64: %w", i+1, err)
+		}
+		if n := len(b); n != 16 && n != 24 && n != 32 {
+			return nil, fmt.Errorf("gossip_encryption_keys: key %d is %d bytes: AES takes 16, 24 or 32 (make one with: head -c 32 /dev/urandom | base64)", i+1, n)
+		}
+		out = append(out, b)
+	}
+	return out, nil
 }

@@ -1,7 +1,9 @@
 package node
 
 import (
+	"crypto/tls"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/sibyldb/sibyl/messaging"
@@ -13,7 +15,19 @@ import (
 // startMessaging serves internode requests on storage_port: the
 // coordinator's verbs (the metadata log's are added as it starts).
 func (n *Node) startMessaging() error {
-	m, err := messaging.Start(messaging.Options{Name: n.cfg.ListenAddress, Port: n.cfg.StoragePort, Logger: n.cfg.Logger, Transport: n.cfg.Transport})
+	transport := n.cfg.Transport
+	if opts, ok := n.cfg.ServerEncryptionOptions.tls(); ok && transport == nil {
+		if n.internodeTLS == nil { // once: a restart keeps it, and its counters
+			t, err := n.tlsServer("server_encryption_options", opts)
+			if err != nil {
+				return err
+			}
+			n.metrics.watchTLS("internode", t)
+			n.internodeTLS = t
+		}
+		transport = messaging.TCP{TLS: &messaging.TCPTLS{Server: n.internodeTLS, Dial: n.internodeDialTLS}}
+	}
+	m, err := messaging.Start(messaging.Options{Name: n.cfg.ListenAddress, Port: n.cfg.StoragePort, Logger: n.cfg.Logger, Transport: transport})
 	if err != nil {
 		return fmt.Errorf("storage_port: %w", err)
 	}
@@ -22,6 +36,32 @@ func (n *Node) startMessaging() error {
 	}
 	n.messaging = m
 	return nil
+}
+
+// internodeDialTLS is the TLS to dial a peer with, as internode_encryption
+// says: every peer (all), those of another data centre (dc), or of
+// another rack (rack); a peer the ring does not know yet gets TLS.
+func (n *Node) internodeDialTLS(addr string) *tls.Config {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	enc := n.cfg.ServerEncryptionOptions
+	if enc.InternodeEncryption != InternodeAll {
+		if top := n.topology.Load(); top != nil {
+			for _, r := range top.nodes {
+				if r.Endpoint != host {
+					continue
+				}
+				sameDC := r.DataCenter == n.cfg.DataCenter
+				if sameDC && (enc.InternodeEncryption == InternodeDC || r.Rack == n.cfg.Rack) {
+					return nil
+				}
+				break
+			}
+		}
+	}
+	return n.internodeTLS.PeerConfig(host, enc.RequireEndpointVerification)
 }
 
 // schemaMutations are this node's system_schema contents as mutations

@@ -81,6 +81,14 @@ func (m *metrics) watchAuth(a *auth.Service) {
 		func() float64 { return float64(a.Refusals.Load()) }))
 }
 
+// watchGossip adds the gossip dropped as coming from outside the
+// cluster (refused reads it; 0 without gossip).
+func (m *metrics) watchGossip(refused func() int64) {
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_gossip_refused_total",
+		Help: "Gossip packets and streams dropped for another cluster's name or a key this node does not hold (gossip_encryption_keys)."},
+		func() float64 { return float64(refused()) }))
+}
+
 // watchTLS adds a TLS listener's refused handshakes and reloads.
 func (m *metrics) watchTLS(listener string, t *tlsconf.Server) {
 	labels := prometheus.Labels{"listener": listener}

@@ -46,7 +46,9 @@ type Node struct {
 	nativeDone chan error
 	nativeTLS  *tlsconf.Server // client_encryption_options, once enabled
 	adminTLS   *tlsconf.Server // admin_encryption_options, once enabled
-	hostID     []byte          // the node's host id, kept in system.local
+	// internodeTLS is server_encryption_options' TLS, once enabled.
+	internodeTLS *tlsconf.Server
+	hostID       []byte // the node's host id, kept in system.local
 	// counterID is the host id as the counter shards this node leads
 	// name it, once it is known.
 	counterID atomic.Pointer[mutation.CounterID]
@@ -160,6 +162,14 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n.metrics.watchEngine(engine)
 	n.metrics.watchAuth(n.auth)
+	n.metrics.watchGossip(func() int64 {
+		n.ringMu.Lock()
+		defer n.ringMu.Unlock()
+		if n.gossip == nil {
+			return 0
+		}
+		return n.gossip.Refused()
+	})
 	n.metrics.watchCoordinator(&n.coord.Stats)
 	if n.hints != nil {
 		n.metrics.watchHints(n.hints)

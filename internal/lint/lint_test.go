@@ -40,7 +40,7 @@ var allowedImports = map[string][]string{
 	"cql/native":       {"cql/exec", "cql", "mutation/request", "internal/workers"},
 	"ring":             {"partitioner"},
 	"gossip":           {},
-	"messaging":        {"internal/workers"},
+	"messaging":        {"internal/workers", "internal/tlsconf"},
 	"coordinator":      {"ring", "messaging", "mutation", "mutation/request", "partitioner", "schema", "cqltype", "internal/wire", "hints"},
 	"hints":            {"mutation"},
 	"streaming":        {"storage", "sstable", "messaging", "mutation", "partitioner", "internal/wire"},
