@@ -58,6 +58,9 @@ func newClusterCommand() *cobra.Command {
 	f.IntVar(&cfg.AdminPort, "admin-port", 7199, "every node's admin API (nodetool) port")
 	f.IntVar(&cfg.GossipPort, "gossip-port", 7001, "every node's gossip port")
 	f.IntVar(&cfg.StoragePort, "storage-port", 7000, "every node's internode messaging port")
+	f.BoolVar(&cfg.PasswordAuth, "pwd-auth", false, "logins and permissions: PasswordAuthenticator and CassandraAuthorizer (cassandra/cassandra)")
+	f.BoolVar(&cfg.SSL, "ssl", false, "TLS on every port and gossip sealed, under an authority made in the cluster's pki/ directory")
+	f.BoolVar(&cfg.RequireClientAuth, "require-client-auth", false, "with --ssl: clients must show a certificate of that authority")
 	// onCluster is a command's action on the cluster in --dir.
 	onCluster := func(act func(cmd *cobra.Command, c *cluster.Cluster) error) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, _ []string) error {

@@ -8,9 +8,29 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/sibyldb/sibyl/internal/testutil"
 )
+
+// pki is an authority in a test's directory.
+type pki struct {
+	*Authority
+	t *testing.T
+}
+
+func newPKI(t *testing.T, name string) *pki {
+	a, err := NewAuthority(t.TempDir(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &pki{a, t}
+}
+
+func (p *pki) Issue(_ *testing.T, name string) (string, string) {
+	c, k, err := p.Authority.Issue(name)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return c, k
+}
 
 // echo serves l with srv's TLS, echoing what each connection sends.
 func echo(t *testing.T, srv *Server) string {
@@ -79,7 +99,7 @@ func clientConfig(t *testing.T, o ClientOptions) *tls.Config {
 // client on a TLS-only port is refused and counted, and taken when the
 // port is optional.
 func TestClientAuthAndPlaintext(t *testing.T) {
-	pki, other := testutil.NewPKI(t, "cluster"), testutil.NewPKI(t, "elsewhere")
+	pki, other := newPKI(t, "cluster"), newPKI(t, "elsewhere")
 	cert, key := pki.Issue(t, "node")
 	clientCert, clientKey := pki.Issue(t, "client")
 	strangerCert, strangerKey := other.Issue(t, "stranger")
@@ -142,7 +162,7 @@ func waitCount(t *testing.T, what string, c interface{ Load() int64 }, want int6
 // connections get the new certificate; files that do not load leave the
 // old one in use.
 func TestReloadsChangedCertificates(t *testing.T) {
-	first, second := testutil.NewPKI(t, "first"), testutil.NewPKI(t, "second")
+	first, second := newPKI(t, "first"), newPKI(t, "second")
 	cert, key := first.Issue(t, "node")
 	srv, err := NewServer(Options{Enabled: true, Keystore: cert, KeystoreKey: key})
 	if err != nil {
@@ -191,7 +211,7 @@ func TestReloadsChangedCertificates(t *testing.T) {
 }
 
 func TestOptionsRefusals(t *testing.T) {
-	pki := testutil.NewPKI(t, "ca")
+	pki := newPKI(t, "ca")
 	cert, key := pki.Issue(t, "node")
 	encrypted := pki.Dir + "/encrypted.key"
 	if err := os.WriteFile(encrypted, []byte("-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n"), 0o600); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +36,14 @@ type Config struct {
 	// Decommissioned are the nodes that left the ring: their directories
 	// stay, and they are not started again.
 	Decommissioned []int `json:"decommissioned,omitempty"`
+	// PasswordAuth runs the nodes with PasswordAuthenticator and
+	// CassandraAuthorizer (the default superuser cassandra/cassandra).
+	PasswordAuth bool `json:"pwd_auth,omitempty"`
+	// SSL runs them with TLS on every port and gossip sealed, under an
+	// authority made in the cluster's pki/ directory; RequireClientAuth
+	// asks clients for a certificate of it too.
+	SSL               bool `json:"ssl,omitempty"`
+	RequireClientAuth bool `json:"require_client_auth,omitempty"`
 }
 
 // member reports whether node k is in the cluster: not decommissioned.
@@ -108,6 +115,9 @@ func Up(c *Cluster) error {
 	if err := c.save(); err != nil {
 		return err
 	}
+	if err := c.writeSecurity(); err != nil {
+		return err
+	}
 	for k := 1; k <= c.Nodes; k++ {
 		if !c.member(k) {
 			continue
@@ -120,6 +130,9 @@ func Up(c *Cluster) error {
 		return err
 	}
 	fmt.Fprintf(c.Out, "%d nodes up in %s\n", c.members(), c.Dir)
+	if c.secured() {
+		fmt.Fprintf(c.Out, "connect with: sibyl cqlsh --cqlshrc %s\n", filepath.Join(c.Dir, "cqlshrc"))
+	}
 	return nil
 }
 
@@ -165,7 +178,7 @@ func Decommission(c *Cluster, k int, force bool) error {
 	if _, ok := c.pid(k); !ok || !c.member(k) {
 		return fmt.Errorf("node%d is not running; sibyl cluster start node%d starts it", k, k)
 	}
-	args := []string{"-h", Address(k), "-p", strconv.Itoa(c.AdminPort), "decommission"}
+	args := append(c.nodetoolArgs(k), "decommission")
 	if force {
 		args = append(args, "--force")
 	}
@@ -250,6 +263,7 @@ func (c *Cluster) start(k int, extra ...string) error {
 	if c.Name != "" {
 		args = append(args, "--cluster-name", c.Name)
 	}
+	args = append(args, c.nodeArgs()...)
 	args = append(args, extra...)
 	if at := c.Places[k]; at.DataCenter != "" {
 		args = append(args, "--dc", at.DataCenter)
@@ -344,6 +358,9 @@ func (c *Cluster) peerCount(k int) (int, error) {
 	cluster.DisableInitialHostLookup = true
 	cluster.Events.DisableNodeStatusEvents, cluster.Events.DisableTopologyEvents, cluster.Events.DisableSchemaEvents = true, true, true
 	cluster.Timeout, cluster.ConnectTimeout = 5*time.Second, 5*time.Second
+	if err := c.secureSession(cluster); err != nil {
+		return 0, err
+	}
 	s, err := cluster.CreateSession()
 	if err != nil {
 		return 0, err
@@ -362,8 +379,11 @@ func (c *Cluster) peerCount(k int) (int, error) {
 // down, and returns its whole answer too (for an error that says what it
 // saw).
 func (c *Cluster) ringView(k int) (map[string]string, string, error) {
-	client := http.Client{Timeout: 2 * time.Second}
-	resp, err := client.Get("http://" + net.JoinHostPort(Address(k), strconv.Itoa(c.AdminPort)) + "/status")
+	client, scheme, err := c.adminClient()
+	if err != nil {
+		return nil, "", err
+	}
+	resp, err := client.Get(scheme + net.JoinHostPort(Address(k), strconv.Itoa(c.AdminPort)) + "/status")
 	if err != nil {
 		return nil, "", err
 	}
@@ -437,7 +457,7 @@ func Status(c *Cluster, errOut io.Writer) error {
 		return nil
 	}
 	fmt.Fprintln(c.Out)
-	if code := nodetool.Run([]string{"-h", Address(first), "-p", strconv.Itoa(c.AdminPort), "status"}, c.Out, errOut); code != 0 {
+	if code := nodetool.Run(append(c.nodetoolArgs(first), "status"), c.Out, errOut); code != 0 {
 		return fmt.Errorf("nodetool status on node%d failed", first)
 	}
 	return nil
