@@ -320,3 +320,38 @@ func TestEncryptedGossip(t *testing.T) {
 		t.Errorf("a 5-byte key: %v", err)
 	}
 }
+
+// TestKeyRotationAtRunTime: a cluster sealed with key A moves to key B
+// without a restart (install B everywhere, use it everywhere, remove A):
+// a node holding only B then joins, and one holding only A is kept out.
+func TestKeyRotationAtRunTime(t *testing.T) {
+	keyA, keyB := []byte(strings.Repeat("a", 32)), []byte(strings.Repeat("b", 32))
+	g1 := startKeyed(t, 1, [][]byte{keyA})
+	seed := fmt.Sprintf("127.0.0.1:%d", g1.Port())
+	g2 := startKeyed(t, 2, [][]byte{keyA}, seed)
+	eventually(t, "node 2", func() (bool, string) { return sees(g1, "127.0.0.2", true, Status, StatusNormal+",0") })
+	for _, step := range []func(*Gossiper) error{
+		func(g *Gossiper) error { return g.InstallKey(keyB) },
+		func(g *Gossiper) error { return g.UseKey(keyB) },
+		func(g *Gossiper) error { return g.RemoveKey(keyA) },
+	} {
+		for _, g := range []*Gossiper{g1, g2} {
+			if err := step(g); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if keys, err := g1.Keys(); err != nil || len(keys) != 1 || string(keys[0]) != string(keyB) {
+		t.Fatalf("keys after the rotation: %q, %v", keys, err)
+	}
+	startKeyed(t, 3, [][]byte{keyB}, seed)
+	eventually(t, "a node with the new key alone", func() (bool, string) { return sees(g1, "127.0.0.3", true, Status, StatusNormal+",0") })
+	startKeyed(t, 4, [][]byte{keyA}, seed)
+	time.Sleep(500 * time.Millisecond)
+	if g1.Endpoint("127.0.0.4") != nil {
+		t.Fatal("a node with the retired key alone joined")
+	}
+	if err := startIn(t, "alpha", 5, 0, 100).InstallKey(keyA); err != ErrNotEncrypted {
+		t.Fatalf("a key installed on unsealed gossip: %v", err)
+	}
+}

@@ -152,6 +152,8 @@ type Gossiper struct {
 	seeds  []string
 	isSeed bool
 
+	// kr is memberlist's keyring; nil when gossip is not sealed.
+	kr *memberlist.Keyring
 	// refused counts the packets and streams dropped for their cluster
 	// label or their encryption: sent by no node of this cluster.
 	refused atomic.Int64
@@ -203,6 +205,7 @@ func Start(opts Options) (*Gossiper, error) {
 			return nil, fmt.Errorf("gossip: %w", err)
 		}
 		cfg.Keyring, cfg.GossipVerifyIncoming, cfg.GossipVerifyOutgoing = kr, true, true
+		g.kr = kr
 	}
 	if opts.Transport != nil {
 		cfg.Transport = opts.Transport
@@ -701,4 +704,55 @@ func (t boundTransport) DialAddressTimeout(a memberlist.Address, timeout time.Du
 		d.LocalAddr = &net.TCPAddr{IP: t.local}
 	}
 	return d.Dial("tcp", a.Addr)
+}
+
+// ErrNotEncrypted refuses a key change on a node whose gossip is not
+// sealed (no EncryptionKeys at start).
+var ErrNotEncrypted = errors.New("gossip is not encrypted: start the nodes with gossip_encryption_keys")
+
+// keyring is memberlist's, or nil.
+func (g *Gossiper) keyring() (*memberlist.Keyring, error) {
+	if g.kr == nil {
+		return nil, ErrNotEncrypted
+	}
+	return g.kr, nil
+}
+
+// Keys are the keys that open gossip, the one that seals first.
+func (g *Gossiper) Keys() ([][]byte, error) {
+	kr, err := g.keyring()
+	if err != nil {
+		return nil, err
+	}
+	return kr.GetKeys(), nil
+}
+
+// InstallKey adds a key that opens gossip, UseKey makes one of those the
+// key that seals, RemoveKey drops one (not the sealing one): the steps of
+// a rotation, node by node, at run time. They last until the node
+// restarts with gossip_encryption_keys.
+func (g *Gossiper) InstallKey(key []byte) error {
+	kr, err := g.keyring()
+	if err != nil {
+		return err
+	}
+	return kr.AddKey(key)
+}
+
+// UseKey makes an installed key the one that seals.
+func (g *Gossiper) UseKey(key []byte) error {
+	kr, err := g.keyring()
+	if err != nil {
+		return err
+	}
+	return kr.UseKey(key)
+}
+
+// RemoveKey drops an installed key that does not seal.
+func (g *Gossiper) RemoveKey(key []byte) error {
+	kr, err := g.keyring()
+	if err != nil {
+		return err
+	}
+	return kr.RemoveKey(key)
 }

@@ -169,6 +169,8 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 	})
 	handle("GET /describering", n.adminDescribeRing)
 	handle("GET /gossipinfo", func(*http.Request) (any, error) { return n.gossipInfo(), nil })
+	handle("GET /gossipkeys", n.adminGossipKeys)
+	handle("POST /gossipkeys", n.adminGossipKeys)
 	handle("GET /metadata", func(*http.Request) (any, error) { return n.adminMetadata(), nil })
 	handle("GET /describecluster", n.adminDescribeCluster)
 	handle("GET /endpoints", n.adminEndpoints)

@@ -3,6 +3,7 @@ package node
 import (
 	"bufio"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -105,4 +106,46 @@ func (n *Node) adminAuthenticated(next http.Handler) (http.Handler, error) {
 		w.WriteHeader(http.StatusUnauthorized)
 		_ = json.NewEncoder(w).Encode(AdminErrorBody{Error: "Authentication failed! " + err.Error(), Failure: true})
 	}), nil
+}
+
+// adminGossipKeys lists the gossip keys (GET: base64, the sealing one
+// first) or changes them (POST action=install|use|remove, key=base64):
+// a rotation's steps at run time, node by node.
+func (n *Node) adminGossipKeys(r *http.Request) (any, error) {
+	n.ringMu.Lock()
+	g := n.gossip
+	n.ringMu.Unlock()
+	if g == nil {
+		return nil, badRequest("this node runs alone: it has no gossip")
+	}
+	if r.Method == http.MethodPost {
+		q := r.URL.Query()
+		key, err := base64.StdEncoding.DecodeString(q.Get("key"))
+		if err != nil || (len(key) != 16 && len(key) != 24 && len(key) != 32) {
+			return nil, badRequest("gossip key: %q is not a base64 AES key of 16, 24 or 32 bytes", q.Get("key"))
+		}
+		switch q.Get("action") {
+		case "install":
+			err = g.InstallKey(key)
+		case "use":
+			err = g.UseKey(key)
+		case "remove":
+			err = g.RemoveKey(key)
+		default:
+			return nil, badRequest("gossip keys: %q is not one of install, use, remove", q.Get("action"))
+		}
+		if err != nil {
+			return nil, badArgument("gossip keys: %v", err)
+		}
+		n.cfg.Logger.Warn().Str("action", q.Get("action")).Msg("gossip: the keys changed (until a restart: change gossip_encryption_keys too)")
+	}
+	keys, err := g.Keys()
+	if err != nil {
+		return nil, badArgument("%v", err)
+	}
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = base64.StdEncoding.EncodeToString(k)
+	}
+	return out, nil
 }

@@ -82,24 +82,51 @@ func holdsTheirRanges(t *testing.T, nodes []*Node, rows []int) {
 		}
 		return true, ""
 	})
-	missing := 0
+	// What is still missing is looked for again for a while: the check
+	// is that each replica holds its rows once the writes have settled,
+	// and the log says how late any came (none should).
+	type miss struct {
+		n *Node
+		k int
+	}
+	var late []miss
 	for _, n := range nodes {
-		kv := mustTable(t, n, "mv", "kv")
 		for _, k := range rows {
 			tok := n.engine.Partitioner().Token(cqltypeInt(k))
 			if !slices.Contains(ring.SimpleStrategy{Factor: 3}.Replicas(m, tok), n.endpoint()) {
 				continue
 			}
-			if p, err := readLocal(n, kv, cqltypeInt(k)); err != nil || p == nil || len(p.Rows) != 1 {
-				if missing++; missing < 5 {
-					var on []ring.Endpoint
-					for _, o := range nodes {
-						if p, _ := readLocal(o, mustTable(t, o, "mv", "kv"), cqltypeInt(k)); p != nil && len(p.Rows) == 1 {
-							on = append(on, o.endpoint())
-						}
-					}
-					t.Errorf("row %d of %s's ranges is not on it (it is on %v): %v", k, n.endpoint(), on, err)
+			if p, err := readLocal(n, mustTable(t, n, "mv", "kv"), cqltypeInt(k)); err != nil || p == nil || len(p.Rows) != 1 {
+				late = append(late, miss{n, k})
+			}
+		}
+	}
+	start := time.Now()
+	for len(late) > 0 && time.Since(start) < 15*time.Second {
+		time.Sleep(100 * time.Millisecond)
+		late = slices.DeleteFunc(late, func(x miss) bool {
+			p, err := readLocal(x.n, mustTable(t, x.n, "mv", "kv"), cqltypeInt(x.k))
+			if err == nil && p != nil && len(p.Rows) == 1 {
+				t.Logf("row %d reached %s %s after the writes settled", x.k, x.n.endpoint(), time.Since(start).Round(time.Millisecond))
+				return true
+			}
+			return false
+		})
+	}
+	missing := 0
+	for _, x := range late {
+		if missing++; missing < 5 {
+			var on []ring.Endpoint
+			for _, o := range nodes {
+				if p, _ := readLocal(o, mustTable(t, o, "mv", "kv"), cqltypeInt(x.k)); p != nil && len(p.Rows) == 1 {
+					on = append(on, o.endpoint())
 				}
+			}
+			t.Errorf("row %d of %s's ranges is not on it (it is on %v)", x.k, x.n.endpoint(), on)
+			for _, o := range nodes {
+				st := &o.coord.Stats
+				t.Logf("%s: ring epoch %d, hints stored %d delivered %d, write timeouts %d", o.endpoint(), o.ring.Load().Epoch(),
+					st.HintsStored.Load(), st.HintsDelivered.Load(), st.WriteTimeouts.Load())
 			}
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"fmt"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +80,25 @@ func TestSecureInternode(t *testing.T) {
 			return n > before, fmt.Sprint(n)
 		})
 	}
+
+	// The gossip keys, at run time, through the admin API's handler.
+	newKey := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("n", 32)))
+	for _, action := range []string{"install", "use"} {
+		for _, n := range nodes {
+			r := httptest.NewRequest("POST", "/gossipkeys?action="+action+"&key="+url.QueryEscape(newKey), nil)
+			if _, err := n.adminGossipKeys(r); err != nil {
+				t.Fatalf("%s on %s: %v", action, n.cfg.ListenAddress, err)
+			}
+		}
+	}
+	keys, err := nodes[0].adminGossipKeys(httptest.NewRequest("GET", "/gossipkeys", nil))
+	if err != nil || fmt.Sprint(keys) != fmt.Sprint([]string{newKey, key}) {
+		t.Fatalf("keys after install and use: %v, %v", keys, err)
+	}
+	if _, err := nodes[0].adminGossipKeys(httptest.NewRequest("POST", "/gossipkeys?action=remove&key="+url.QueryEscape(newKey), nil)); err == nil {
+		t.Fatal("the sealing key was removed")
+	}
+	waitAllUp(t, nodes)
 
 	refused := nodes[0].gossip.Refused()
 	stranger, err := gossip.Start(gossip.Options{Name: "127.0.0.9", Seeds: []string{fmt.Sprintf("127.0.0.1:%d", gossipPort)},

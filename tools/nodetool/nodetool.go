@@ -331,6 +331,7 @@ func init() {
 		"removenode":              (*client).removenode,
 		"repair":                  (*client).repair,
 		"getstreamthroughput":     (*client).getStreamThroughput,
+		"gossipkeys":              (*client).gossipKeys,
 		"setstreamthroughput":     (*client).setStreamThroughput,
 	}
 }
@@ -852,6 +853,32 @@ func (c *client) clearSnapshot(args []string) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// gossipKeys lists the node's gossip keys (the sealing one first), or
+// installs, uses or removes one: gossipkeys [install|use|remove KEY].
+func (c *client) gossipKeys(args []string) error {
+	var keys []string
+	switch {
+	case len(args) == 0 || len(args) == 1 && args[0] == "list":
+		if err := c.call("GET", "/gossipkeys", nil, &keys); err != nil {
+			return err
+		}
+	case len(args) == 2 && (args[0] == "install" || args[0] == "use" || args[0] == "remove"):
+		if err := c.call("POST", "/gossipkeys", url.Values{"action": {args[0]}, "key": {args[1]}}, &keys); err != nil {
+			return err
+		}
+	default:
+		return usef("gossipkeys takes list, or install, use or remove and a base64 key")
+	}
+	for i, k := range keys {
+		mark := ""
+		if i == 0 {
+			mark = " (seals)"
+		}
+		fmt.Fprintf(c.out, "%s%s\n", k, mark)
 	}
 	return nil
 }
