@@ -94,6 +94,11 @@ func (s *Session) authorize(st cql.Statement, keyspace string) error {
 	if s.auth == nil {
 		return nil
 	}
+	if !s.auth.Authenticating() && !s.auth.Authorizing() {
+		// Anyone may do anything, but write system_auth: no table lookups
+		// on the way of every request.
+		return refuseAuthWrites(st, keyspace)
+	}
 	tableOf := func(n cql.QualifiedName) (string, string, bool) {
 		ks := n.Keyspace
 		if ks == "" {
@@ -116,10 +121,8 @@ func (s *Session) authorize(st cql.Statement, keyspace string) error {
 		if !ok {
 			return s.validateLogin()
 		}
-		if ks == schema.SystemAuthKeyspace {
-			// Written only through the role statements, which carry
-			// their changes to every node.
-			return unauthorizedf("%s keyspace is not user-modifiable.", ks)
+		if err := refuseAuthWrites(st, keyspace); err != nil {
+			return err
 		}
 		if err := s.ensurePermission(auth.Modify, auth.TableResource(ks, t)); err != nil {
 			return err
@@ -175,4 +178,38 @@ func (s *Session) authorize(st cql.Statement, keyspace string) error {
 	// USE, DESCRIBE, and the role and permission statements, which check
 	// as they run.
 	return s.validateLogin()
+}
+
+// refuseAuthWrites refuses a write to system_auth, which only the role
+// and permission statements change (they carry their changes to every
+// node through the metadata log).
+func refuseAuthWrites(st cql.Statement, keyspace string) error {
+	var target cql.QualifiedName
+	switch st := st.(type) {
+	case *cql.Insert:
+		target = st.Table
+	case *cql.Update:
+		target = st.Table
+	case *cql.Delete:
+		target = st.Table
+	case *cql.Truncate:
+		target = st.Table
+	case *cql.Batch:
+		for _, m := range st.Statements {
+			if err := refuseAuthWrites(m, keyspace); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		return nil
+	}
+	ks := target.Keyspace
+	if ks == "" {
+		ks = keyspace
+	}
+	if ks == schema.SystemAuthKeyspace {
+		return unauthorizedf("%s keyspace is not user-modifiable.", ks)
+	}
+	return nil
 }
