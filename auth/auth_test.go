@@ -24,7 +24,7 @@ func TestResourceNamesRoundTrip(t *testing.T) {
 		}
 	}
 	var chain []string
-	for _, r := range TableResource("ks", "t").chain() {
+	for r, ok := TableResource("ks", "t"), true; ok; r, ok = r.Parent() {
 		chain = append(chain, r.String())
 	}
 	if want := []string{"<table ks.t>", "<all tables in ks>", "<keyspace ks>", "<all keyspaces>"}; !slices.Equal(chain, want) {

@@ -177,12 +177,3 @@ func (r Resource) Applicable() Permissions {
 	}
 	return 0
 }
-
-// chain is the resource and its parents, the resource first.
-func (r Resource) chain() []Resource {
-	out := []Resource{r}
-	for p, ok := r.Parent(); ok; p, ok = p.Parent() {
-		out = append(out, p)
-	}
-	return out
-}

@@ -162,8 +162,12 @@ func (r *Roles) Permissions(role string, res Resource) Permissions {
 	}
 	var out Permissions
 	for _, h := range r.Held(role) {
-		for _, c := range res.chain() {
-			out |= r.granted[h][c.ID()]
+		grants := r.granted[h]
+		if len(grants) == 0 {
+			continue
+		}
+		for c, ok := res, true; ok; c, ok = c.Parent() {
+			out |= grants[c.ID()]
 		}
 	}
 	return out

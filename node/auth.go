@@ -119,3 +119,18 @@ func (n *Node) tlsServer(key string, opts tlsconf.Options) (*tlsconf.Server, err
 	}
 	return t, nil
 }
+
+// Login checks a client's credentials as a connection's AUTH_RESPONSE
+// does and returns a session that runs as that role; with
+// AllowAllAuthenticator every client gets an anonymous session.
+func (n *Node) Login(user, password string) (*exec.Session, error) {
+	s := n.newSession()
+	if !n.auth.Authenticating() {
+		return s, nil
+	}
+	if err := n.auth.Authenticate(user, password); err != nil {
+		return nil, err
+	}
+	s.SetUser(user)
+	return s, nil
+}

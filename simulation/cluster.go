@@ -57,6 +57,10 @@ type Config struct {
 	// entire_sstable_stream_throughput_outbound in bytes a second; 0 for
 	// no bound.
 	StreamThroughput int64
+	// Authenticator and Authorizer are whole nodes' authenticator and
+	// authorizer (default AllowAll); with PasswordAuthenticator the
+	// default superuser is made as the nodes start.
+	Authenticator, Authorizer string
 	// Whole runs each node as package node runs it (node.Open: its
 	// metadata log choosing its tokens and deciding the ring, its
 	// bootstrap, decommission, removenode, replace and repair) over the

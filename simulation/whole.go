@@ -32,6 +32,7 @@ func (n *Node) startWhole() error {
 	if n.c.cfg.Handoff.Disabled {
 		cfg.HintedHandoffEnabled = new(false)
 	}
+	cfg.Authenticator, cfg.Authorizer, cfg.SuperuserSetupDelay = n.c.cfg.Authenticator, n.c.cfg.Authorizer, new(node.Duration(0))
 	if t := n.c.cfg.StreamThroughput; t > 0 {
 		cfg.StreamThroughputOutbound, cfg.EntireSSTableStreamThroughputOutbound = new(node.Rate(t)), new(node.Rate(t))
 	}
