@@ -14,7 +14,7 @@ RACE_PKGS := ./commitlog/... ./memtable/... ./storage/... ./cql/native/... ./tes
 # Storage packages run once more without the invariants tag, so both code paths are tested.
 STORAGE_PKGS := ./commitlog/... ./memtable/... ./sstable/... ./storage/...
 
-.PHONY: all build test test-long test-differential-long test-simulation-long lint bench bench-b3 bench-b3-cluster bench-b4 bench-b6 bench-lwt bench-counter run compat clean
+.PHONY: all build test test-long test-differential-long test-simulation-long lint bench bench-b3 bench-b3-cluster bench-b4 bench-b6 bench-lwt bench-counter bench-secure run compat clean
 
 all: build
 
@@ -78,6 +78,9 @@ bench-lwt: build
 
 bench-counter: build
 	bench/vs-plain.sh counter
+
+bench-secure: build
+	bench/secure-side-by-side.sh
 
 run: build
 	$(BIN) server

@@ -31,6 +31,15 @@ type Roles struct {
 
 	mu     sync.Mutex
 	closed map[string][]string // role -> the roles it holds, itself first
+	// permissions caches Permissions by role and resource: this Roles
+	// never changes, so neither does an answer (the permissions cache;
+	// a change makes a new Roles, and with it an empty cache).
+	permissions sync.Map // permissionsKey -> Permissions
+}
+
+type permissionsKey struct {
+	role string
+	res  Resource
 }
 
 // NoRoles is an empty system_auth.
@@ -157,6 +166,16 @@ func (r *Roles) GrantedDirectly(role string, res Resource) Permissions {
 // it or any of its parents to the role or any role it holds. A superuser
 // may do everything applicable.
 func (r *Roles) Permissions(role string, res Resource) Permissions {
+	key := permissionsKey{role, res}
+	if p, ok := r.permissions.Load(key); ok {
+		return p.(Permissions)
+	}
+	p := r.permissionsOf(role, res)
+	r.permissions.Store(key, p)
+	return p
+}
+
+func (r *Roles) permissionsOf(role string, res Resource) Permissions {
 	if r.IsSuperuser(role) {
 		return res.Applicable()
 	}

@@ -92,6 +92,9 @@ func (s *Session) alterKeyspace(st *cql.AlterKeyspace) (*Result, error) {
 		}
 		return nil, invalidf("Keyspace '%s' doesn't exist", st.Name)
 	}
+	if replicatedSystemKeyspace(st.Name) {
+		return s.alterReplicatedSystemKeyspace(st, old)
+	}
 	if _, err := s.userKeyspace(st.Name); err != nil {
 		return nil, err
 	}
@@ -108,6 +111,35 @@ func (s *Session) alterKeyspace(st *cql.AlterKeyspace) (*Result, error) {
 		keep = *durable
 	}
 	return s.writeKeyspace(st.Name, repl, previous, keep, "UPDATED")
+}
+
+// replicatedSystemKeyspace reports whether Cassandra lets operators
+// change a system keyspace's replication: system_auth, system_distributed
+// and system_traces.
+func replicatedSystemKeyspace(name string) bool {
+	return name == schema.SystemAuthKeyspace || name == schema.SystemDistributedKeyspace || name == schema.SystemTracesKeyspace
+}
+
+// alterReplicatedSystemKeyspace takes the ALTER KEYSPACE operators run on
+// system_auth (Cassandra's guides ask for it on every new cluster), checks
+// it as any other, and changes nothing: every node holds system_auth (its
+// changes go through the metadata log), and each node keeps its own
+// system_distributed and system_traces. The client is told so.
+func (s *Session) alterReplicatedSystemKeyspace(st *cql.AlterKeyspace, old *schema.Keyspace) (*Result, error) {
+	repl, _, err := keyspaceOptions(st.Options)
+	if err != nil {
+		return nil, err
+	}
+	if len(repl) > 0 {
+		if _, err := schema.ParseReplication(st.Name, repl, s.dataCenters(), old.Replication.Map()); err != nil {
+			return nil, asInvalid(err)
+		}
+	}
+	why := "every node holds system_auth whatever its replication says"
+	if st.Name != schema.SystemAuthKeyspace {
+		why = "each node keeps its own " + st.Name
+	}
+	return &Result{Kind: SchemaChangeResult, Warnings: []string{st.Name + "'s replication is not changed: " + why}}, nil
 }
 
 func (s *Session) dropKeyspace(st *cql.DropKeyspace) (*Result, error) {
