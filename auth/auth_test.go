@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -163,5 +164,28 @@ func TestCredentialsCache(t *testing.T) {
 	login("two", "alice is not permitted to log in", 0)
 	if svc.Failures.Load() != 3 {
 		t.Fatalf("%d failures counted, want 3", svc.Failures.Load())
+	}
+}
+
+// TestPermissionsCacheBounded: a client naming resource after resource
+// (most of which do not exist) grows no cache past its bound, and every
+// answer stays right.
+func TestPermissionsCacheBounded(t *testing.T) {
+	s := &store{t: t, m: testutil.NewMemStore()}
+	s.apply(CreateRole(s.writer(), "r", RoleChange{}))
+	r := s.apply(GrantPermissions(s.writer(), "r", KeyspaceResource("ks"), PermissionsOf(Select)))
+	for i := range maxCachedPermissions + 500 {
+		ks := "ks"
+		if i%2 == 1 {
+			ks = fmt.Sprintf("other%d", i)
+		}
+		if got := r.Permissions("r", TableResource(ks, "t")).Has(Select); got != (ks == "ks") {
+			t.Fatalf("SELECT on %s.t: %v", ks, got)
+		}
+	}
+	n := 0
+	r.permissions.Range(func(any, any) bool { n++; return true })
+	if n > maxCachedPermissions {
+		t.Fatalf("%d answers cached, past the bound of %d", n, maxCachedPermissions)
 	}
 }

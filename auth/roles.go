@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/schema"
@@ -35,7 +36,14 @@ type Roles struct {
 	// never changes, so neither does an answer (the permissions cache;
 	// a change makes a new Roles, and with it an empty cache).
 	permissions sync.Map // permissionsKey -> Permissions
+	// cached counts the answers kept, which stop at maxCachedPermissions:
+	// statements may name resources that do not exist, and a client
+	// naming new ones must not grow the cache for ever.
+	cached atomic.Int64
 }
+
+// maxCachedPermissions bounds each Roles' cache of answers.
+const maxCachedPermissions = 10_000
 
 type permissionsKey struct {
 	role string
@@ -171,7 +179,9 @@ func (r *Roles) Permissions(role string, res Resource) Permissions {
 		return p.(Permissions)
 	}
 	p := r.permissionsOf(role, res)
-	r.permissions.Store(key, p)
+	if r.cached.Add(1) <= maxCachedPermissions {
+		r.permissions.Store(key, p)
+	}
 	return p
 }
 

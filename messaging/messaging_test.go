@@ -3,6 +3,7 @@ package messaging
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sibyldb/sibyl/internal/testutil"
+	"github.com/sibyldb/sibyl/internal/tlsconf"
 )
 
 func TestFrameRoundTrip(t *testing.T) {
@@ -409,5 +413,69 @@ func TestDialsFromListenAddress(t *testing.T) {
 	}
 	if got := <-from; got != "127.0.0.7" {
 		t.Errorf("the connection came from %s, want 127.0.0.7", got)
+	}
+}
+
+// TestPlaintextOnlyFromAllowedPeers: on a storage port that takes TLS and
+// plaintext (internode_encryption dc or rack), a plaintext hello from an
+// address AllowPlaintext refuses is cut off; from one it allows, and with
+// TLS from anyone, it is taken.
+func TestPlaintextOnlyFromAllowedPeers(t *testing.T) {
+	pki := testutil.NewPKI(t, "cluster")
+	cert, key := pki.Issue(t, "node")
+	srv, err := tlsconf.NewServer(tlsconf.Options{Enabled: true, Optional: true, Keystore: cert, KeystoreKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := TCP{TLS: &TCPTLS{Server: srv, AllowPlaintext: func(host string) bool { return host == "127.0.0.2" }}}
+	l, err := tr.Listen("127.0.0.1", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				for {
+					f, err := c.Recv()
+					if err != nil {
+						return
+					}
+					_ = c.Send(f)
+				}
+			}()
+		}
+	}()
+	addr := fmt.Sprintf("127.0.0.1:%d", l.Port())
+	clientTLS, err := tlsconf.ClientOptions{}.ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		local string
+		tr    TCP
+		taken bool
+	}{
+		{"127.0.0.2", TCP{}, true},
+		{"127.0.0.9", TCP{}, false},
+		{"127.0.0.9", TCP{TLS: &TCPTLS{Dial: func(string) *tls.Config { return clientTLS }}}, true},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		conn, err := c.tr.Dial(ctx, c.local, addr)
+		cancel()
+		if err == nil {
+			err = conn.Send(Frame{Kind: KindRequest, ID: 1, Verb: 1})
+			if err == nil {
+				_, err = conn.Recv()
+			}
+			conn.Close()
+		}
+		if (err == nil) != c.taken {
+			t.Errorf("from %s (TLS %v): %v, want taken %v", c.local, c.tr.TLS != nil, err, c.taken)
+		}
 	}
 }

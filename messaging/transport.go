@@ -55,6 +55,10 @@ type TCPTLS struct {
 	// Dial is the configuration to dial a peer ("host:port") with; nil
 	// for plaintext.
 	Dial func(addr string) *tls.Config
+	// AllowPlaintext, with an optional Server, says whether a peer at
+	// this address may speak plaintext: one of the nodes that need no
+	// TLS (the same data centre or rack), not anyone.
+	AllowPlaintext func(host string) bool
 }
 
 var handshakeMagic = [4]byte{'S', 'B', 'Y', 'L'}
@@ -67,10 +71,11 @@ func (t TCP) Listen(local, addr string) (Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.TLS != nil {
-		l = t.TLS.Server.Listener(l)
-	}
 	tl := &tcpListener{l: l, ready: make(chan Conn), closed: make(chan struct{})}
+	if t.TLS != nil {
+		tl.l = t.TLS.Server.Listener(l)
+		tl.allowPlaintext = t.TLS.AllowPlaintext
+	}
 	go tl.acceptLoop()
 	return tl, nil
 }
@@ -122,11 +127,14 @@ func (t TCP) Dial(ctx context.Context, local, addr string) (Conn, error) {
 // handshake on its own, so that a peer slow to say who it is (or a
 // stranger that says nothing) holds up no other connection.
 type tcpListener struct {
-	l      net.Listener
-	ready  chan Conn // connections whose handshake succeeded
-	closed chan struct{}
-	once   sync.Once
-	err    error // what ended the accept loop
+	l net.Listener
+	// allowPlaintext, when set, decides whether a connection that came
+	// without TLS (an optional TLS listener's) is taken.
+	allowPlaintext func(host string) bool
+	ready          chan Conn // connections whose handshake succeeded
+	closed         chan struct{}
+	once           sync.Once
+	err            error // what ended the accept loop
 }
 
 func (l *tcpListener) Port() int { return l.l.Addr().(*net.TCPAddr).Port }
@@ -153,7 +161,7 @@ func (l *tcpListener) acceptLoop() {
 			return
 		}
 		go func() {
-			c, err := acceptHandshake(nc)
+			c, err := acceptHandshake(nc, l.allowPlaintext)
 			if err != nil {
 				return // closed by acceptHandshake
 			}
@@ -180,12 +188,19 @@ func (l *tcpListener) Accept() (Conn, error) {
 	}
 }
 
-func acceptHandshake(nc net.Conn) (Conn, error) {
+func acceptHandshake(nc net.Conn, allowPlaintext func(host string) bool) (Conn, error) {
 	_ = nc.SetDeadline(time.Now().Add(handshakeTimeout))
 	var h [6]byte
 	if _, err := io.ReadFull(nc, h[:]); err != nil || [4]byte(h[:4]) != handshakeMagic {
 		nc.Close()
 		return nil, errors.New("messaging: not a Sibyl node")
+	}
+	if st, ok := nc.(interface{ ConnectionState() *tls.ConnectionState }); ok && allowPlaintext != nil && st.ConnectionState() == nil {
+		host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
+		if !allowPlaintext(host) {
+			nc.Close()
+			return nil, fmt.Errorf("messaging: %s spoke plaintext, which only peers that need no TLS may", host)
+		}
 	}
 	name := make([]byte, h[5])
 	if _, err := io.ReadFull(nc, name); err != nil {

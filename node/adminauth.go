@@ -2,8 +2,10 @@ package node
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,9 +110,11 @@ func (n *Node) adminAuthenticated(next http.Handler) (http.Handler, error) {
 	}), nil
 }
 
-// adminGossipKeys lists the gossip keys (GET: base64, the sealing one
-// first) or changes them (POST action=install|use|remove, key=base64):
-// a rotation's steps at run time, node by node.
+// adminGossipKeys lists the gossip keys (GET: their fingerprints, the
+// sealing one first) or changes them (POST, a form with action=install,
+// use or remove and key=base64): a rotation's steps at run time, node by
+// node. Keys are changed only through an authenticated admin API: one
+// anyone on the network may use would hand out the seal.
 func (n *Node) adminGossipKeys(r *http.Request) (any, error) {
 	n.ringMu.Lock()
 	g := n.gossip
@@ -119,12 +123,15 @@ func (n *Node) adminGossipKeys(r *http.Request) (any, error) {
 		return nil, badRequest("this node runs alone: it has no gossip")
 	}
 	if r.Method == http.MethodPost {
-		q := r.URL.Query()
-		key, err := base64.StdEncoding.DecodeString(q.Get("key"))
-		if err != nil || (len(key) != 16 && len(key) != 24 && len(key) != 32) {
-			return nil, badRequest("gossip key: %q is not a base64 AES key of 16, 24 or 32 bytes", q.Get("key"))
+		if n.cfg.AdminAuthentication == "" || n.cfg.AdminAuthentication == AdminAuthNone {
+			return nil, badArgument("gossip keys are changed only through an admin API that asks for credentials (admin_authentication)")
 		}
-		switch q.Get("action") {
+		action, encoded := r.PostFormValue("action"), r.PostFormValue("key")
+		key, err := base64.StdEncoding.DecodeString(encoded)
+		if err != nil || (len(key) != 16 && len(key) != 24 && len(key) != 32) {
+			return nil, badRequest("gossip key: not a base64 AES key of 16, 24 or 32 bytes")
+		}
+		switch action {
 		case "install":
 			err = g.InstallKey(key)
 		case "use":
@@ -132,12 +139,12 @@ func (n *Node) adminGossipKeys(r *http.Request) (any, error) {
 		case "remove":
 			err = g.RemoveKey(key)
 		default:
-			return nil, badRequest("gossip keys: %q is not one of install, use, remove", q.Get("action"))
+			return nil, badRequest("gossip keys: %q is not one of install, use, remove", action)
 		}
 		if err != nil {
 			return nil, badArgument("gossip keys: %v", err)
 		}
-		n.cfg.Logger.Warn().Str("action", q.Get("action")).Msg("gossip: the keys changed (until a restart: change gossip_encryption_keys too)")
+		n.cfg.Logger.Warn().Str("action", action).Str("key", KeyFingerprint(key)).Msg("gossip: the keys changed (until a restart: change gossip_encryption_keys too)")
 	}
 	keys, err := g.Keys()
 	if err != nil {
@@ -145,7 +152,14 @@ func (n *Node) adminGossipKeys(r *http.Request) (any, error) {
 	}
 	out := make([]string, len(keys))
 	for i, k := range keys {
-		out[i] = base64.StdEncoding.EncodeToString(k)
+		out[i] = KeyFingerprint(k)
 	}
 	return out, nil
+}
+
+// KeyFingerprint names a gossip key without giving it away: the first
+// eight bytes of its SHA-256, in hex.
+func KeyFingerprint(key []byte) string {
+	sum := sha256.Sum256(key)
+	return hex.EncodeToString(sum[:8])
 }

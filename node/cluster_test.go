@@ -80,7 +80,8 @@ func openClusterNode(t *testing.T, k int, cfg Config, gossipPort int) (*Node, er
 		PartitionedNodePolicy: cfg.PartitionedNodePolicy, PartitionedNodeTimeout: cfg.PartitionedNodeTimeout,
 		MetadataSnapshotEntries: cfg.MetadataSnapshotEntries, HintedHandoffEnabled: cfg.HintedHandoffEnabled, AutoRepair: cfg.AutoRepair,
 		Authenticator: cfg.Authenticator, Authorizer: cfg.Authorizer, SuperuserSetupDelay: cfg.SuperuserSetupDelay,
-		ServerEncryptionOptions: cfg.ServerEncryptionOptions, GossipEncryptionKeys: cfg.GossipEncryptionKeys})
+		ServerEncryptionOptions: cfg.ServerEncryptionOptions, GossipEncryptionKeys: cfg.GossipEncryptionKeys,
+		AdminAuthentication: cfg.AdminAuthentication, AdminPasswordFile: cfg.AdminPasswordFile})
 }
 
 // storagePorts are the storage ports of the test clusters, by their

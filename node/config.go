@@ -611,7 +611,11 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	switch c.AdminAuthentication {
-	case "", AdminAuthNone, AdminAuthRoles:
+	case AdminAuthRoles:
+		if shortAuthClass(c.Authenticator, auth.AllowAllAuthenticator) != auth.PasswordAuthenticator {
+			errs = append(errs, errors.New("admin_authentication: roles needs authenticator: PasswordAuthenticator (with AllowAllAuthenticator no role has a password to log in with)"))
+		}
+	case "", AdminAuthNone:
 	case AdminAuthPasswordFile:
 		if _, err := ReadAdminPasswordFile(c.AdminPasswordFile); err != nil {
 			errs = append(errs, fmt.Errorf("admin_password_file: %w", err))

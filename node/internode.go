@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sibyldb/sibyl/messaging"
+	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
@@ -25,7 +26,7 @@ func (n *Node) startMessaging() error {
 			n.metrics.watchTLS("internode", t)
 			n.internodeTLS = t
 		}
-		transport = messaging.TCP{TLS: &messaging.TCPTLS{Server: n.internodeTLS, Dial: n.internodeDialTLS}}
+		transport = messaging.TCP{TLS: &messaging.TCPTLS{Server: n.internodeTLS, Dial: n.internodeDialTLS, AllowPlaintext: n.internodePlaintextAllowed}}
 	}
 	m, err := messaging.Start(messaging.Options{Name: n.cfg.ListenAddress, Port: n.cfg.StoragePort, Logger: n.cfg.Logger, Transport: transport})
 	if err != nil {
@@ -62,6 +63,25 @@ func (n *Node) internodeDialTLS(addr string) *tls.Config {
 		}
 	}
 	return n.internodeTLS.PeerConfig(host, enc.RequireEndpointVerification)
+}
+
+// internodePlaintextAllowed says whether a peer may speak plaintext to
+// the storage port (internode_encryption dc or rack): a node of the ring
+// in this node's data centre (and rack, for rack). Anyone else is
+// refused, logged and counted with the refused handshakes.
+func (n *Node) internodePlaintextAllowed(host string) bool {
+	enc := n.cfg.ServerEncryptionOptions.InternodeEncryption
+	if top := n.topology.Load(); top != nil {
+		for _, r := range top.nodes {
+			if r.Endpoint == host && r.State != metadata.Left && r.DataCenter == n.cfg.DataCenter &&
+				(enc == InternodeDC || r.Rack == n.cfg.Rack) {
+				return true
+			}
+		}
+	}
+	n.internodeTLS.HandshakeFailures.Add(1)
+	n.cfg.Logger.Warn().Str("client", host).Msg("tls: a plaintext internode connection from a node that must use TLS, or from no node, was refused")
+	return false
 }
 
 // schemaMutations are this node's system_schema contents as mutations

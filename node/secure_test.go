@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,10 +34,15 @@ func TestSecureInternode(t *testing.T) {
 		c, kf := pki.Issue(t, fmt.Sprintf("node%d", k))
 		certs[k] = [2]string{c, kf}
 	}
+	passwords := filepath.Join(t.TempDir(), "jmxremote.password")
+	if err := os.WriteFile(passwords, []byte("ops secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	nodes, _, gossipPort := startThreeWith(t, func(k int) Config {
-		return Config{GossipEncryptionKeys: []string{key}, ServerEncryptionOptions: ServerEncryptionOptions{
-			Options:             tlsconf.Options{Keystore: certs[k][0], KeystoreKey: certs[k][1], RequireClientAuth: true, Truststore: pki.CAFile},
-			InternodeEncryption: InternodeAll}}
+		return Config{AdminAuthentication: AdminAuthPasswordFile, AdminPasswordFile: passwords,
+			GossipEncryptionKeys: []string{key}, ServerEncryptionOptions: ServerEncryptionOptions{
+				Options:             tlsconf.Options{Keystore: certs[k][0], KeystoreKey: certs[k][1], RequireClientAuth: true, Truststore: pki.CAFile},
+				InternodeEncryption: InternodeAll}}
 	})
 	waitAllUp(t, nodes)
 	for _, q := range []string{
@@ -81,23 +88,37 @@ func TestSecureInternode(t *testing.T) {
 		})
 	}
 
-	// The gossip keys, at run time, through the admin API's handler.
-	newKey := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("n", 32)))
+	// The gossip keys, at run time, through the admin API's handler (the
+	// password file's authentication is the wrapper's, not run here).
+	newRaw := []byte(strings.Repeat("n", 32))
+	newKey := base64.StdEncoding.EncodeToString(newRaw)
+	post := func(n *Node, action string) error {
+		r := httptest.NewRequest("POST", "/gossipkeys", strings.NewReader(url.Values{"action": {action}, "key": {newKey}}.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		_, err := n.adminGossipKeys(r)
+		return err
+	}
 	for _, action := range []string{"install", "use"} {
 		for _, n := range nodes {
-			r := httptest.NewRequest("POST", "/gossipkeys?action="+action+"&key="+url.QueryEscape(newKey), nil)
-			if _, err := n.adminGossipKeys(r); err != nil {
+			if err := post(n, action); err != nil {
 				t.Fatalf("%s on %s: %v", action, n.cfg.ListenAddress, err)
 			}
 		}
 	}
 	keys, err := nodes[0].adminGossipKeys(httptest.NewRequest("GET", "/gossipkeys", nil))
-	if err != nil || fmt.Sprint(keys) != fmt.Sprint([]string{newKey, key}) {
+	oldRaw, _ := base64.StdEncoding.DecodeString(key)
+	if err != nil || fmt.Sprint(keys) != fmt.Sprint([]string{KeyFingerprint(newRaw), KeyFingerprint(oldRaw)}) {
 		t.Fatalf("keys after install and use: %v, %v", keys, err)
 	}
-	if _, err := nodes[0].adminGossipKeys(httptest.NewRequest("POST", "/gossipkeys?action=remove&key="+url.QueryEscape(newKey), nil)); err == nil {
+	if err := post(nodes[0], "remove"); err == nil {
 		t.Fatal("the sealing key was removed")
 	}
+	// An admin API anyone may use changes no key.
+	nodes[2].cfg.AdminAuthentication = AdminAuthNone
+	if err := post(nodes[2], "use"); err == nil || !strings.Contains(err.Error(), "admin_authentication") {
+		t.Fatalf("a key change through an open admin API: %v", err)
+	}
+	nodes[2].cfg.AdminAuthentication = AdminAuthPasswordFile
 	waitAllUp(t, nodes)
 
 	refused := nodes[0].gossip.Refused()

@@ -163,12 +163,15 @@ func (s *Session) authorize(st cql.Statement, keyspace string) error {
 	case *cql.CreateTable:
 		return s.ensurePermission(auth.Create, auth.AllTablesResource(keyspaceOf(st.Name)))
 	case *cql.AlterTable:
-		if ks, t, ok := tableOf(st.Name); ok {
-			return s.ensurePermission(auth.Alter, auth.TableResource(ks, t))
+		// On the table named, whether or not it is there yet (as
+		// Cassandra checks): the statement reads the schema again as it
+		// runs, and a table made meanwhile must not escape the check.
+		if ks := keyspaceOf(st.Name); ks != "" {
+			return s.ensurePermission(auth.Alter, auth.TableResource(ks, st.Name.Name))
 		}
 	case *cql.DropTable:
-		if ks, t, ok := tableOf(st.Name); ok {
-			return s.ensurePermission(auth.Drop, auth.TableResource(ks, t))
+		if ks := keyspaceOf(st.Name); ks != "" {
+			return s.ensurePermission(auth.Drop, auth.TableResource(ks, st.Name.Name))
 		}
 	case *cql.CreateType:
 		return s.ensurePermission(auth.Create, auth.AllTablesResource(keyspaceOf(st.Name)))

@@ -416,6 +416,10 @@ type BatchStatement struct {
 // then applied together. opts gives the default timestamp.
 func (s *Session) RunBatch(kind cql.BatchKind, stmts []BatchStatement, opts QueryParams) (*Result, error) {
 	s.consistency, s.serial = opts.Consistency, opts.SerialConsistency
+	if s.base == nil {
+		s.base = s.c.Schema() // one schema for the checks and the statements
+		defer func() { s.base = nil }()
+	}
 	items := make([]batchItem, len(stmts))
 	conditional := false
 	for i, b := range stmts {

@@ -181,6 +181,14 @@ func (s *Session) Query(st cql.Statement, opts QueryParams) (*Result, error) {
 }
 
 func (s *Session) run(st cql.Statement, opts QueryParams, bound *binding) (*Result, error) {
+	if s.base == nil {
+		// One schema for the check and the statement: a table made
+		// between them must not run unchecked. (A DDL statement reads
+		// the schema again at each attempt; its checks do not depend on
+		// what exists.)
+		s.base = s.c.Schema()
+		defer func() { s.base = nil }()
+	}
 	if err := s.authorize(st, s.keyspace); err != nil {
 		return nil, err
 	}

@@ -179,12 +179,57 @@ type serverConn struct {
 	// inner is the TLS connection, or the plaintext one with the byte
 	// read to tell them apart put back.
 	inner net.Conn
+
+	// The deadlines its user set, which the handshake's must not undo.
+	mu                          sync.Mutex
+	readDeadline, writeDeadline time.Time
+}
+
+func (c *serverConn) SetDeadline(t time.Time) error {
+	c.mu.Lock()
+	c.readDeadline, c.writeDeadline = t, t
+	c.mu.Unlock()
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *serverConn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	c.readDeadline = t
+	c.mu.Unlock()
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *serverConn) SetWriteDeadline(t time.Time) error {
+	c.mu.Lock()
+	c.writeDeadline = t
+	c.mu.Unlock()
+	return c.Conn.SetWriteDeadline(t)
+}
+
+// earlier is the earlier of a deadline and a user's (zero: none).
+func earlier(a, user time.Time) time.Time {
+	if !user.IsZero() && user.Before(a) {
+		return user
+	}
+	return a
 }
 
 func (c *serverConn) start() error {
 	c.once.Do(func() {
-		_ = c.Conn.SetDeadline(time.Now().Add(handshakeTimeout))
-		defer c.Conn.SetDeadline(time.Time{})
+		// The handshake has handshakeTimeout, or less if the user's
+		// deadlines come first; theirs hold again once it is done.
+		c.mu.Lock()
+		read, write := c.readDeadline, c.writeDeadline
+		c.mu.Unlock()
+		limit := time.Now().Add(handshakeTimeout)
+		_ = c.Conn.SetReadDeadline(earlier(limit, read))
+		_ = c.Conn.SetWriteDeadline(earlier(limit, write))
+		defer func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			_ = c.Conn.SetReadDeadline(c.readDeadline)
+			_ = c.Conn.SetWriteDeadline(c.writeDeadline)
+		}()
 		var raw net.Conn = c.Conn
 		if c.srv.opts.Optional {
 			br := bufio.NewReaderSize(c.Conn, 1)

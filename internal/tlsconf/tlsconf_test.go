@@ -2,6 +2,7 @@ package tlsconf
 
 import (
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -239,5 +240,52 @@ func TestOptionsRefusals(t *testing.T) {
 	if err := (&Options{Enabled: true, Keystore: cert, KeystoreKey: key, Protocol: "TLSv1.3",
 		CipherSuites: []string{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}}).Validate("x"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDeadlinesOutliveTheHandshake: a read deadline its user set before
+// the first read still holds once the handshake is done: a client that
+// handshakes and then says nothing does not hold the connection forever.
+func TestDeadlinesOutliveTheHandshake(t *testing.T) {
+	p := newPKI(t, "ca")
+	cert, key := p.Issue(t, "node")
+	for _, optional := range []bool{false, true} {
+		srv, err := NewServer(Options{Enabled: true, Keystore: cert, KeystoreKey: key, Optional: optional})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		tl := srv.Listener(l)
+		result := make(chan error, 1)
+		go func() {
+			c, err := tl.Accept()
+			if err != nil {
+				result <- err
+				return
+			}
+			defer c.Close()
+			_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+			_, err = c.Read(make([]byte, 1))
+			result <- err
+		}()
+		cfg := clientConfig(t, ClientOptions{CAFile: p.CAFile, VerifyServer: true})
+		c, err := tls.Dial("tcp", l.Addr().String(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		select {
+		case err := <-result:
+			var ne net.Error
+			if !errors.As(err, &ne) || !ne.Timeout() {
+				t.Fatalf("optional %v: the silent client's read ended with %v, want a timeout", optional, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("optional %v: the read deadline set before the handshake was lost", optional)
+		}
 	}
 }

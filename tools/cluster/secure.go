@@ -47,6 +47,9 @@ func (c *Cluster) writeSecurity() error {
 		rc.WriteString("[authentication]\nusername = cassandra\npassword = cassandra\n\n")
 	}
 	if c.SSL {
+		// Two authorities: the nodes' (which the storage port trusts) and
+		// the clients' (which the native port trusts), so that a client's
+		// certificate does not pass for a node's.
 		a, err := tlsconf.NewAuthority(c.pkiDir(), "cluster")
 		if err != nil {
 			return err
@@ -55,16 +58,22 @@ func (c *Cluster) writeSecurity() error {
 		if err != nil {
 			return err
 		}
-		clientCert, clientKey, err := a.Issue("client")
+		clients, err := tlsconf.NewAuthority(c.pkiDir(), "clients")
+		if err != nil {
+			return err
+		}
+		clientCert, clientKey, err := clients.Issue("client")
 		if err != nil {
 			return err
 		}
 		var gossipKey [32]byte
 		_, _ = rand.Read(gossipKey[:])
-		stores := fmt.Sprintf("  keystore: %s\n  keystore_key: %s\n  truststore: %s\n", q(cert), q(key), q(a.CAFile))
-		fmt.Fprintf(&yaml, "client_encryption_options:\n  enabled: true\n  require_client_auth: %t\n%s", c.RequireClientAuth, stores)
-		fmt.Fprintf(&yaml, "server_encryption_options:\n  internode_encryption: all\n  require_client_auth: true\n%s", stores)
-		fmt.Fprintf(&yaml, "admin_encryption_options:\n  enabled: true\n%s", stores)
+		keystore := fmt.Sprintf("  keystore: %s\n  keystore_key: %s\n", q(cert), q(key))
+		fmt.Fprintf(&yaml, "client_encryption_options:\n  enabled: true\n  require_client_auth: %t\n%s  truststore: %s\n",
+			c.RequireClientAuth, keystore, q(clients.CAFile))
+		fmt.Fprintf(&yaml, "server_encryption_options:\n  internode_encryption: all\n  require_client_auth: true\n%s  truststore: %s\n",
+			keystore, q(a.CAFile))
+		fmt.Fprintf(&yaml, "admin_encryption_options:\n  enabled: true\n%s", keystore)
 		fmt.Fprintf(&yaml, "gossip_encryption_keys:\n  - %s\n", q(base64.StdEncoding.EncodeToString(gossipKey[:])))
 		fmt.Fprintf(&rc, "[connection]\nssl = true\n\n[ssl]\ncertfile = %s\nvalidate = true\nusercert = %s\nuserkey = %s\n",
 			a.CAFile, clientCert, clientKey)

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"strconv"
@@ -66,6 +67,21 @@ func TestSecureCluster(t *testing.T) {
 			s.Close()
 		}
 		t.Fatalf("a client without credentials: %v", err)
+	}
+	// The clients' certificate is not a node's: the storage port refuses it.
+	clientTLS, err := c.clientTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp",
+		net.JoinHostPort(Address(1), strconv.Itoa(c.StoragePort)), clientTLS); err == nil {
+		tc.SetDeadline(time.Now().Add(5 * time.Second))
+		_, _ = tc.Write([]byte("SBYL\x01\x09127.0.0.9"))
+		var b [1]byte
+		if n, _ := tc.Read(b[:]); n != 0 {
+			t.Fatal("the storage port took a client's certificate for a node's")
+		}
+		tc.Close()
 	}
 	if conn, err := net.DialTimeout("tcp", net.JoinHostPort(Address(1), strconv.Itoa(c.StoragePort)), time.Second); err == nil {
 		// The storage port takes TLS alone: a plaintext hello is cut off.

@@ -192,6 +192,23 @@ func (c *client) call(method, path string, query url.Values, into any) error {
 	if err != nil {
 		return err
 	}
+	return c.do(req, into)
+}
+
+// postForm runs an admin API request whose arguments go in its body (a
+// key, which a URL would leave in logs).
+func (c *client) postForm(path string, form url.Values, into any) error {
+	req, err := http.NewRequest("POST", c.base+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return c.do(req, into)
+}
+
+// do sends a request with the client's credentials and reads its answer
+// into into.
+func (c *client) do(req *http.Request, into any) error {
 	if c.user != "" {
 		req.SetBasicAuth(c.user, c.password)
 	}
@@ -857,8 +874,9 @@ func (c *client) clearSnapshot(args []string) error {
 	return nil
 }
 
-// gossipKeys lists the node's gossip keys (the sealing one first), or
-// installs, uses or removes one: gossipkeys [install|use|remove KEY].
+// gossipKeys lists the fingerprints of the node's gossip keys (the
+// sealing one first), or installs, uses or removes one: gossipkeys
+// [install|use|remove KEY].
 func (c *client) gossipKeys(args []string) error {
 	var keys []string
 	switch {
@@ -867,7 +885,7 @@ func (c *client) gossipKeys(args []string) error {
 			return err
 		}
 	case len(args) == 2 && (args[0] == "install" || args[0] == "use" || args[0] == "remove"):
-		if err := c.call("POST", "/gossipkeys", url.Values{"action": {args[0]}, "key": {args[1]}}, &keys); err != nil {
+		if err := c.postForm("/gossipkeys", url.Values{"action": {args[0]}, "key": {args[1]}}, &keys); err != nil {
 			return err
 		}
 	default:
