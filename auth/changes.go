@@ -1,9 +1,9 @@
 package auth
 
 import (
-	"fmt"
 	"slices"
 
+	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/schema"
 )
@@ -20,8 +20,11 @@ type rowWrite struct {
 	w   *schema.CellWriter
 }
 
+// newRowWrite starts the write of a row, its key checked as a
+// statement's (a role name, or a resource naming one, may be too long
+// for a key).
 func newRowWrite(t *schema.Table, w *schema.CellWriter, partition string, clustering ...string) (*rowWrite, error) {
-	key, err := t.PartitionKeyBytes([][]byte{[]byte(partition)})
+	key, err := t.StatementKey([][]byte{[]byte(partition)})
 	if err != nil {
 		return nil, err
 	}
@@ -30,6 +33,9 @@ func newRowWrite(t *schema.Table, w *schema.CellWriter, partition string, cluste
 		ck[i] = []byte(c)
 	}
 	enc, err := t.ClusteringLayout().Encode(nil, ck)
+	if err == nil {
+		err = t.CheckClustering(enc)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -44,14 +50,9 @@ func (r *rowWrite) marker() {
 	r.row.Liveness = mutation.LivenessInfo{Timestamp: r.w.Timestamp, ExpiresAt: mutation.NoDeletionTime}
 }
 
-// set writes a simple column; nil deletes it.
+// set writes a simple column.
 func (r *rowWrite) set(column string, value []byte) {
-	c := r.t.Column(column)
-	if value == nil {
-		r.row.Cells = append(r.row.Cells, r.w.Tombstone(c, nil))
-		return
-	}
-	r.row.Cells = append(r.row.Cells, r.w.Cell(c, nil, value))
+	r.row.Cells = append(r.row.Cells, r.w.Cell(r.t.Column(column), nil, value))
 }
 
 // elements adds (or with remove, deletes) elements of a set<text> column.
@@ -83,20 +84,13 @@ func (r *rowWrite) done() *mutation.Mutation {
 
 // deletePartition deletes a partition of a system_auth table.
 func deletePartition(t *schema.Table, w *schema.CellWriter, partition string) (*mutation.Mutation, error) {
-	key, err := t.PartitionKeyBytes([][]byte{[]byte(partition)})
+	key, err := t.StatementKey([][]byte{[]byte(partition)})
 	if err != nil {
 		return nil, err
 	}
 	m := mutation.NewMutation(t.ID, key)
 	m.Deletion = mutation.DeletionTime{MarkedForDeleteAt: w.Timestamp, LocalDeletionTime: w.Now}
 	return m, nil
-}
-
-func booleanValue(b bool) []byte {
-	if b {
-		return []byte{1}
-	}
-	return []byte{0}
 }
 
 // RoleChange is what CREATE or ALTER ROLE sets; nil fields stay as they
@@ -115,8 +109,8 @@ func CreateRole(w *schema.CellWriter, name string, c RoleChange) ([]*mutation.Mu
 		return nil, err
 	}
 	r.marker()
-	r.set("is_superuser", booleanValue(c.Superuser != nil && *c.Superuser))
-	r.set("can_login", booleanValue(c.Login != nil && *c.Login))
+	r.set("is_superuser", cqltype.EncodeBoolean(c.Superuser != nil && *c.Superuser))
+	r.set("can_login", cqltype.EncodeBoolean(c.Login != nil && *c.Login))
 	if c.SaltedHash != nil {
 		r.set("salted_hash", []byte(*c.SaltedHash))
 	}
@@ -130,10 +124,10 @@ func AlterRole(w *schema.CellWriter, name string, c RoleChange) ([]*mutation.Mut
 		return nil, err
 	}
 	if c.Superuser != nil {
-		r.set("is_superuser", booleanValue(*c.Superuser))
+		r.set("is_superuser", cqltype.EncodeBoolean(*c.Superuser))
 	}
 	if c.Login != nil {
-		r.set("can_login", booleanValue(*c.Login))
+		r.set("can_login", cqltype.EncodeBoolean(*c.Login))
 	}
 	if c.SaltedHash != nil {
 		r.set("salted_hash", []byte(*c.SaltedHash))
@@ -308,12 +302,4 @@ func (r *Roles) grantedOnBy(role string) []Resource {
 		}
 	}
 	return out
-}
-
-// checkName refuses a role name no key can hold.
-func checkName(name string) error {
-	if len(name) > 0xffff {
-		return fmt.Errorf("Role name is too long: %d bytes, at most 65535", len(name))
-	}
-	return nil
 }

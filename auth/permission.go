@@ -2,7 +2,6 @@ package auth
 
 import (
 	"fmt"
-	"math/bits"
 	"strings"
 )
 
@@ -55,9 +54,6 @@ func PermissionsOf(ps ...Permission) Permissions {
 
 // Has reports whether p is in the set.
 func (s Permissions) Has(p Permission) bool { return s&(1<<p) != 0 }
-
-// Len is how many permissions the set holds.
-func (s Permissions) Len() int { return bits.OnesCount16(uint16(s)) }
 
 // List is the set's permissions in order.
 func (s Permissions) List() []Permission {

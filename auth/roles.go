@@ -63,17 +63,11 @@ func LoadRoles(read schema.RowReader) (*Roles, error) {
 		return nil, fmt.Errorf("auth: reading %s: %w", schema.RolesTable, err)
 	}
 	for _, row := range rows {
-		rec := &RoleRecord{Name: string(row["role"].Value), Superuser: boolean(row["is_superuser"].Value),
-			Login: boolean(row["can_login"].Value), SaltedHash: string(row["salted_hash"].Value)}
-		if v := row["member_of"].Value; v != nil {
-			elems, err := cqltype.DecodeCollection(v)
-			if err != nil {
-				return nil, fmt.Errorf("auth: role %s: member_of: %w", rec.Name, err)
-			}
-			for _, e := range elems {
-				rec.MemberOf = append(rec.MemberOf, string(e))
-			}
-			slices.Sort(rec.MemberOf)
+		rec := &RoleRecord{Name: string(row["role"].Value), SaltedHash: string(row["salted_hash"].Value)}
+		rec.Superuser, _ = cqltype.DecodeBoolean(row["is_superuser"].Value) // absent: false
+		rec.Login, _ = cqltype.DecodeBoolean(row["can_login"].Value)
+		if rec.MemberOf, err = textSet(row["member_of"].Value); err != nil {
+			return nil, fmt.Errorf("auth: role %s: member_of: %w", rec.Name, err)
 		}
 		r.roles[rec.Name] = rec
 	}
@@ -83,15 +77,9 @@ func LoadRoles(read schema.RowReader) (*Roles, error) {
 	}
 	for _, row := range rows {
 		role, resource := string(row["role"].Value), string(row["resource"].Value)
-		var names []string
-		if v := row["permissions"].Value; v != nil {
-			elems, err := cqltype.DecodeCollection(v)
-			if err != nil {
-				return nil, fmt.Errorf("auth: permissions of %s on %s: %w", role, resource, err)
-			}
-			for _, e := range elems {
-				names = append(names, string(e))
-			}
+		names, err := textSet(row["permissions"].Value)
+		if err != nil {
+			return nil, fmt.Errorf("auth: permissions of %s on %s: %w", role, resource, err)
 		}
 		if ps := parsePermissionNames(names); ps != 0 {
 			if r.granted[role] == nil {
@@ -103,7 +91,18 @@ func LoadRoles(read schema.RowReader) (*Roles, error) {
 	return r, nil
 }
 
-func boolean(b []byte) bool { return len(b) == 1 && b[0] != 0 }
+// textSet reads a set<text> value (nil: empty), in order.
+func textSet(v []byte) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	out, err := schema.DecodeTextList(v)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(out)
+	return out, nil
+}
 
 // Role is a role's record, or nil when there is no such role.
 func (r *Roles) Role(name string) *RoleRecord { return r.roles[name] }

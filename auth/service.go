@@ -25,10 +25,6 @@ const (
 	CassandraRoleManager  = "CassandraRoleManager"
 )
 
-// PasswordAuthenticatorClass is the class AUTHENTICATE names: drivers
-// answer only authenticators they know by name.
-const PasswordAuthenticatorClass = "org.apache.cassandra.auth.PasswordAuthenticator"
-
 // DefaultSuperuser is the role a new cluster with PasswordAuthenticator
 // starts with, and its password.
 const (
@@ -129,10 +125,11 @@ func (s *Service) HashPassword(password string) (string, error) {
 	return string(h), nil
 }
 
-// LoginError is a refused login, as AuthenticationError tells the client.
-type LoginError struct{ Message string }
-
-func (e *LoginError) Error() string { return e.Message }
+// incorrect is the refusal of a wrong password or an unknown role, the
+// same for both, as Cassandra's.
+func incorrect(user string) error {
+	return fmt.Errorf("Provided username %s and/or password are incorrect", user)
+}
 
 // Authenticate checks a user's password, then that the role may log in.
 func (s *Service) Authenticate(user, password string) error {
@@ -142,19 +139,19 @@ func (s *Service) Authenticate(user, password string) error {
 		// does not tell which roles exist.
 		_ = bcrypt.CompareHashAndPassword(s.unknownRoleHash(), []byte(password))
 		s.Failures.Add(1)
-		return &LoginError{Message: fmt.Sprintf("Provided username %s and/or password are incorrect", user)}
+		return incorrect(user)
 	}
 	if !s.cached(user, rec.SaltedHash, password) {
 		s.hashChecks.Add(1)
 		if bcrypt.CompareHashAndPassword([]byte(rec.SaltedHash), []byte(password)) != nil {
 			s.Failures.Add(1)
-			return &LoginError{Message: fmt.Sprintf("Provided username %s and/or password are incorrect", user)}
+			return incorrect(user)
 		}
 		s.remember(user, rec.SaltedHash, password)
 	}
 	if !rec.Login {
 		s.Failures.Add(1)
-		return &LoginError{Message: fmt.Sprintf("%s is not permitted to log in", user)}
+		return fmt.Errorf("%s is not permitted to log in", user)
 	}
 	return nil
 }

@@ -112,8 +112,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("gossip: the node's name %q is not an IP address", o.Name)
 	}
 	for i, k := range o.EncryptionKeys {
-		if n := len(k); n != 16 && n != 24 && n != 32 {
-			return fmt.Errorf("gossip: encryption key %d is %d bytes: AES takes 16, 24 or 32", i+1, n)
+		if err := CheckKey(k); err != nil {
+			return fmt.Errorf("gossip: encryption key %d is %w", i+1, err)
 		}
 	}
 	if o.Port < 0 || o.Port > 65535 {
@@ -706,25 +706,25 @@ func (t boundTransport) DialAddressTimeout(a memberlist.Address, timeout time.Du
 	return d.Dial("tcp", a.Addr)
 }
 
+// CheckKey refuses what cannot be an encryption key: AES takes 16, 24 or
+// 32 bytes.
+func CheckKey(key []byte) error {
+	if n := len(key); n != 16 && n != 24 && n != 32 {
+		return fmt.Errorf("%d bytes: AES takes 16, 24 or 32", n)
+	}
+	return nil
+}
+
 // ErrNotEncrypted refuses a key change on a node whose gossip is not
 // sealed (no EncryptionKeys at start).
 var ErrNotEncrypted = errors.New("gossip is not encrypted: start the nodes with gossip_encryption_keys")
 
-// keyring is memberlist's, or nil.
-func (g *Gossiper) keyring() (*memberlist.Keyring, error) {
+// Keys are the keys that open gossip, the one that seals first.
+func (g *Gossiper) Keys() ([][]byte, error) {
 	if g.kr == nil {
 		return nil, ErrNotEncrypted
 	}
-	return g.kr, nil
-}
-
-// Keys are the keys that open gossip, the one that seals first.
-func (g *Gossiper) Keys() ([][]byte, error) {
-	kr, err := g.keyring()
-	if err != nil {
-		return nil, err
-	}
-	return kr.GetKeys(), nil
+	return g.kr.GetKeys(), nil
 }
 
 // InstallKey adds a key that opens gossip, UseKey makes one of those the
@@ -732,27 +732,20 @@ func (g *Gossiper) Keys() ([][]byte, error) {
 // a rotation, node by node, at run time. They last until the node
 // restarts with gossip_encryption_keys.
 func (g *Gossiper) InstallKey(key []byte) error {
-	kr, err := g.keyring()
-	if err != nil {
-		return err
-	}
-	return kr.AddKey(key)
+	return g.changeKeys((*memberlist.Keyring).AddKey, key)
 }
 
 // UseKey makes an installed key the one that seals.
-func (g *Gossiper) UseKey(key []byte) error {
-	kr, err := g.keyring()
-	if err != nil {
-		return err
-	}
-	return kr.UseKey(key)
-}
+func (g *Gossiper) UseKey(key []byte) error { return g.changeKeys((*memberlist.Keyring).UseKey, key) }
 
 // RemoveKey drops an installed key that does not seal.
 func (g *Gossiper) RemoveKey(key []byte) error {
-	kr, err := g.keyring()
-	if err != nil {
-		return err
+	return g.changeKeys((*memberlist.Keyring).RemoveKey, key)
+}
+
+func (g *Gossiper) changeKeys(change func(*memberlist.Keyring, []byte) error, key []byte) error {
+	if g.kr == nil {
+		return ErrNotEncrypted
 	}
-	return kr.RemoveKey(key)
+	return change(g.kr, key)
 }

@@ -451,7 +451,7 @@ func TestPlaintextOnlyFromAllowedPeers(t *testing.T) {
 		}
 	}()
 	addr := fmt.Sprintf("127.0.0.1:%d", l.Port())
-	clientTLS, err := tlsconf.ClientOptions{}.ClientConfig()
+	clientTLS, err := tlsconf.ClientSettings{}.ClientConfig()
 	if err != nil {
 		t.Fatal(err)
 	}

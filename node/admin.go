@@ -225,16 +225,12 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 		return nil, err
 	}
 	if enc := n.cfg.AdminEncryptionOptions; enc.Enabled {
-		if n.adminTLS == nil { // once: a restarted API keeps it, and its counters
-			t, err := n.tlsServer("admin_encryption_options", enc)
-			if err != nil {
-				l.Close()
-				return nil, err
-			}
-			n.metrics.watchTLS("admin", t)
-			n.adminTLS = t
+		t, err := n.tlsServer(&n.adminTLS, "admin_encryption_options", "admin", enc)
+		if err != nil {
+			l.Close()
+			return nil, err
 		}
-		l = n.adminTLS.Listener(l)
+		l = t.Listener(l)
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	n.admin = srv

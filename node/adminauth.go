@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/sibyldb/sibyl/gossip"
 )
 
 // The admin_authentication values.
@@ -128,7 +130,10 @@ func (n *Node) adminGossipKeys(r *http.Request) (any, error) {
 		}
 		action, encoded := r.PostFormValue("action"), r.PostFormValue("key")
 		key, err := base64.StdEncoding.DecodeString(encoded)
-		if err != nil || (len(key) != 16 && len(key) != 24 && len(key) != 32) {
+		if err == nil {
+			err = gossip.CheckKey(key)
+		}
+		if err != nil {
 			return nil, badRequest("gossip key: not a base64 AES key of 16, 24 or 32 bytes")
 		}
 		switch action {

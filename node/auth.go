@@ -35,8 +35,9 @@ func (n *Node) loadRoles() error {
 
 // touchesAuth reports whether a change writes system_auth.
 func touchesAuth(ms []*mutation.Mutation) bool {
+	tables := schema.AuthTables()
 	for _, m := range ms {
-		if slices.ContainsFunc(schema.AuthTables(), func(t *schema.Table) bool { return t.ID == m.Table }) {
+		if slices.ContainsFunc(tables, func(t *schema.Table) bool { return t.ID == m.Table }) {
 			return true
 		}
 	}
@@ -49,13 +50,7 @@ func (n *Node) nativeAuthenticator() native.Authenticator {
 	if !n.auth.Authenticating() {
 		return nil
 	}
-	return native.PasswordAuthenticator{Check: func(user, password string) error {
-		err := n.auth.Authenticate(user, password)
-		if err != nil {
-			n.cfg.Logger.Warn().Str("user", user).Str("error", err.Error()).Msg("auth: a login was refused")
-		}
-		return err
-	}}
+	return native.PasswordAuthenticator{Check: n.auth.Authenticate}
 }
 
 // newSession is a session of the node's clients, checked by its auth.
@@ -100,9 +95,14 @@ func (n *Node) setupDefaultSuperuser() {
 	}
 }
 
-// tlsServer is the TLS of one of the node's listeners, logging its
-// refused handshakes (without what the client sent) and its reloads.
-func (n *Node) tlsServer(key string, opts tlsconf.Options) (*tlsconf.Server, error) {
+// tlsServer is the TLS of one of the node's listeners (key names its
+// settings, listener its metrics), made once and kept in *slot, so that a
+// restarted listener keeps it and its counters. It logs its refused
+// handshakes (without what the client sent) and its reloads.
+func (n *Node) tlsServer(slot **tlsconf.Server, key, listener string, opts tlsconf.Options) (*tlsconf.Server, error) {
+	if *slot != nil {
+		return *slot, nil
+	}
 	t, err := tlsconf.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
@@ -117,6 +117,8 @@ func (n *Node) tlsServer(key string, opts tlsconf.Options) (*tlsconf.Server, err
 		}
 		n.cfg.Logger.Info().Str("listener", key).Msg("tls: the certificate files changed; reloaded")
 	}
+	n.metrics.watchTLS(listener, t)
+	*slot = t
 	return t, nil
 }
 

@@ -315,8 +315,10 @@ const (
 	InternodeRack = "rack"
 )
 
-// EnsureDefaults fills unset fields: no internode encryption.
+// EnsureDefaults fills unset fields: the TLS settings' defaults, no
+// internode encryption.
 func (o *ServerEncryptionOptions) EnsureDefaults() {
+	o.Options.EnsureDefaults()
 	if o.InternodeEncryption == "" {
 		o.InternodeEncryption = InternodeNone
 	}
@@ -424,6 +426,9 @@ func (c *Config) EnsureDefaults() {
 	if c.SuperuserSetupDelay == nil {
 		c.SuperuserSetupDelay = new(Duration(10 * time.Second))
 	}
+	c.ClientEncryptionOptions.EnsureDefaults()
+	c.AdminEncryptionOptions.EnsureDefaults()
+	c.ServerEncryptionOptions.EnsureDefaults()
 	if c.AutoBootstrap == nil {
 		c.AutoBootstrap = new(true)
 	}
@@ -815,8 +820,8 @@ func (c *Config) gossipKeys() ([][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gossip_encryption_keys: key %d is not base64: %w", i+1, err)
 		}
-		if n := len(b); n != 16 && n != 24 && n != 32 {
-			return nil, fmt.Errorf("gossip_encryption_keys: key %d is %d bytes: AES takes 16, 24 or 32 (make one with: head -c 32 /dev/urandom | base64)", i+1, n)
+		if err := gossip.CheckKey(b); err != nil {
+			return nil, fmt.Errorf("gossip_encryption_keys: key %d is %w (make one with: head -c 32 /dev/urandom | base64)", i+1, err)
 		}
 		out = append(out, b)
 	}

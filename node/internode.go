@@ -18,15 +18,11 @@ import (
 func (n *Node) startMessaging() error {
 	transport := n.cfg.Transport
 	if opts, ok := n.cfg.ServerEncryptionOptions.tls(); ok && transport == nil {
-		if n.internodeTLS == nil { // once: a restart keeps it, and its counters
-			t, err := n.tlsServer("server_encryption_options", opts)
-			if err != nil {
-				return err
-			}
-			n.metrics.watchTLS("internode", t)
-			n.internodeTLS = t
+		t, err := n.tlsServer(&n.internodeTLS, "server_encryption_options", "internode", opts)
+		if err != nil {
+			return err
 		}
-		transport = messaging.TCP{TLS: &messaging.TCPTLS{Server: n.internodeTLS, Dial: n.internodeDialTLS, AllowPlaintext: n.internodePlaintextAllowed}}
+		transport = messaging.TCP{TLS: &messaging.TCPTLS{Server: t, Dial: n.internodeDialTLS, AllowPlaintext: n.internodePlaintextAllowed}}
 	}
 	m, err := messaging.Start(messaging.Options{Name: n.cfg.ListenAddress, Port: n.cfg.StoragePort, Logger: n.cfg.Logger, Transport: transport})
 	if err != nil {
@@ -47,30 +43,20 @@ func (n *Node) internodeDialTLS(addr string) *tls.Config {
 	if err != nil {
 		host = addr
 	}
-	enc := n.cfg.ServerEncryptionOptions
-	if enc.InternodeEncryption != InternodeAll {
-		if top := n.topology.Load(); top != nil {
-			for _, r := range top.nodes {
-				if r.Endpoint != host {
-					continue
-				}
-				sameDC := r.DataCenter == n.cfg.DataCenter
-				if sameDC && (enc.InternodeEncryption == InternodeDC || r.Rack == n.cfg.Rack) {
-					return nil
-				}
-				break
-			}
-		}
+	if n.plaintextPeer(host) {
+		return nil
 	}
-	return n.internodeTLS.PeerConfig(host, enc.RequireEndpointVerification)
+	return n.internodeTLS.PeerConfig(host, n.cfg.ServerEncryptionOptions.RequireEndpointVerification)
 }
 
-// internodePlaintextAllowed says whether a peer may speak plaintext to
-// the storage port (internode_encryption dc or rack): a node of the ring
-// in this node's data centre (and rack, for rack). Anyone else is
-// refused, logged and counted with the refused handshakes.
-func (n *Node) internodePlaintextAllowed(host string) bool {
+// plaintextPeer reports whether internode_encryption lets this node and
+// the node at host speak plaintext: one of the ring in this node's data
+// centre (dc), and rack (rack). A host the ring does not hold is not one.
+func (n *Node) plaintextPeer(host string) bool {
 	enc := n.cfg.ServerEncryptionOptions.InternodeEncryption
+	if enc != InternodeDC && enc != InternodeRack {
+		return false
+	}
 	if top := n.topology.Load(); top != nil {
 		for _, r := range top.nodes {
 			if r.Endpoint == host && r.State != metadata.Left && r.DataCenter == n.cfg.DataCenter &&
@@ -78,6 +64,17 @@ func (n *Node) internodePlaintextAllowed(host string) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// internodePlaintextAllowed says whether a peer may speak plaintext to
+// the storage port (internode_encryption dc or rack): a node of the ring
+// in this node's data centre (and rack, for rack). Anyone else is
+// refused, logged and counted with the refused handshakes.
+func (n *Node) internodePlaintextAllowed(host string) bool {
+	if n.plaintextPeer(host) {
+		return true
 	}
 	n.internodeTLS.HandshakeFailures.Add(1)
 	n.cfg.Logger.Warn().Str("client", host).Msg("tls: a plaintext internode connection from a node that must use TLS, or from no node, was refused")

@@ -1,16 +1,16 @@
 package node
 
 import (
-	"github.com/sibyldb/sibyl/auth"
-	"github.com/sibyldb/sibyl/internal/tlsconf"
 	"net/http"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sibyldb/sibyl/auth"
 	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/hints"
+	"github.com/sibyldb/sibyl/internal/tlsconf"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/storage"

@@ -35,16 +35,12 @@ func (n *Node) StartNative() (net.Addr, error) {
 		return nil, fmt.Errorf("native_transport_port: cannot listen on %s: %w", addr, err)
 	}
 	if enc := n.cfg.ClientEncryptionOptions; enc.Enabled {
-		if n.nativeTLS == nil { // once: a restarted server keeps it, and its counters
-			t, err := n.tlsServer("client_encryption_options", enc)
-			if err != nil {
-				l.Close()
-				return nil, err
-			}
-			n.metrics.watchTLS("native", t)
-			n.nativeTLS = t
+		t, err := n.tlsServer(&n.nativeTLS, "client_encryption_options", "native", enc)
+		if err != nil {
+			l.Close()
+			return nil, err
 		}
-		l = n.nativeTLS.Listener(l)
+		l = t.Listener(l)
 	}
 	n.nativeMu.Lock()
 	n.native, n.nativeDone = srv, make(chan error, 1)

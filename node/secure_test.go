@@ -62,7 +62,7 @@ func TestSecureInternode(t *testing.T) {
 
 	storage := fmt.Sprintf("127.0.0.1:%d", storagePortOf(t, gossipPort))
 	strangerCert, strangerKey := other.Issue(t, "stranger")
-	strangerTLS, err := tlsconf.ClientOptions{CertFile: strangerCert, KeyFile: strangerKey}.ClientConfig()
+	strangerTLS, err := tlsconf.ClientSettings{CertFile: strangerCert, KeyFile: strangerKey}.ClientConfig()
 	if err != nil {
 		t.Fatal(err)
 	}

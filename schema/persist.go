@@ -307,11 +307,11 @@ func loadTypes(read RowReader, keyspaces map[string]*Keyspace) error {
 
 func decodeType(ks *Keyspace, r map[string]Cell) (*cqltype.Type, error) {
 	name := string(r["type_name"].Value)
-	names, err := decodeTextList(r["field_names"].Value)
+	names, err := DecodeTextList(r["field_names"].Value)
 	if err != nil {
 		return nil, err
 	}
-	typeNames, err := decodeTextList(r["field_types"].Value)
+	typeNames, err := DecodeTextList(r["field_types"].Value)
 	if err != nil {
 		return nil, err
 	}
@@ -478,7 +478,8 @@ func decodeTextMap(b []byte) (map[string]string, error) {
 	return m, nil
 }
 
-func decodeTextList(b []byte) ([]string, error) {
+// DecodeTextList reads a list<text> or set<text> value.
+func DecodeTextList(b []byte) ([]string, error) {
 	elems, err := cqltype.DecodeCollection(b)
 	if err != nil {
 		return nil, err

@@ -156,7 +156,7 @@ func sslOptions(rc cqlsh.RC) (*gocql.SslOptions, error) {
 	if v := os.Getenv("SSL_VALIDATE"); v != "" {
 		validate = strings.EqualFold(v, "true") || v == "1"
 	}
-	o := tlsconf.ClientOptions{CAFile: rc.Path("ssl", "certfile"), VerifyServer: validate,
+	o := tlsconf.ClientSettings{CAFile: rc.Path("ssl", "certfile"), VerifyServer: validate,
 		CertFile: rc.Path("ssl", "usercert"), KeyFile: rc.Path("ssl", "userkey")}
 	if v := os.Getenv("SSL_CERTFILE"); v != "" {
 		o.CAFile = v

@@ -43,7 +43,7 @@ func TestCqlshSSL(t *testing.T) {
 	}
 	// The default superuser is made as the node starts: wait for it (a
 	// refused login ends the shell's process).
-	tlsCfg, err := tlsconf.ClientOptions{CAFile: pki.CAFile, VerifyServer: true, CertFile: userCert, KeyFile: userKey}.ClientConfig()
+	tlsCfg, err := tlsconf.ClientSettings{CAFile: pki.CAFile, VerifyServer: true, CertFile: userCert, KeyFile: userKey}.ClientConfig()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func newStressCommand() *cobra.Command {
 			o.Workload = args[0]
 			o.Nodes = strings.Split(nodes, ",")
 			if useSSL {
-				cfg, err := tlsconf.ClientOptions{CAFile: sslCA, VerifyServer: sslCA != "", CertFile: sslCert, KeyFile: sslKey}.ClientConfig()
+				cfg, err := tlsconf.ClientSettings{CAFile: sslCA, VerifyServer: sslCA != "", CertFile: sslCert, KeyFile: sslKey}.ClientConfig()
 				if err != nil {
 					return fmt.Errorf("--ssl: %w", err)
 				}

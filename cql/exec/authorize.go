@@ -21,7 +21,7 @@ func (s *Session) SetAuth(svc *auth.Service) { s.auth = svc }
 // and with AllowAllAuthenticator (anonymous).
 func (s *Session) SetUser(user string) { s.user = user }
 
-// readableSystemTables are the tables any logged-in client may read: the
+// readableSystemTable reports the tables any logged-in client may read: the
 // drivers read them to find the cluster and its schema.
 func readableSystemTable(ks, table string) bool {
 	switch ks {
@@ -79,13 +79,23 @@ func (s *Session) ensurePermission(p auth.Permission, r auth.Resource) error {
 // checkRolePermission is ensurePermission with the refusal of the role
 // statements.
 func (s *Session) checkRolePermission(p auth.Permission, r auth.Resource) error {
-	if err := s.ensurePermission(p, r); err != nil {
-		if e, ok := err.(*Error); ok && s.user != "" && e.Message != "You have not logged in" {
-			return unauthorizedf("User %s does not have sufficient privileges to perform the requested operation", s.user)
-		}
+	if err := s.validateLogin(); err != nil {
 		return err
 	}
-	return nil
+	if s.hasPermission(p, r) {
+		return nil
+	}
+	s.auth.Refusals.Add(1)
+	return unauthorizedf("User %s does not have sufficient privileges to perform the requested operation", s.user)
+}
+
+// nameKeyspace is the keyspace of a possibly unqualified name ("" when
+// it has none and the session none either).
+func nameKeyspace(n cql.QualifiedName, keyspace string) string {
+	if n.Keyspace != "" {
+		return n.Keyspace
+	}
+	return keyspace
 }
 
 // authorize checks that the session may run st, with keyspace the one
@@ -94,35 +104,25 @@ func (s *Session) authorize(st cql.Statement, keyspace string) error {
 	if s.auth == nil {
 		return nil
 	}
+	if err := refuseAuthWrites(st, keyspace); err != nil {
+		return err
+	}
 	if !s.auth.Authenticating() && !s.auth.Authorizing() {
-		// Anyone may do anything, but write system_auth: no table lookups
-		// on the way of every request.
-		return refuseAuthWrites(st, keyspace)
+		return nil // anyone may do anything else: no table lookups on every request's way
 	}
 	tableOf := func(n cql.QualifiedName) (string, string, bool) {
-		ks := n.Keyspace
-		if ks == "" {
-			ks = keyspace
-		}
+		ks := nameKeyspace(n, keyspace)
 		k := s.schema().Keyspace(ks)
 		if k == nil || k.Tables[n.Name] == nil {
 			return "", "", false // the statement reports it
 		}
 		return ks, n.Name, true
 	}
-	keyspaceOf := func(n cql.QualifiedName) string {
-		if n.Keyspace != "" {
-			return n.Keyspace
-		}
-		return keyspace
-	}
+	keyspaceOf := func(n cql.QualifiedName) string { return nameKeyspace(n, keyspace) }
 	modify := func(n cql.QualifiedName, conditional bool) error {
 		ks, t, ok := tableOf(n)
 		if !ok {
 			return s.validateLogin()
-		}
-		if err := refuseAuthWrites(st, keyspace); err != nil {
-			return err
 		}
 		if err := s.ensurePermission(auth.Modify, auth.TableResource(ks, t)); err != nil {
 			return err
@@ -207,11 +207,7 @@ func refuseAuthWrites(st cql.Statement, keyspace string) error {
 	default:
 		return nil
 	}
-	ks := target.Keyspace
-	if ks == "" {
-		ks = keyspace
-	}
-	if ks == schema.SystemAuthKeyspace {
+	if ks := nameKeyspace(target, keyspace); ks == schema.SystemAuthKeyspace {
 		return unauthorizedf("%s keyspace is not user-modifiable.", ks)
 	}
 	return nil

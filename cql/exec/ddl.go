@@ -66,13 +66,14 @@ func (s *Session) writeKeyspace(name string, repl, previous map[string]string, d
 	if err != nil {
 		return nil, asInvalid(err)
 	}
-	m, err := schema.KeyspaceMutation(schema.NewKeyspace(name, r, durable), s.writer())
+	w := s.writer()
+	m, err := schema.KeyspaceMutation(schema.NewKeyspace(name, r, durable), w)
 	if err != nil {
 		return nil, err
 	}
 	ms := []*mutation.Mutation{m}
 	if change == "CREATED" {
-		grants, err := s.creatorGrants(auth.KeyspaceResource(name), auth.Resource{Kind: auth.KeyspaceFunctions, Keyspace: name})
+		grants, err := s.creatorGrants(w, auth.KeyspaceResource(name), auth.Resource{Kind: auth.KeyspaceFunctions, Keyspace: name})
 		if err != nil {
 			return nil, err
 		}
@@ -152,11 +153,12 @@ func (s *Session) dropKeyspace(st *cql.DropKeyspace) (*Result, error) {
 	if _, err := s.userKeyspace(st.Name); err != nil {
 		return nil, err
 	}
-	revokes, err := s.revokeAllOn(auth.KeyspaceResource(st.Name))
+	w := s.writer()
+	revokes, err := s.revokeAllOn(w, auth.KeyspaceResource(st.Name))
 	if err != nil {
 		return nil, err
 	}
-	if err := s.apply(append(schema.DropKeyspaceMutations(st.Name, s.writer()), revokes...)...); err != nil {
+	if err := s.apply(append(schema.DropKeyspaceMutations(st.Name, w), revokes...)...); err != nil {
 		return nil, err
 	}
 	if s.keyspace == st.Name {
@@ -196,11 +198,12 @@ func (s *Session) createTable(st *cql.CreateTable) (*Result, error) {
 	if err != nil {
 		return nil, asInvalid(err)
 	}
-	ms, err := schema.TableMutations(t, s.writer())
+	w := s.writer()
+	ms, err := schema.TableMutations(t, w)
 	if err != nil {
 		return nil, err
 	}
-	grants, err := s.creatorGrants(auth.TableResource(ksName, t.Name))
+	grants, err := s.creatorGrants(w, auth.TableResource(ksName, t.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -306,11 +309,12 @@ func (s *Session) dropTable(st *cql.DropTable) (*Result, error) {
 		return &Result{Kind: SchemaChangeResult}, nil // IF EXISTS, and it does not
 	}
 	ksName := ks.Name
-	ms, err := schema.DropTableMutations(t, s.writer())
+	w := s.writer()
+	ms, err := schema.DropTableMutations(t, w)
 	if err != nil {
 		return nil, err
 	}
-	revokes, err := s.revokeAllOn(auth.TableResource(ksName, t.Name))
+	revokes, err := s.revokeAllOn(w, auth.TableResource(ksName, t.Name))
 	if err != nil {
 		return nil, err
 	}

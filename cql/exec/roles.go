@@ -10,6 +10,7 @@ import (
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/schema"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -90,9 +91,6 @@ func (s *Session) createRole(st *cql.CreateRole) (*Result, error) {
 	if st.Name == "" {
 		return nil, invalidf("Role name can't be an empty string")
 	}
-	if len(st.Name) > 0xffff {
-		return nil, invalidf("Role name is too long: %d bytes, at most 65535", len(st.Name))
-	}
 	if err := s.ensureNotAnonymous(); err != nil {
 		return nil, err
 	}
@@ -116,7 +114,7 @@ func (s *Session) createRole(st *cql.CreateRole) (*Result, error) {
 	if err != nil {
 		return nil, asInvalid(err)
 	}
-	grants, err := s.creatorGrants(auth.RoleResource(st.Name))
+	grants, err := s.creatorGrants(w, auth.RoleResource(st.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -126,8 +124,8 @@ func (s *Session) createRole(st *cql.CreateRole) (*Result, error) {
 	return &Result{Kind: VoidResult}, nil
 }
 
-// alterableOwnOptions says whether a role not a superuser may set an
-// option of its own.
+// checkOwnOptions refuses the options a role that is not a superuser may
+// not set on itself.
 func (s *Session) checkOwnOptions(o cql.RoleSettings) error {
 	password := s.auth.Authenticating()
 	switch {
@@ -382,10 +380,10 @@ func (s *Session) permissionGrant(st *cql.PermissionGrant) (*Result, error) {
 		return res, nil
 	}
 	var ms []*mutation.Mutation
-	if st.Revoke {
-		ms, err = auth.RevokePermissions(s.writer(), roles, st.Role, r, change)
+	if w := s.writer(); st.Revoke {
+		ms, err = auth.RevokePermissions(w, roles, st.Role, r, change)
 	} else {
-		ms, err = auth.GrantPermissions(s.writer(), st.Role, r, change)
+		ms, err = auth.GrantPermissions(w, st.Role, r, change)
 	}
 	if err != nil {
 		return nil, asInvalid(err)
@@ -397,14 +395,15 @@ func (s *Session) permissionGrant(st *cql.PermissionGrant) (*Result, error) {
 }
 
 // creatorGrants are the grants a logged-in role gets on what it creates:
-// every permission the resource takes, as Cassandra grants them.
-func (s *Session) creatorGrants(rs ...auth.Resource) ([]*mutation.Mutation, error) {
+// every permission the resource takes, as Cassandra grants them, written
+// by w with the statement's other mutations.
+func (s *Session) creatorGrants(w *schema.CellWriter, rs ...auth.Resource) ([]*mutation.Mutation, error) {
 	if !s.auth.Authorizing() || s.user == "" {
 		return nil, nil
 	}
 	var out []*mutation.Mutation
 	for _, r := range rs {
-		ms, err := auth.GrantPermissions(s.writer(), s.user, r, r.Applicable())
+		ms, err := auth.GrantPermissions(w, s.user, r, r.Applicable())
 		if err != nil {
 			return nil, asInvalid(err)
 		}
@@ -413,12 +412,13 @@ func (s *Session) creatorGrants(rs ...auth.Resource) ([]*mutation.Mutation, erro
 	return out, nil
 }
 
-// revokeAllOn are the deletions of every grant on a dropped resource.
-func (s *Session) revokeAllOn(r auth.Resource) ([]*mutation.Mutation, error) {
+// revokeAllOn are the deletions of every grant on a dropped resource,
+// written by w with the statement's other mutations.
+func (s *Session) revokeAllOn(w *schema.CellWriter, r auth.Resource) ([]*mutation.Mutation, error) {
 	if s.auth == nil {
 		return nil, nil
 	}
-	ms, err := auth.RevokeAllOn(s.writer(), s.roles(), r)
+	ms, err := auth.RevokeAllOn(w, s.roles(), r)
 	return ms, asInvalid(err)
 }
 
@@ -466,7 +466,7 @@ func (s *Session) listRoles(st *cql.ListRoles) (*Result, error) {
 			{Keyspace: "system_auth", Table: "users", Name: "datacenters", Type: cqltype.TextType}}}
 		for _, n := range names {
 			if roles.CanLogin(n) {
-				res.Rows = append(res.Rows, [][]byte{[]byte(n), boolValue(roles.IsSuperuser(n)), []byte("ALL")})
+				res.Rows = append(res.Rows, [][]byte{[]byte(n), cqltype.EncodeBoolean(roles.IsSuperuser(n)), []byte("ALL")})
 			}
 		}
 		return res, nil
@@ -482,17 +482,10 @@ func (s *Session) listRoles(st *cql.ListRoles) (*Result, error) {
 		if rec == nil {
 			continue
 		}
-		res.Rows = append(res.Rows, [][]byte{[]byte(n), boolValue(rec.Superuser), boolValue(rec.Login),
+		res.Rows = append(res.Rows, [][]byte{[]byte(n), cqltype.EncodeBoolean(rec.Superuser), cqltype.EncodeBoolean(rec.Login),
 			cqltype.EncodeMap(nil, nil), []byte("ALL")})
 	}
 	return res, nil
-}
-
-func boolValue(b bool) []byte {
-	if b {
-		return []byte{1}
-	}
-	return []byte{0}
 }
 
 func (s *Session) listPermissions(st *cql.ListPermissions) (*Result, error) {

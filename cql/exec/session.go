@@ -283,13 +283,10 @@ func (s *Session) writer() *schema.CellWriter {
 
 // keyspaceOf resolves the keyspace of a possibly unqualified name.
 func (s *Session) keyspaceOf(n cql.QualifiedName) (string, error) {
-	if n.Keyspace != "" {
-		return n.Keyspace, nil
+	if ks := nameKeyspace(n, s.keyspace); ks != "" {
+		return ks, nil
 	}
-	if s.keyspace == "" {
-		return "", invalidf("No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
-	}
-	return s.keyspace, nil
+	return "", invalidf("No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
 }
 
 func (s *Session) userKeyspace(name string) (*schema.Keyspace, error) {

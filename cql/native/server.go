@@ -668,7 +668,7 @@ func (c *conn) dispatch(f frame) error {
 		}
 		user, err := c.srv.opts.Authenticator.Authenticate(token)
 		if err != nil {
-			c.log().Info().Str("client", c.nc.RemoteAddr().String()).Str("error", err.Error()).Msg("native: a login was refused")
+			c.log().Warn().Str("client", c.nc.RemoteAddr().String()).Str("error", err.Error()).Msg("native: a login was refused")
 			return &authError{msg: err.Error()}
 		}
 		c.mu.Lock()

@@ -50,7 +50,7 @@ var allowedImports = map[string][]string{
 		"storage", "mutation", "mutation/request", "partitioner"},
 	"tools":               {},
 	"tools/cqlsh":         {},
-	"tools/nodetool":      {},
+	"tools/nodetool":      {"internal/tlsconf"},
 	"tools/stress":        {},
 	"tools/cluster":       {"tools/nodetool", "internal/tlsconf"},
 	"cmd/sibyl":           {"tools", "tools/cqlsh", "tools/nodetool", "tools/stress", "tools/cluster", "node", "internal/tlsconf"},

@@ -5,9 +5,9 @@ import (
 	"errors"
 )
 
-// ClientOptions are what a tool connecting to a node with TLS is given:
+// ClientSettings are what a tool connecting to a node with TLS is given:
 // cqlsh's [ssl] section, or the flags of stress and cluster.
-type ClientOptions struct {
+type ClientSettings struct {
 	// CAFile is the PEM file of the authorities whose certificates the
 	// tool trusts (cqlsh's certfile); none for the system's.
 	CAFile string
@@ -22,13 +22,9 @@ type ClientOptions struct {
 	ServerName string
 }
 
-// EnsureDefaults leaves the options as they are: the zero value trusts
-// the system's authorities without checking the node's certificate.
-func (o *ClientOptions) EnsureDefaults() {}
-
 // Validate reports a certificate given without its key, or a key without
 // its certificate.
-func (o *ClientOptions) Validate() error {
+func (o *ClientSettings) Validate() error {
 	if (o.CertFile == "") != (o.KeyFile == "") {
 		return errors.New("tls: a client certificate needs its key, and a key its certificate")
 	}
@@ -36,7 +32,7 @@ func (o *ClientOptions) Validate() error {
 }
 
 // ClientConfig is the tls.Config of a tool's connections.
-func (o ClientOptions) ClientConfig() (*tls.Config, error) {
+func (o ClientSettings) ClientConfig() (*tls.Config, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}

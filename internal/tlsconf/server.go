@@ -294,12 +294,6 @@ func (e *HandshakeError) Error() string {
 }
 func (e *HandshakeError) Unwrap() error { return e.Err }
 
-// IsHandshakeError reports whether err is a refused handshake.
-func IsHandshakeError(err error) bool {
-	var he *HandshakeError
-	return errors.As(err, &he)
-}
-
 // peekedConn reads first what its reader holds.
 type peekedConn struct {
 	net.Conn

@@ -86,7 +86,7 @@ func dialPlain(addr string) error {
 	return roundTrip(c)
 }
 
-func clientConfig(t *testing.T, o ClientOptions) *tls.Config {
+func clientConfig(t *testing.T, o ClientSettings) *tls.Config {
 	t.Helper()
 	cfg, err := o.ClientConfig()
 	if err != nil {
@@ -113,11 +113,11 @@ func TestClientAuthAndPlaintext(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := echo(t, srv)
-	good := ClientOptions{CAFile: pki.CAFile, VerifyServer: true, CertFile: clientCert, KeyFile: clientKey}
+	good := ClientSettings{CAFile: pki.CAFile, VerifyServer: true, CertFile: clientCert, KeyFile: clientKey}
 	if err := dialTLS(addr, clientConfig(t, good)); err != nil {
 		t.Fatalf("a client with the right certificate: %v", err)
 	}
-	for name, o := range map[string]ClientOptions{
+	for name, o := range map[string]ClientSettings{
 		"no client certificate":          {CAFile: pki.CAFile, VerifyServer: true},
 		"a certificate of another CA":    {CAFile: pki.CAFile, VerifyServer: true, CertFile: strangerCert, KeyFile: strangerKey},
 		"a client not trusting the node": {CAFile: other.CAFile, VerifyServer: true, CertFile: clientCert, KeyFile: clientKey},
@@ -143,7 +143,7 @@ func TestClientAuthAndPlaintext(t *testing.T) {
 	if err := dialPlain(addr); err != nil {
 		t.Fatalf("plaintext on an optional port: %v", err)
 	}
-	if err := dialTLS(addr, clientConfig(t, ClientOptions{CAFile: pki.CAFile, VerifyServer: true})); err != nil {
+	if err := dialTLS(addr, clientConfig(t, ClientSettings{CAFile: pki.CAFile, VerifyServer: true})); err != nil {
 		t.Fatalf("TLS on an optional port: %v", err)
 	}
 }
@@ -172,8 +172,8 @@ func TestReloadsChangedCertificates(t *testing.T) {
 	var reloads []error
 	srv.OnReload = func(err error) { reloads = append(reloads, err) }
 	addr := echo(t, srv)
-	trustFirst := clientConfig(t, ClientOptions{CAFile: first.CAFile, VerifyServer: true})
-	trustSecond := clientConfig(t, ClientOptions{CAFile: second.CAFile, VerifyServer: true})
+	trustFirst := clientConfig(t, ClientSettings{CAFile: first.CAFile, VerifyServer: true})
+	trustSecond := clientConfig(t, ClientSettings{CAFile: second.CAFile, VerifyServer: true})
 	if err := dialTLS(addr, trustFirst); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestDeadlinesOutliveTheHandshake(t *testing.T) {
 			_, err = c.Read(make([]byte, 1))
 			result <- err
 		}()
-		cfg := clientConfig(t, ClientOptions{CAFile: p.CAFile, VerifyServer: true})
+		cfg := clientConfig(t, ClientSettings{CAFile: p.CAFile, VerifyServer: true})
 		c, err := tls.Dial("tcp", l.Addr().String(), cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -25,21 +25,9 @@ import (
 func TestAdminAPIAuthentication(t *testing.T) {
 	pki := testutil.NewPKI(t, "admin")
 	cert, key := pki.Issue(t, "node")
-	nativePort, adminPort := testutil.FreePort(t), testutil.FreePort(t)
 	noDelay := node.Duration(0)
-	n, err := node.Open(node.Config{DataDir: t.TempDir(), NativePort: nativePort, AdminPort: adminPort,
-		Authenticator: "PasswordAuthenticator", SuperuserSetupDelay: &noDelay, AdminAuthentication: node.AdminAuthRoles,
-		AdminEncryptionOptions: tlsconf.Options{Enabled: true, Keystore: cert, KeystoreKey: key}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
-	if _, err := n.StartNative(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := n.StartAdmin(); err != nil {
-		t.Fatal(err)
-	}
+	_, nativePort, adminPort := serveNode(t, node.Config{Authenticator: "PasswordAuthenticator", SuperuserSetupDelay: &noDelay,
+		AdminAuthentication: node.AdminAuthRoles, AdminEncryptionOptions: tlsconf.Options{Enabled: true, Keystore: cert, KeystoreKey: key}})
 	run := func(args ...string) (int, string) {
 		var out, errs bytes.Buffer
 		code := nodetool.Run(append([]string{"-h", "127.0.0.1", "-p", strconv.Itoa(adminPort)}, args...), &out, &errs)

@@ -21,11 +21,29 @@ import (
 // admin ports.
 func startAuthNode(t testing.TB) (n *node.Node, nativePort, adminPort int) {
 	t.Helper()
-	nativePort, adminPort = testutil.FreePort(t), testutil.FreePort(t)
 	noDelay := node.Duration(0)
-	n, err := node.Open(node.Config{DataDir: t.TempDir(), NativePort: nativePort, AdminPort: adminPort,
-		Authenticator: "PasswordAuthenticator", Authorizer: "org.apache.cassandra.auth.CassandraAuthorizer",
-		SuperuserSetupDelay: &noDelay})
+	n, nativePort, adminPort = serveNode(t, node.Config{Authenticator: "PasswordAuthenticator",
+		Authorizer: "org.apache.cassandra.auth.CassandraAuthorizer", SuperuserSetupDelay: &noDelay})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s, err := loginAs(nativePort, "cassandra", "cassandra")
+		if err == nil {
+			s.Close()
+			return n, nativePort, adminPort
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the default superuser never logged in: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// serveNode opens a node of cfg on a fresh directory and free ports and
+// serves its native protocol and admin API until the test ends.
+func serveNode(t testing.TB, cfg node.Config) (n *node.Node, nativePort, adminPort int) {
+	t.Helper()
+	cfg.DataDir, cfg.NativePort, cfg.AdminPort = t.TempDir(), testutil.FreePort(t), testutil.FreePort(t)
+	n, err := node.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,18 +58,7 @@ func startAuthNode(t testing.TB) (n *node.Node, nativePort, adminPort int) {
 	if _, err := n.StartAdmin(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		s, err := loginAs(nativePort, "cassandra", "cassandra")
-		if err == nil {
-			s.Close()
-			return n, nativePort, adminPort
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the default superuser never logged in: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return n, cfg.NativePort, cfg.AdminPort
 }
 
 func loginAs(port int, user, password string) (*gocql.Session, error) {
@@ -255,6 +262,8 @@ func FuzzAuthExchange(f *testing.F) {
 		switch {
 		case r.op == opAuthSuccess && right:
 			return
+		case right:
+			t.Fatalf("token %.40q, the right credentials: answered %#x", token, r.op)
 		case r.op == opErrorCode:
 			if code, _ := r.errorText(); code != 0x0100 && code != 0x000A {
 				t.Fatalf("token %.40q: error %#x", token, code)

@@ -16,19 +16,7 @@ import (
 func startTLSNode(t *testing.T, pki *testutil.PKI) (nativePort, adminPort int) {
 	t.Helper()
 	cert, key := pki.Issue(t, "node")
-	nativePort, adminPort = testutil.FreePort(t), testutil.FreePort(t)
-	n, err := node.Open(node.Config{DataDir: t.TempDir(), NativePort: nativePort, AdminPort: adminPort,
-		ClientEncryptionOptions: tlsOptions(cert, key, pki.CAFile)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
-	if _, err := n.StartNative(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := n.StartAdmin(); err != nil {
-		t.Fatal(err)
-	}
+	_, nativePort, adminPort = serveNode(t, node.Config{ClientEncryptionOptions: tlsOptions(cert, key, pki.CAFile)})
 	return nativePort, adminPort
 }
 
@@ -88,5 +76,5 @@ func tlsOptions(cert, key, ca string) tlsconf.Options {
 }
 
 func tlsClientConfig(ca, cert, key string) (*tls.Config, error) {
-	return tlsconf.ClientOptions{CAFile: ca, VerifyServer: true, CertFile: cert, KeyFile: key}.ClientConfig()
+	return tlsconf.ClientSettings{CAFile: ca, VerifyServer: true, CertFile: cert, KeyFile: key}.ClientConfig()
 }

@@ -29,6 +29,15 @@ if [ ! -f "$NPM_DIR/node_modules/cassandra-driver/package.json" ] ||
 fi
 export NODE_PATH="$NPM_DIR/node_modules"
 free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# await PORT PID LOG WHAT: wait up to 10 s for a server to listen on PORT;
+# if its process ends first, print its log and stop.
+await() {
+	for _ in $(seq 100); do
+		if "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" 2>/dev/null; then return; fi
+		if ! kill -0 "$2" 2>/dev/null; then echo "compat: $4:"; cat "$3"; exit 1; fi
+		sleep 0.1
+	done
+}
 port=$(free_port)
 admin_port=$(free_port)
 data=$(mktemp -d)
@@ -41,11 +50,7 @@ cleanup() {
 	rm -rf "$data"
 }
 trap cleanup EXIT
-for _ in $(seq 100); do
-	if "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2)" 2>/dev/null; then break; fi
-	if ! kill -0 "$pid" 2>/dev/null; then echo "compat: the server exited:"; cat "$log"; exit 1; fi
-	sleep 0.1
-done
+await "$port" "$pid" "$log" "the server exited"
 rc=0
 "$PY" -W ignore test/compat/compat.py 127.0.0.1 "$port" || rc=$?
 node test/compat/integrity.js 127.0.0.1 "$port" write || rc=1
@@ -95,11 +100,7 @@ fi
 # The same node again: everything integrity.js wrote is there as written.
 bin/sibyl server --data-dir "$data/node" --native-transport-port "$port" --admin-port "$admin_port" >>"$log" 2>&1 &
 pid=$!
-for _ in $(seq 100); do
-	if "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2)" 2>/dev/null; then break; fi
-	if ! kill -0 "$pid" 2>/dev/null; then echo "compat: the server did not start again:"; cat "$log"; exit 1; fi
-	sleep 0.1
-done
+await "$port" "$pid" "$log" "the server did not start again"
 node test/compat/integrity.js 127.0.0.1 "$port" check || rc=1
 kill -TERM "$pid"
 wait "$pid" || rc=1
@@ -112,10 +113,7 @@ printf 'authenticator: PasswordAuthenticator\nauthorizer: CassandraAuthorizer\ns
 bin/sibyl server --config "$data/auth.yaml" --data-dir "$data/auth" --native-transport-port "$aport" \
 	--admin-port "$(free_port)" >"$alog" 2>&1 &
 apid=$!
-for _ in $(seq 100); do
-	if "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $aport), 0.2)" 2>/dev/null; then break; fi
-	sleep 0.1
-done
+await "$aport" "$apid" "$alog" "the server with logins exited"
 "$PY" -W ignore test/compat/auth.py 127.0.0.1 "$aport" || rc=1
 gocql_src="$(go env GOMODCACHE)/github.com/gocql/gocql@$(go list -m -f '{{.Version}}' github.com/gocql/gocql)"
 cp -r "$gocql_src" "$data/gocql" && chmod -R u+w "$data/gocql"
@@ -145,10 +143,7 @@ printf 'client_encryption_options:\n  enabled: true\n  keystore: %s\n  keystore_
 bin/sibyl server --config "$data/tls.yaml" --data-dir "$data/tls" --native-transport-port "$tport" \
 	--admin-port "$(free_port)" >"$tlog" 2>&1 &
 tpid=$!
-for _ in $(seq 100); do
-	if "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $tport), 0.2)" 2>/dev/null; then break; fi
-	sleep 0.1
-done
+await "$tport" "$tpid" "$tlog" "the server with TLS exited"
 "$PY" -W ignore test/compat/tls.py 127.0.0.1 "$tport" "$pki" || rc=1
 if ! (cd "$data/gocql" && go test -tags "integration gocql_debug" -count=1 -v -timeout 5m \
 	-skip '^(TestWriteFailure|TestCustomPayloadMessages|TestCustomPayloadValues|TestUDF)$' . \

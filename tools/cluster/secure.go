@@ -96,7 +96,7 @@ func (c *Cluster) nodeArgs() []string {
 // client certificate shown.
 func (c *Cluster) clientTLS() (*tls.Config, error) {
 	cert, key := c.clientCert()
-	return tlsconf.ClientOptions{CAFile: c.caFile(), VerifyServer: true, CertFile: cert, KeyFile: key}.ClientConfig()
+	return tlsconf.ClientSettings{CAFile: c.caFile(), VerifyServer: true, CertFile: cert, KeyFile: key}.ClientConfig()
 }
 
 // secureSession sets a gocql configuration up to reach the cluster's

@@ -1,8 +1,6 @@
 package nodetool
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sibyldb/sibyl/internal/tlsconf"
 )
 
 // Exit statuses, as nodetool's: 1 for bad use (and the failures the node
@@ -25,20 +25,22 @@ const (
 	exitFailure = 2
 )
 
+// globalOptions are nodetool's options before the command.
+var globalOptions = []string{"-h", "--host", "-p", "--port", "-u", "--username", "-pw", "--password", "-pwf", "--password-file",
+	"--truststore", "--ssl"}
+
 // Run runs one nodetool command line (the global -h and -p, the command,
 // its arguments) and returns the exit status.
 func Run(args []string, stdout, stderr io.Writer) int {
 	host, port := "127.0.0.1", 7199
 	var user, password, passwordFile, truststore string
 	useTLS := false
-	for len(args) > 0 {
-		switch args[0] {
-		case "--ssl":
+	// nodetool's own options come before the command; each but --ssl
+	// takes a value.
+	for len(args) > 0 && slices.Contains(globalOptions, args[0]) {
+		if args[0] == "--ssl" {
 			useTLS, args = true, args[1:]
 			continue
-		case "-h", "--host", "-p", "--port", "-u", "--username", "-pw", "--password", "-pwf", "--password-file", "--truststore":
-		default:
-			goto parsed
 		}
 		if len(args) < 2 {
 			return badUse(stdout, fmt.Sprintf("Required values for option '%s' not provided", args[0]))
@@ -64,7 +66,6 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		}
 		args = args[2:]
 	}
-parsed:
 	if len(args) == 0 {
 		return badUse(stdout, "Found unexpected parameters: []")
 	}
@@ -79,18 +80,12 @@ parsed:
 	scheme := "http://"
 	transport := http.DefaultTransport
 	if useTLS {
-		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-		if truststore != "" {
-			pem, err := os.ReadFile(truststore)
-			if err != nil {
-				fmt.Fprintf(stderr, "nodetool: --truststore: %v\n", err)
-				return exitBadUse
-			}
-			cfg.RootCAs = x509.NewCertPool()
-			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-				fmt.Fprintf(stderr, "nodetool: --truststore: %s holds no PEM certificate\n", truststore)
-				return exitBadUse
-			}
+		// The node's certificate checked against the truststore given, or
+		// the system's authorities.
+		cfg, err := tlsconf.ClientSettings{CAFile: truststore, VerifyServer: true}.ClientConfig()
+		if err != nil {
+			fmt.Fprintf(stderr, "nodetool: --truststore: %v\n", err)
+			return exitBadUse
 		}
 		scheme, transport = "https://", &http.Transport{TLSClientConfig: cfg}
 	}
