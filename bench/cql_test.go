@@ -83,7 +83,7 @@ func runCQL(b *testing.B, ops int, value []byte, viaCQL bool) (writes, reads flo
 		row.Liveness = mutation.LivenessInfo{Timestamp: ts, ExpiresAt: mutation.NoDeletionTime}
 		row.Cells = []mutation.Cell{mutation.LiveCell("v", nil, ts, value)}
 		m.Rows = []mutation.RowUpdate{{Row: row}}
-		return n.Apply([]*mutation.Mutation{m}, request.One)
+		return n.Apply([]*mutation.Mutation{m}, request.One, nil)
 	})
 	if err != nil {
 		b.Fatal(err)

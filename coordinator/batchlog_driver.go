@@ -10,6 +10,7 @@ import (
 	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
+	"github.com/sibyldb/sibyl/tracing"
 )
 
 // ApplyLogged writes a logged batch at consistency level l: when it
@@ -23,7 +24,7 @@ import (
 // sends it (failures of type BATCH), and once each met the level the
 // batch's holders are told to forget it. A batch they still hold two
 // write timeouts after it was made is replayed (ReplayBatches).
-func (c *Coordinator) ApplyLogged(ms []*mutation.Mutation, l request.Consistency) error {
+func (c *Coordinator) ApplyLogged(ms []*mutation.Mutation, l request.Consistency, tr *tracing.Trace) error {
 	look := c.current()
 	keyspaceOf := func(id mutation.TableID) string {
 		if t := look.tables[id]; t != nil {
@@ -32,19 +33,19 @@ func (c *Coordinator) ApplyLogged(ms []*mutation.Mutation, l request.Consistency
 		return ""
 	}
 	if len(ms) == 0 || !spansPartitions(ms, keyspaceOf) {
-		return c.Apply(ms, l)
+		return c.Apply(ms, l, tr)
 	}
 	c.Stats.Writes.Add(1)
 	c.Stats.LoggedBatches.Add(1)
-	err := c.applyLogged(ms, l)
+	err := c.applyLogged(ms, l, tr)
 	if c.caughtUp(err) {
-		err = c.applyLogged(ms, l) // by the ring the replica knew
+		err = c.applyLogged(ms, l, tr) // by the ring the replica knew
 	}
 	return c.count(err)
 }
 
-func (c *Coordinator) applyLogged(ms []*mutation.Mutation, l request.Consistency) error {
-	writes, err := c.planWrites(ms, l)
+func (c *Coordinator) applyLogged(ms []*mutation.Mutation, l request.Consistency, tr *tracing.Trace) error {
+	writes, err := c.planWrites(ms, l, tr)
 	if err != nil {
 		return err
 	}
@@ -223,7 +224,7 @@ func (c *Coordinator) replayBatch(b storedBatch, now time.Time) bool {
 				c.hint(r, mu)
 				return
 			}
-			errs[i] = c.send(ctx, r, mu, payload)
+			errs[i] = c.send(ctx, nil, r, mu, payload)
 			if errs[i] != nil && r != c.cfg.Self {
 				c.hint(r, mu)
 			}
@@ -240,14 +241,14 @@ func (c *Coordinator) replayBatch(b storedBatch, now time.Time) bool {
 // batchlogHandlers are the batchlog's verbs this node answers.
 func (c *Coordinator) batchlogHandlers() map[messaging.Verb]messaging.Handler {
 	return map[messaging.Verb]messaging.Handler{
-		messaging.VerbBatchStore: func(_ string, payload []byte) ([]byte, error) {
+		messaging.VerbBatchStore: func(_ context.Context, _ string, payload []byte) ([]byte, error) {
 			id, ms, err := decodeBatch(payload)
 			if err != nil {
 				return nil, err
 			}
 			return nil, c.keepBatch(id, ms)
 		},
-		messaging.VerbBatchRemove: func(_ string, payload []byte) ([]byte, error) {
+		messaging.VerbBatchRemove: func(_ context.Context, _ string, payload []byte) ([]byte, error) {
 			micros, err := batchMicros(payload)
 			if err != nil {
 				return nil, err

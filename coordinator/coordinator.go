@@ -15,6 +15,7 @@ import (
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
+	"github.com/sibyldb/sibyl/tracing"
 )
 
 // Engine is this node's storage, as coordination uses it: the writes and
@@ -100,6 +101,9 @@ type Config struct {
 	// Rand is the randomness of Paxos ballots and of the back-off of
 	// rounds that lost to another; default math/rand/v2's.
 	Rand func() uint64
+	// Tracer makes this node's part of the traced requests other
+	// coordinators send it; nil: it records none.
+	Tracer *tracing.Tracer
 	// CounterID names this node's shards of the counters it leads writes
 	// of: its host id, kept for its life (a node that replaces another
 	// has its own); the zero id while it has none, when it leads none.

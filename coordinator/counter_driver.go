@@ -10,6 +10,7 @@ import (
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
+	"github.com/sibyldb/sibyl/tracing"
 )
 
 // ApplyCounters writes mutations of counter tables at level l (counter.go):
@@ -20,10 +21,10 @@ import (
 // within counter_write_request_timeout times out (type COUNTER): it may
 // or may not have been applied, and trying it again may count it twice,
 // as in Cassandra.
-func (c *Coordinator) ApplyCounters(ms []*mutation.Mutation, l request.Consistency) error {
+func (c *Coordinator) ApplyCounters(ms []*mutation.Mutation, l request.Consistency, tr *tracing.Trace) error {
 	c.Stats.Writes.Add(1)
 	c.Stats.CounterWrites.Add(1)
-	writes, err := c.planWrites(ms, l)
+	writes, err := c.planWrites(ms, l, tr)
 	if err != nil {
 		return c.count(err)
 	}
@@ -46,12 +47,12 @@ func (c *Coordinator) counterWrite(w write, l request.Consistency) error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Counter)
 	defer cancel()
 	c.Stats.ForwardedCounterWrites.Add(1)
-	out, err := c.cfg.Network.Request(ctx, string(leader), messaging.VerbCounterMutation, appendCounterWrite(fenced(w.epoch), l, w.m))
+	out, err := c.request(ctx, w.trace, leader, messaging.VerbCounterMutation, appendCounterWrite(fenced(w.epoch), l, w.m))
 	if stale, ok := staleRingOf(err); ok {
 		// Refused before anything was applied: by the ring the leader
 		// knows, once.
 		if c.caughtUp(stale) {
-			if again, perr := c.planWrites([]*mutation.Mutation{w.m}, l); perr == nil {
+			if again, perr := c.planWrites([]*mutation.Mutation{w.m}, l, w.trace); perr == nil {
 				return c.counterWrite(again[0], l)
 			}
 		}
@@ -258,7 +259,7 @@ func (cc *counterCache) truncate(table mutation.TableID, truncate func() error) 
 // counterHandlers are the counter verbs this node answers.
 func (c *Coordinator) counterHandlers() map[messaging.Verb]messaging.Handler {
 	return map[messaging.Verb]messaging.Handler{
-		messaging.VerbCounterMutation: func(_ string, payload []byte) ([]byte, error) {
+		messaging.VerbCounterMutation: func(_ context.Context, _ string, payload []byte) ([]byte, error) {
 			payload, err := c.admit(payload)
 			if err != nil {
 				return nil, err

@@ -180,7 +180,7 @@ func TestCounterLeaderNeverAnswersStaleRing(t *testing.T) {
 	}
 	m := &mutation.Mutation{Table: counts.ID, Key: cqltype.EncodeInt(1), Rows: []mutation.RowUpdate{{Clustering: []byte{},
 		Row: &mutation.Row{Cells: []mutation.Cell{mutation.CounterUpdate("n", 5, 1)}}}}}
-	err = c.replicas["a"].ApplyCounters([]*mutation.Mutation{m}, request.Quorum)
+	err = c.replicas["a"].ApplyCounters([]*mutation.Mutation{m}, request.Quorum, nil)
 	var wt *request.WriteTimeout
 	if _, stale := staleRingOf(err); stale || !errors.As(err, &wt) || wt.WriteType != request.WriteCounter {
 		t.Fatalf("the leader behind its replicas answered %v", err)

@@ -190,7 +190,7 @@ func (c *testCluster) Request(ctx context.Context, to string, verb messaging.Ver
 		c.now = c.now.Add(50 * time.Millisecond)
 		c.mu.Unlock()
 	}
-	return c.replicas[ring.Endpoint(to)].Handlers()[verb]("test", payload)
+	return c.replicas[ring.Endpoint(to)].Handlers()[verb](ctx, "test", payload)
 }
 
 func (c *testCluster) write(from *Coordinator, l request.Consistency) error {
@@ -198,7 +198,7 @@ func (c *testCluster) write(from *Coordinator, l request.Consistency) error {
 	row := mutation.NewRow()
 	row.Cells = []mutation.Cell{mutation.LiveCell("v", nil, 1, cqltype.EncodeInt(1))}
 	m.Rows = []mutation.RowUpdate{{Row: row}}
-	return from.Apply([]*mutation.Mutation{m}, l)
+	return from.Apply([]*mutation.Mutation{m}, l, nil)
 }
 
 func (c *testCluster) read(from *Coordinator, l request.Consistency) error {

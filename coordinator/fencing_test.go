@@ -78,7 +78,7 @@ func TestStaleRingIsCaughtUp(t *testing.T) {
 		t.Fatalf("the replica behind caught up to %v, want [5]", got)
 	}
 	// A request without its epoch is refused.
-	if _, err := c.replicas["b"].Handlers()[messaging.VerbMutation]("test", nil); err == nil {
+	if _, err := c.replicas["b"].Handlers()[messaging.VerbMutation](context.Background(), "test", nil); err == nil {
 		t.Fatal("a mutation without a ring epoch was taken")
 	}
 	// The refusal comes back over messaging as a remote failure, and is

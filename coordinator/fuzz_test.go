@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"bytes"
+	"context"
 	"testing"
 
 	"github.com/sibyldb/sibyl/messaging"
@@ -118,7 +119,7 @@ func FuzzDecodeMessages(f *testing.F) {
 		for _, verb := range []messaging.Verb{messaging.VerbMutation, messaging.VerbHint, messaging.VerbRead, messaging.VerbRangeRead, messaging.VerbTruncate,
 			messaging.VerbPaxosPrepare, messaging.VerbPaxosPropose, messaging.VerbPaxosCommit, messaging.VerbBatchStore, messaging.VerbBatchRemove,
 			messaging.VerbCounterMutation} {
-			_, _ = handlers[verb]("fuzz", b)
+			_, _ = handlers[verb](context.Background(), "fuzz", b)
 		}
 	})
 }

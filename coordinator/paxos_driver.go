@@ -13,6 +13,7 @@ import (
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
+	"github.com/sibyldb/sibyl/tracing"
 )
 
 // The Paxos rounds of lightweight transactions (see paxos.go): a
@@ -48,8 +49,10 @@ func (c *Coordinator) cas(t *schema.Table, op request.CAS) (*request.Partition, 
 	}
 	start := time.Now()
 	r := c.newRound(t, op.Key, op.Serial, true, op.Reads, start.Add(c.cfg.Timeouts.CAS))
+	r.trace = op.Trace
 	commitDeadline := start.Add(max(c.cfg.Timeouts.CAS, c.cfg.Timeouts.Write))
 	for {
+		r.trace.Event("Reading existing values for CAS precondition")
 		b, tally, err := r.begin()
 		if err != nil {
 			return nil, false, err
@@ -63,6 +66,9 @@ func (c *Coordinator) cas(t *schema.Table, op request.CAS) (*request.Partition, 
 			return nil, false, err
 		}
 		prop := Proposal{Ballot: b}
+		if !applied {
+			r.trace.Event("CAS precondition does not match current values")
+		}
 		switch {
 		case !applied && tally.linearizable():
 			return current, false, nil // the read is ordered already
@@ -75,6 +81,7 @@ func (c *Coordinator) cas(t *schema.Table, op request.CAS) (*request.Partition, 
 			}
 			prop.Origin = b
 		}
+		r.trace.Event("Accepting proposal")
 		out, err := r.propose(prop)
 		if err != nil {
 			return nil, false, err
@@ -85,12 +92,15 @@ func (c *Coordinator) cas(t *schema.Table, op request.CAS) (*request.Partition, 
 				return current, false, nil
 			}
 			if !prop.Empty() {
+				r.trace.Event("Committing proposal")
 				if err := r.commit(prop, op.Commit, commitDeadline); err != nil {
 					return nil, false, err
 				}
 			}
+			r.trace.Event("CAS successful")
 			return nil, true, nil
 		case proposeSuperseded:
+			r.trace.Event("Paxos proposal not accepted (pre-empted by a higher ballot)")
 			if out.sideEffects && !prop.Empty() {
 				return nil, false, &request.CASWriteUnknown{Consistency: op.Serial, Received: out.accepts, BlockFor: out.quorum}
 			}
@@ -125,6 +135,7 @@ func (c *Coordinator) proposedUpdate(t *schema.Table, key []byte, updates []*mut
 func (c *Coordinator) serialRead(t *schema.Table, q request.PartitionRead) (*request.Partition, error) {
 	c.Stats.CASReads.Add(1)
 	r := c.newRound(t, q.Key, q.Consistency, false, []request.Slice{q.Slice}, time.Now().Add(c.cfg.Timeouts.Read))
+	r.trace = q.Trace
 	for {
 		b, tally, err := r.begin()
 		if err != nil {
@@ -173,6 +184,7 @@ func (c *Coordinator) FinishPaxos(t *schema.Table, key []byte) error {
 // one completes or the deadline passes.
 type paxosRound struct {
 	c           *Coordinator
+	trace       *tracing.Trace
 	t           *schema.Table
 	key         []byte
 	serial      request.Consistency
@@ -349,7 +361,7 @@ func (r *paxosRound) prepare(b Ballot) (*prepareTally, error) {
 			p, read, hasRead, err := c.paxosPrepare(m)
 			return answer{to, p, read, hasRead, err}
 		}
-		out, err := c.cfg.Network.Request(ctx, string(to), messaging.VerbPaxosPrepare, appendPaxosPrepare(fenced(pp.epoch), m))
+		out, err := c.request(ctx, r.trace, to, messaging.VerbPaxosPrepare, appendPaxosPrepare(fenced(pp.epoch), m))
 		if stale, ok := staleRingOf(err); ok {
 			return answer{from: to, err: stale}
 		}
@@ -420,7 +432,7 @@ func (r *paxosRound) propose(p Proposal) (proposeResult, error) {
 			ok, by, err := c.paxosAccept(r.t.ID, r.key, p)
 			return answer{to, ok, by, err}
 		}
-		out, err := c.cfg.Network.Request(ctx, string(to), messaging.VerbPaxosPropose, payload)
+		out, err := c.request(ctx, r.trace, to, messaging.VerbPaxosPropose, payload)
 		if err != nil {
 			return answer{from: to, err: err}
 		}
@@ -582,9 +594,9 @@ func (r *paxosRound) commitOn(ctx context.Context, to ring.Endpoint, p Proposal,
 	case to == c.cfg.Self:
 		return c.paxosCommit(r.t.ID, r.key, p)
 	case asWrite:
-		return c.send(ctx, to, p.Update, writePayload)
+		return c.send(ctx, r.trace, to, p.Update, writePayload)
 	}
-	_, err := c.cfg.Network.Request(ctx, string(to), messaging.VerbPaxosCommit, commitPayload)
+	_, err := c.request(ctx, r.trace, to, messaging.VerbPaxosCommit, commitPayload)
 	return err
 }
 
@@ -703,7 +715,7 @@ func (c *Coordinator) paxosCommit(table mutation.TableID, key []byte, p Proposal
 // paxosHandlers are the Paxos verbs this replica answers.
 func (c *Coordinator) paxosHandlers() map[messaging.Verb]messaging.Handler {
 	return map[messaging.Verb]messaging.Handler{
-		messaging.VerbPaxosPrepare: func(_ string, payload []byte) ([]byte, error) {
+		messaging.VerbPaxosPrepare: func(_ context.Context, _ string, payload []byte) ([]byte, error) {
 			payload, err := c.admit(payload)
 			if err != nil {
 				return nil, err
@@ -718,7 +730,7 @@ func (c *Coordinator) paxosHandlers() map[messaging.Verb]messaging.Handler {
 			}
 			return encodePromise(p, read, hasRead), nil
 		},
-		messaging.VerbPaxosPropose: func(_ string, payload []byte) ([]byte, error) {
+		messaging.VerbPaxosPropose: func(_ context.Context, _ string, payload []byte) ([]byte, error) {
 			payload, err := c.admit(payload)
 			if err != nil {
 				return nil, err
@@ -733,7 +745,7 @@ func (c *Coordinator) paxosHandlers() map[messaging.Verb]messaging.Handler {
 			}
 			return encodeAccepted(ok, by), nil
 		},
-		messaging.VerbPaxosCommit: func(_ string, payload []byte) ([]byte, error) {
+		messaging.VerbPaxosCommit: func(_ context.Context, _ string, payload []byte) ([]byte, error) {
 			table, key, p, err := decodePaxosProposal(payload)
 			if err != nil {
 				return nil, err

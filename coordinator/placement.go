@@ -81,9 +81,9 @@ func (l *lookups) strategy(keyspace string) (ring.Strategy, error) {
 }
 
 // place finds the replicas of a table's partition at token: a table of a
-// system keyspace lives on this node alone.
+// node-local system keyspace lives on this node alone.
 func (l *lookups) place(t *schema.Table, token partitioner.Token, m *ring.Metadata, self ring.Endpoint) (placement, error) {
-	if schema.IsSystemKeyspace(t.Keyspace) {
+	if schema.IsNodeLocal(t.Keyspace) {
 		return placement{replicas: []ring.Endpoint{self}, strategy: ring.LocalStrategy{Local: self}}, nil
 	}
 	s, err := l.strategy(t.Keyspace)

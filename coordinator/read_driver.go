@@ -57,10 +57,12 @@ func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*
 		return nil, err
 	}
 	if c.cfg.Network == nil || len(p.replicas) == 1 && p.replicas[0] == c.cfg.Self {
+		r.Trace.Eventf("Executing single-partition query on %s", t.Name)
 		return c.cfg.Engine.Read(t.ID, r.Key, r.Slice) // the only replica: nothing to choose or compare
 	}
 	contacts, spares := ReadContacts(l, p.strategy, c.cfg.DataCenter, c.cfg.Self, p.replicas, alive, m.Location, c.snitch.scorer(c.cfg.Now()))
 	if len(contacts) == 1 && contacts[0] == c.cfg.Self {
+		r.Trace.Eventf("Executing single-partition query on %s", t.Name)
 		return c.cfg.Engine.Read(t.ID, r.Key, r.Slice)
 	}
 	plan := readPlan{t: t, r: r, l: l, strategy: p.strategy, locate: m.Location, blockFor: BlockFor(l, p.strategy, c.cfg.DataCenter), epoch: m.Epoch()}
@@ -82,6 +84,7 @@ func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*
 	dataFrom := answered
 	if !digestsAgree(answers, data) {
 		c.Stats.DigestMismatches.Add(1)
+		r.Trace.Eventf("Digest mismatch: the replicas' answers for key %x differ; reading data from every replica asked", r.Key)
 		var digested []ring.Endpoint
 		dataFrom = nil
 		for i, a := range answers {
@@ -209,7 +212,16 @@ func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts [
 // for their digest; this node reads its own.
 func (c *Coordinator) askReplica(ctx context.Context, plan readPlan, r ring.Endpoint, data bool) (readAnswer, error) {
 	a := readAnswer{data: data}
+	tr := plan.r.Trace
+	if tr != nil {
+		what := "digest"
+		if data {
+			what = "data"
+		}
+		tr.Eventf("reading %s from %s", what, c.peerName(string(r)))
+	}
 	if r == c.cfg.Self {
+		tr.Eventf("Executing single-partition query on %s", plan.t.Name)
 		es, err := c.cfg.Engine.ReadEntries(plan.t.ID, plan.r.Key, plan.r.Slice)
 		if data {
 			a.entries = es
@@ -220,7 +232,7 @@ func (c *Coordinator) askReplica(ctx context.Context, plan readPlan, r ring.Endp
 	}
 	c.Stats.ForwardedReads.Add(1)
 	start := c.cfg.Now()
-	out, err := c.cfg.Network.Request(ctx, string(r), messaging.VerbRead, appendRead(fenced(plan.epoch), plan.t.ID, plan.r, !data))
+	out, err := c.request(ctx, tr, r, messaging.VerbRead, appendRead(fenced(plan.epoch), plan.t.ID, plan.r, !data))
 	if stale, ok := staleRingOf(err); ok {
 		return a, stale
 	}
@@ -270,7 +282,9 @@ func (c *Coordinator) repair(ctx context.Context, plan readPlan, replicas []ring
 		if fixes[i].to != c.cfg.Self {
 			payload = appendMutations(fenced(plan.epoch), []*mutation.Mutation{fixes[i].mu})
 		}
-		errs[i] = c.send(ctx, fixes[i].to, fixes[i].mu, payload)
+		tr := plan.r.Trace
+		tr.Eventf("Sending read-repair-mutation to %s", c.peerName(string(fixes[i].to)))
+		errs[i] = c.send(ctx, tr, fixes[i].to, fixes[i].mu, payload)
 	})
 	for i, err := range errs {
 		switch {

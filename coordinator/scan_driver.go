@@ -26,7 +26,7 @@ func (c *Coordinator) Scan(t *schema.Table, r request.RangeRead) ([]*request.Par
 }
 
 func (c *Coordinator) scan(t *schema.Table, q request.RangeRead) ([]*request.Partition, error) {
-	if schema.IsSystemKeyspace(t.Keyspace) {
+	if schema.IsNodeLocal(t.Keyspace) {
 		return c.cfg.Engine.Scan(t.ID, q)
 	}
 	m := c.cfg.Ring()
@@ -112,13 +112,15 @@ func (c *Coordinator) scanRound(t *schema.Table, q request.RangeRead, nodes []ri
 	answers := make([][]request.RawPartition, len(nodes))
 	errs := make([]error, len(nodes))
 	payload := encodeScan(t.ID, q)
+	q.Trace.Eventf("Submitting range requests to %d nodes", len(nodes))
 	concurrently(len(nodes), func(i int) {
 		if nodes[i] == c.cfg.Self {
+			q.Trace.Eventf("Executing seq scan on %s", t.Name)
 			answers[i], errs[i] = c.cfg.Engine.ScanEntries(t.ID, q)
 			return
 		}
 		c.Stats.ForwardedRanges.Add(1)
-		out, err := c.cfg.Network.Request(ctx, string(nodes[i]), messaging.VerbRangeRead, payload)
+		out, err := c.request(ctx, q.Trace, nodes[i], messaging.VerbRangeRead, payload)
 		if err == nil {
 			answers[i], err = decodeRawPartitions(out)
 		}
@@ -226,7 +228,7 @@ func (c *Coordinator) rangeFailure(q request.RangeRead, nodes []ring.Endpoint, e
 // the ring, as Cassandra does, only when all are up (else Unavailable at
 // ALL), each asked to truncate its copy, this node's last.
 func (c *Coordinator) Truncate(t *schema.Table) error {
-	if c.cfg.Network == nil || schema.IsSystemKeyspace(t.Keyspace) {
+	if c.cfg.Network == nil || schema.IsNodeLocal(t.Keyspace) {
 		return c.truncateHere(t.ID)
 	}
 	m := c.cfg.Ring()

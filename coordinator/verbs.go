@@ -1,11 +1,13 @@
 package coordinator
 
 import (
+	"context"
 	"fmt"
 	"maps"
 
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/tracing"
 )
 
 // Handlers are the internode verbs a replica answers, for the network to
@@ -13,23 +15,24 @@ import (
 // truncates, the Paxos verbs, the batchlog's and counter writes, each on
 // this node's engine.
 func (c *Coordinator) Handlers() map[messaging.Verb]messaging.Handler {
-	apply := func(_ string, payload []byte) ([]byte, error) {
+	apply := func(tr *tracing.Trace, payload []byte) ([]byte, error) {
 		ms, err := DecodeMutations(payload)
 		if err != nil {
 			return nil, err
 		}
-		return nil, c.cfg.Engine.Apply(ms)
+		return nil, c.applyHere(tr, ms)
 	}
 	handlers := map[messaging.Verb]messaging.Handler{
-		messaging.VerbMutation: func(from string, payload []byte) ([]byte, error) {
+		messaging.VerbMutation: c.tracedHandler(messaging.VerbMutation, tracing.StageMutation, func(tr *tracing.Trace, payload []byte) ([]byte, error) {
 			payload, err := c.admit(payload)
 			if err != nil {
 				return nil, err
 			}
-			return apply(from, payload)
-		},
-		messaging.VerbHint: apply, // meant for this node, whatever the ring
-		messaging.VerbRead: func(_ string, payload []byte) ([]byte, error) {
+			return apply(tr, payload)
+		}),
+		// Meant for this node, whatever the ring.
+		messaging.VerbHint: func(_ context.Context, _ string, payload []byte) ([]byte, error) { return apply(nil, payload) },
+		messaging.VerbRead: c.tracedHandler(messaging.VerbRead, tracing.StageRead, func(tr *tracing.Trace, payload []byte) ([]byte, error) {
 			payload, err := c.admit(payload)
 			if err != nil {
 				return nil, err
@@ -41,6 +44,12 @@ func (c *Coordinator) Handlers() map[messaging.Verb]messaging.Handler {
 			if err := c.knows(id); err != nil {
 				return nil, err
 			}
+			if tr != nil {
+				if t := c.current().tables[id]; t != nil {
+					tr.Eventf("Executing single-partition query on %s", t.Name)
+				}
+				q.Trace = tr
+			}
 			es, err := c.cfg.Engine.ReadEntries(id, q.Key, q.Slice)
 			if err != nil {
 				return nil, err
@@ -49,8 +58,8 @@ func (c *Coordinator) Handlers() map[messaging.Verb]messaging.Handler {
 				return EntriesDigest(es), nil
 			}
 			return encodeEntries(es), nil
-		},
-		messaging.VerbRangeRead: func(_ string, payload []byte) ([]byte, error) {
+		}),
+		messaging.VerbRangeRead: c.tracedHandler(messaging.VerbRangeRead, tracing.StageRead, func(tr *tracing.Trace, payload []byte) ([]byte, error) {
 			id, q, err := decodeScan(payload, c.cfg.Engine.Partitioner())
 			if err != nil {
 				return nil, err
@@ -58,13 +67,17 @@ func (c *Coordinator) Handlers() map[messaging.Verb]messaging.Handler {
 			if err := c.knows(id); err != nil {
 				return nil, err
 			}
+			if t := c.current().tables[id]; t != nil && tr != nil {
+				tr.Eventf("Executing seq scan on %s", t.Name)
+			}
 			parts, err := c.cfg.Engine.ScanEntries(id, q)
 			if err != nil {
 				return nil, err
 			}
+			tr.Eventf("Read %d partitions", len(parts))
 			return encodeRawPartitions(parts), nil
-		},
-		messaging.VerbTruncate: func(_ string, payload []byte) ([]byte, error) {
+		}),
+		messaging.VerbTruncate: func(_ context.Context, _ string, payload []byte) ([]byte, error) {
 			id, err := tableIDFrom(payload)
 			if err != nil {
 				return nil, err
@@ -78,6 +91,9 @@ func (c *Coordinator) Handlers() map[messaging.Verb]messaging.Handler {
 	maps.Copy(handlers, c.paxosHandlers())
 	maps.Copy(handlers, c.batchlogHandlers())
 	maps.Copy(handlers, c.counterHandlers())
+	for _, v := range []messaging.Verb{messaging.VerbPaxosPrepare, messaging.VerbPaxosPropose, messaging.VerbPaxosCommit, messaging.VerbCounterMutation} {
+		handlers[v] = c.receiptTraced(v, tracing.StageMutation, handlers[v])
+	}
 	return handlers
 }
 

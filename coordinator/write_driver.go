@@ -12,6 +12,7 @@ import (
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/ring"
+	"github.com/sibyldb/sibyl/tracing"
 )
 
 // Apply writes mutations at a consistency level: each goes to every live
@@ -22,11 +23,12 @@ import (
 // that the level cannot be met fails it (WriteFailure); one short of
 // acknowledgements after write_request_timeout times it out
 // (WriteTimeout). Replicas that took it keep it either way.
-func (c *Coordinator) Apply(ms []*mutation.Mutation, cl request.Consistency) error {
+// A traced write (tr not nil) records what it does.
+func (c *Coordinator) Apply(ms []*mutation.Mutation, cl request.Consistency, tr *tracing.Trace) error {
 	c.Stats.Writes.Add(1)
-	err := c.apply(ms, cl)
+	err := c.apply(ms, cl, tr)
 	if c.caughtUp(err) {
-		err = c.apply(ms, cl) // by the ring the replica knew
+		err = c.apply(ms, cl, tr) // by the ring the replica knew
 	}
 	return c.count(err)
 }
@@ -38,10 +40,11 @@ type write struct {
 	// appliedHere says this node applied m already (a counter write's
 	// leader): its share counts without being applied again.
 	appliedHere bool
+	trace       *tracing.Trace
 }
 
-func (c *Coordinator) apply(ms []*mutation.Mutation, l request.Consistency) error {
-	writes, err := c.planWrites(ms, l)
+func (c *Coordinator) apply(ms []*mutation.Mutation, l request.Consistency, tr *tracing.Trace) error {
+	writes, err := c.planWrites(ms, l, tr)
 	if err != nil {
 		return err
 	}
@@ -55,7 +58,8 @@ func (c *Coordinator) apply(ms []*mutation.Mutation, l request.Consistency) erro
 // planWrites places each mutation by the ring as it is and checks that
 // its live replicas can meet level l: if any partition's are too few,
 // nothing is written (Unavailable).
-func (c *Coordinator) planWrites(ms []*mutation.Mutation, l request.Consistency) ([]write, error) {
+func (c *Coordinator) planWrites(ms []*mutation.Mutation, l request.Consistency, tr *tracing.Trace) ([]write, error) {
+	tr.Event("Determining replicas for mutation")
 	m := c.cfg.Ring()
 	alive := c.alive()
 	look := c.current()
@@ -71,7 +75,7 @@ func (c *Coordinator) planWrites(ms []*mutation.Mutation, l request.Consistency)
 				return nil, err
 			}
 		}
-		writes = append(writes, write{m: mu, p: p, epoch: m.Epoch()})
+		writes = append(writes, write{m: mu, p: p, epoch: m.Epoch(), trace: tr})
 	}
 	return writes, nil
 }
@@ -131,7 +135,7 @@ func (c *Coordinator) resend(w write, refuser ring.Endpoint, stale *StaleRing) {
 		if e == c.cfg.Self || e != refuser && (slices.Contains(w.p.replicas, e) || slices.Contains(w.p.pending, e)) {
 			continue // it took the write, or was hinted it
 		}
-		if err := c.send(ctx, e, w.m, payload); err != nil {
+		if err := c.send(ctx, nil, e, w.m, payload); err != nil {
 			c.hint(e, w.m)
 		}
 	}
@@ -160,12 +164,12 @@ func concurrently(count int, do func(i int)) {
 // payload, mu's encoding fenced by its ring's epoch (which this node's
 // own write does not need). A replica that knows a later ring answers
 // StaleRing.
-func (c *Coordinator) send(ctx context.Context, r ring.Endpoint, mu *mutation.Mutation, payload []byte) error {
+func (c *Coordinator) send(ctx context.Context, tr *tracing.Trace, r ring.Endpoint, mu *mutation.Mutation, payload []byte) error {
 	if r == c.cfg.Self {
-		return c.cfg.Engine.Apply([]*mutation.Mutation{mu})
+		return c.applyHere(tr, []*mutation.Mutation{mu})
 	}
 	c.Stats.ForwardedMutations.Add(1)
-	_, err := c.cfg.Network.Request(ctx, string(r), messaging.VerbMutation, payload)
+	_, err := c.request(ctx, tr, r, messaging.VerbMutation, payload)
 	if stale, ok := staleRingOf(err); ok {
 		return stale
 	}
@@ -183,7 +187,7 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 		if w.appliedHere {
 			return nil
 		}
-		return c.cfg.Engine.Apply([]*mutation.Mutation{mu})
+		return c.applyHere(w.trace, []*mutation.Mutation{mu})
 	}
 	var targets []ring.Endpoint
 	for _, group := range [...][]ring.Endpoint{w.p.replicas, w.p.pending} {
@@ -209,7 +213,7 @@ func (c *Coordinator) writeReplicas(w write, l request.Consistency, alive func(r
 		if r == self && w.appliedHere {
 			return answer{r, nil}
 		}
-		err := c.send(ctx, r, mu, payload)
+		err := c.send(ctx, w.trace, r, mu, payload)
 		if err != nil && r != self && !isStale(err) {
 			c.hint(r, mu) // it failed the write, or did not answer in time
 		}

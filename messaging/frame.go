@@ -102,11 +102,18 @@ const (
 
 // Frame is one message.
 type Frame struct {
-	ID      uint64
-	Verb    Verb
-	Kind    Kind
+	ID   uint64
+	Verb Verb
+	Kind Kind
+	// Trace, when set, is the trace session of the request the message
+	// is part of: the peer records what it does for it there.
+	Trace   *[16]byte
 	Payload []byte
 }
+
+// kindTraced marks, in the kind byte, a frame whose payload starts with
+// the 16 bytes of its trace session.
+const kindTraced = 0x80
 
 // Version is the protocol version the handshake names.
 const Version = 1
@@ -127,12 +134,17 @@ var ErrCorrupt = errors.New("messaging: corrupt frame (checksum mismatch)")
 // AppendFrame encodes f after dst.
 func AppendFrame(dst []byte, f Frame) []byte {
 	start := len(dst)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(8+2+1+len(f.Payload)))
+	kind, trace := byte(f.Kind), []byte(nil)
+	if f.Trace != nil {
+		kind, trace = kind|kindTraced, f.Trace[:]
+	}
+	dst = binary.BigEndian.AppendUint32(dst, uint32(8+2+1+len(trace)+len(f.Payload)))
 	dst = append(dst, 0, 0, 0, 0) // the CRC, once the rest is in
 	body := len(dst)
 	dst = binary.BigEndian.AppendUint64(dst, f.ID)
 	dst = binary.BigEndian.AppendUint16(dst, uint16(f.Verb))
-	dst = append(dst, byte(f.Kind))
+	dst = append(dst, kind)
+	dst = append(dst, trace...)
 	dst = append(dst, f.Payload...)
 	binary.BigEndian.PutUint32(dst[start+4:], crc32.Checksum(dst[body:], castagnoli))
 	return dst
@@ -156,9 +168,15 @@ func ReadFrame(r io.Reader) (Frame, error) {
 	if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(h[4:]) {
 		return Frame{}, ErrCorrupt
 	}
-	f := Frame{ID: binary.BigEndian.Uint64(body), Verb: Verb(binary.BigEndian.Uint16(body[8:])), Kind: Kind(body[10]), Payload: body[11:]}
+	f := Frame{ID: binary.BigEndian.Uint64(body), Verb: Verb(binary.BigEndian.Uint16(body[8:])), Kind: Kind(body[10] &^ kindTraced), Payload: body[11:]}
 	if f.Kind < KindRequest || f.Kind > KindOneWay {
 		return Frame{}, fmt.Errorf("messaging: unknown frame kind %d", f.Kind)
+	}
+	if body[10]&kindTraced != 0 {
+		if len(f.Payload) < 16 {
+			return Frame{}, fmt.Errorf("messaging: a traced frame of %d bytes has no room for its trace session", len(f.Payload))
+		}
+		f.Trace, f.Payload = (*[16]byte)(f.Payload[:16]), f.Payload[16:]
 	}
 	return f, nil
 }

@@ -79,7 +79,7 @@ func startService(t *testing.T, name string, port int, tr Transport) *Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Handle(VerbEcho, func(from string, p []byte) ([]byte, error) {
+	s.Handle(VerbEcho, func(_ context.Context, from string, p []byte) ([]byte, error) {
 		if string(p) == "fail" {
 			return nil, fmt.Errorf("asked to fail by %s", from)
 		}
@@ -134,7 +134,10 @@ func TestRequests(t *testing.T) {
 	}
 	// One-way messages arrive.
 	got := make(chan string, 1)
-	b.Handle(VerbHint, func(from string, p []byte) ([]byte, error) { got <- from + ":" + string(p); return nil, nil })
+	b.Handle(VerbHint, func(_ context.Context, from string, p []byte) ([]byte, error) {
+		got <- from + ":" + string(p)
+		return nil, nil
+	})
 	if err := a.Send(context.Background(), "127.0.0.2", VerbHint, []byte("h")); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +220,7 @@ func TestRedialForgetsAFailedDial(t *testing.T) {
 func TestConnectionLostInFlight(t *testing.T) {
 	a, b, _ := pair(t)
 	running, release := make(chan struct{}), make(chan struct{})
-	b.Handle(VerbRead, func(string, []byte) ([]byte, error) {
+	b.Handle(VerbRead, func(context.Context, string, []byte) ([]byte, error) {
 		close(running)
 		<-release
 		return []byte("too late"), nil
@@ -332,7 +335,7 @@ func TestHandshake(t *testing.T) {
 // connection's writer writes must go out whole and in one piece.
 func TestManyInFlight(t *testing.T) {
 	a, b, _ := pair(t)
-	b.Handle(VerbRead, func(_ string, p []byte) ([]byte, error) { return p, nil })
+	b.Handle(VerbRead, func(_ context.Context, _ string, p []byte) ([]byte, error) { return p, nil })
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for g := 0; g < 48; g++ {

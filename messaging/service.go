@@ -15,8 +15,24 @@ import (
 )
 
 // Handler answers a request (or takes a one-way message) from a peer. An
-// error goes back to the requester as a RemoteError.
-type Handler func(from string, payload []byte) ([]byte, error)
+// error goes back to the requester as a RemoteError. ctx carries the
+// request's trace session, if it is traced (TraceOf).
+type Handler func(ctx context.Context, from string, payload []byte) ([]byte, error)
+
+type traceKey struct{}
+
+// WithTrace makes the requests sent with the returned context part of
+// trace session id: the peers that answer them record what they do there.
+func WithTrace(ctx context.Context, id [16]byte) context.Context {
+	return context.WithValue(ctx, traceKey{}, &id)
+}
+
+// TraceOf is the trace session a context carries (WithTrace, or a
+// handler's for a traced request), or nil.
+func TraceOf(ctx context.Context) *[16]byte {
+	id, _ := ctx.Value(traceKey{}).(*[16]byte)
+	return id
+}
 
 // ErrTimeout is a request that had no answer before its context ended.
 var ErrTimeout = errors.New("messaging: timed out")
@@ -156,7 +172,7 @@ func (s *Service) Handle(v Verb, h Handler) {
 // itself runs its handler here.
 func (s *Service) Request(ctx context.Context, to string, v Verb, payload []byte) ([]byte, error) {
 	if to == s.opts.Name {
-		return s.local(v, payload)
+		return s.local(ctx, v, payload)
 	}
 	c, err := s.conn(ctx, to)
 	if err != nil {
@@ -176,7 +192,7 @@ func (s *Service) Request(ctx context.Context, to string, v Verb, payload []byte
 		delete(s.pending, id)
 		s.mu.Unlock()
 	}()
-	if err := s.sendOn(to, c, Frame{ID: id, Verb: v, Kind: KindRequest, Payload: payload}); err != nil {
+	if err := s.sendOn(to, c, Frame{ID: id, Verb: v, Kind: KindRequest, Trace: TraceOf(ctx), Payload: payload}); err != nil {
 		return nil, err
 	}
 	select {
@@ -212,18 +228,18 @@ func (s *Service) connectionLost(c Conn) {
 // Send sends a one-way message.
 func (s *Service) Send(ctx context.Context, to string, v Verb, payload []byte) error {
 	if to == s.opts.Name {
-		_, err := s.local(v, payload)
+		_, err := s.local(ctx, v, payload)
 		return err
 	}
-	return s.send(ctx, to, Frame{ID: s.nextID.Add(1), Verb: v, Kind: KindOneWay, Payload: payload})
+	return s.send(ctx, to, Frame{ID: s.nextID.Add(1), Verb: v, Kind: KindOneWay, Trace: TraceOf(ctx), Payload: payload})
 }
 
-func (s *Service) local(v Verb, payload []byte) ([]byte, error) {
+func (s *Service) local(ctx context.Context, v Verb, payload []byte) ([]byte, error) {
 	h := s.handler(v)
 	if h == nil {
 		return nil, &RemoteError{Peer: s.opts.Name, Verb: v, Message: "no handler"}
 	}
-	return h(s.opts.Name, payload)
+	return h(ctx, s.opts.Name, payload)
 }
 
 func (s *Service) handler(v Verb) Handler {
@@ -423,7 +439,11 @@ func (s *Service) run(c Conn, f Frame) {
 	if h == nil {
 		err = fmt.Errorf("no handler for %s", f.Verb)
 	} else {
-		out, err = h(c.Peer(), f.Payload)
+		ctx := context.Background()
+		if f.Trace != nil {
+			ctx = WithTrace(ctx, *f.Trace)
+		}
+		out, err = h(ctx, c.Peer(), f.Payload)
 	}
 	if f.Kind == KindOneWay {
 		return

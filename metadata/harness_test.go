@@ -123,7 +123,7 @@ func (n groupNetwork) Request(_ context.Context, to string, v messaging.Verb, b 
 	if l == nil {
 		return nil, errors.New("unreachable")
 	}
-	return l.Handlers()[v](n.from, b)
+	return l.Handlers()[v](context.Background(), n.from, b)
 }
 
 func (n groupNetwork) Send(ctx context.Context, to string, v messaging.Verb, b []byte) error {

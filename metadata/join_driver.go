@@ -30,14 +30,16 @@ const handlerTimeout = 10 * time.Second
 // Raft's messages, join requests and await requests.
 func (l *Log) Handlers() map[messaging.Verb]messaging.Handler {
 	within := func(h func(context.Context, []byte) ([]byte, error)) messaging.Handler {
-		return func(_ string, payload []byte) ([]byte, error) {
+		return func(_ context.Context, _ string, payload []byte) ([]byte, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), handlerTimeout)
 			defer cancel()
 			return h(ctx, payload)
 		}
 	}
 	return map[messaging.Verb]messaging.Handler{
-		messaging.VerbMetadata:     func(from string, payload []byte) ([]byte, error) { return nil, l.Step(from, payload) },
+		messaging.VerbMetadata: func(_ context.Context, from string, payload []byte) ([]byte, error) {
+			return nil, l.Step(from, payload)
+		},
 		messaging.VerbMetadataJoin: within(l.HandleJoin),
 		messaging.VerbMetadataWait: within(l.HandleAwait),
 	}

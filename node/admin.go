@@ -206,6 +206,19 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 		}
 		return nil, nil
 	})
+	handle("GET /traceprobability", func(*http.Request) (any, error) {
+		return map[string]float64{"probability": n.TraceProbability()}, nil
+	})
+	handle("POST /traceprobability", func(r *http.Request) (any, error) {
+		v, err := strconv.ParseFloat(r.URL.Query().Get("value"), 64)
+		if err != nil {
+			return nil, badRequest("trace probability: %q is not a number", r.URL.Query().Get("value"))
+		}
+		if err := n.SetTraceProbability(v); err != nil {
+			return nil, badRequest("%v", err)
+		}
+		return nil, nil
+	})
 	handle("POST /snapshot", n.adminSnapshot)
 	handle("GET /snapshots", n.adminListSnapshots)
 	handle("POST /clearsnapshot", n.adminClearSnapshot)

@@ -268,6 +268,10 @@ type Config struct {
 	// (cassandra/cassandra): default 10s, as Cassandra's
 	// cassandra.superuser_setup_delay_ms system property.
 	SuperuserSetupDelay *Duration `yaml:"superuser_setup_delay"`
+	// SlowQueryLogTimeout is slow_query_log_timeout: a request that takes
+	// longer is logged, with its statement, its time and its trace id when
+	// it was traced; default 500ms, Cassandra's; 0 logs none.
+	SlowQueryLogTimeout *Duration `yaml:"slow_query_log_timeout"`
 }
 
 // AutoRepair is the auto_repair block, a smaller form of Cassandra
@@ -422,6 +426,9 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.CredentialsCacheMaxEntries == 0 {
 		c.CredentialsCacheMaxEntries = 1000
+	}
+	if c.SlowQueryLogTimeout == nil {
+		c.SlowQueryLogTimeout = new(Duration(500 * time.Millisecond))
 	}
 	if c.SuperuserSetupDelay == nil {
 		c.SuperuserSetupDelay = new(Duration(10 * time.Second))
@@ -802,6 +809,9 @@ func (c *Config) validateAuth() []error {
 	}
 	if c.CredentialsValidity != nil && *c.CredentialsValidity < 0 {
 		errs = append(errs, fmt.Errorf("credentials_validity: %s is negative", time.Duration(*c.CredentialsValidity)))
+	}
+	if c.SlowQueryLogTimeout != nil && *c.SlowQueryLogTimeout < 0 {
+		errs = append(errs, fmt.Errorf("slow_query_log_timeout: %s is negative", time.Duration(*c.SlowQueryLogTimeout)))
 	}
 	if c.SuperuserSetupDelay != nil && *c.SuperuserSetupDelay < 0 {
 		errs = append(errs, fmt.Errorf("superuser_setup_delay: %s is negative", time.Duration(*c.SuperuserSetupDelay)))

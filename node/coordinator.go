@@ -16,6 +16,7 @@ import (
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
+	"github.com/sibyldb/sibyl/tracing"
 )
 
 // The node runs the statements of its clients through its coordinator
@@ -53,6 +54,7 @@ func (n *Node) newCoordinator() (*coordinator.Coordinator, error) {
 		},
 		StoragePort: n.cfg.StoragePort,
 		Logger:      *n.cfg.Logger,
+		Tracer:      n.tracer,
 		CounterID: func() mutation.CounterID {
 			if id := n.counterID.Load(); id != nil {
 				return *id
@@ -94,7 +96,7 @@ func (nn nodeNetwork) Send(ctx context.Context, to string, verb messaging.Verb, 
 }
 
 // Apply writes mutations at a consistency level (coordinator.Apply).
-func (n *Node) Apply(ms []*mutation.Mutation, cl request.Consistency) error {
+func (n *Node) Apply(ms []*mutation.Mutation, cl request.Consistency, tr *tracing.Trace) error {
 	if n.refusing() {
 		for _, m := range ms {
 			if t := n.Schema().TableByID(m.Table); t != nil {
@@ -104,7 +106,7 @@ func (n *Node) Apply(ms []*mutation.Mutation, cl request.Consistency) error {
 			}
 		}
 	}
-	return n.coord.Apply(ms, cl)
+	return n.coord.Apply(ms, cl, tr)
 }
 
 // ReadPartition reads a slice of one partition at a consistency level
@@ -127,7 +129,7 @@ func (n *Node) Scan(t *schema.Table, r request.RangeRead) ([]*request.Partition,
 
 // ApplyLogged writes a logged batch at a consistency level
 // (coordinator.ApplyLogged).
-func (n *Node) ApplyLogged(ms []*mutation.Mutation, cl request.Consistency) error {
+func (n *Node) ApplyLogged(ms []*mutation.Mutation, cl request.Consistency, tr *tracing.Trace) error {
 	for _, m := range ms {
 		if t := n.Schema().TableByID(m.Table); t != nil {
 			if err := n.refusePartitioned(t, cl); err != nil {
@@ -135,12 +137,12 @@ func (n *Node) ApplyLogged(ms []*mutation.Mutation, cl request.Consistency) erro
 			}
 		}
 	}
-	return n.coord.ApplyLogged(ms, cl)
+	return n.coord.ApplyLogged(ms, cl, tr)
 }
 
 // ApplyCounters writes mutations of counter tables at a consistency level
 // (coordinator.ApplyCounters).
-func (n *Node) ApplyCounters(ms []*mutation.Mutation, cl request.Consistency) error {
+func (n *Node) ApplyCounters(ms []*mutation.Mutation, cl request.Consistency, tr *tracing.Trace) error {
 	for _, m := range ms {
 		if t := n.Schema().TableByID(m.Table); t != nil {
 			if err := n.refusePartitioned(t, cl); err != nil {
@@ -148,7 +150,7 @@ func (n *Node) ApplyCounters(ms []*mutation.Mutation, cl request.Consistency) er
 			}
 		}
 	}
-	return n.coord.ApplyCounters(ms, cl)
+	return n.coord.ApplyCounters(ms, cl, tr)
 }
 
 // CAS runs a conditional write of one partition (coordinator.CAS).

@@ -233,8 +233,8 @@ func DecodeSchemaChange(b []byte, shift int64) ([]*mutation.Mutation, error) {
 // applied here, the new schema version sent to every node
 // (sendSchemaVersion) before the answer goes.
 func (n *Node) afterAwait(h messaging.Handler) messaging.Handler {
-	return func(from string, payload []byte) ([]byte, error) {
-		answer, err := h(from, payload)
+	return func(ctx context.Context, from string, payload []byte) ([]byte, error) {
+		answer, err := h(ctx, from, payload)
 		if err == nil {
 			n.sendSchemaVersion()
 		}

@@ -145,6 +145,21 @@ func (m *metrics) watchHints(h *hints.Store) {
 		Help: "The space the hints waiting for their replicas take on disk."}, func() float64 { return float64(h.Bytes()) }))
 }
 
+// watchTracing adds the trace records a busy node dropped.
+func (m *metrics) watchTracing(dropped *atomic.Int64) {
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_trace_records_dropped_total",
+		Help: "Trace records (sessions and events of traced requests) not written to system_traces: the node had too many waiting."},
+		func() float64 { return float64(dropped.Load()) }))
+}
+
+// watchSlowQueries adds the requests that took longer than
+// slow_query_log_timeout (counted by the native server running).
+func (m *metrics) watchSlowQueries(count func() int64) {
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_slow_queries_total",
+		Help: "Client requests that took longer than slow_query_log_timeout, and were logged, since the CQL server last started."},
+		func() float64 { return float64(count()) }))
+}
+
 // handler serves the counters in Prometheus's text format.
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})

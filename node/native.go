@@ -21,10 +21,12 @@ const drainTimeout = 10 * time.Second
 // listens on. A port in use stops it with a message naming the setting.
 func (n *Node) StartNative() (net.Addr, error) {
 	srv, err := native.NewServer(native.Options{
-		NewSession:    n.newSession,
-		MaxFrameSize:  int(n.cfg.NativeMaxFrameSize),
-		Logger:        n.cfg.Logger,
-		Authenticator: n.nativeAuthenticator(),
+		NewSession:       n.newSession,
+		MaxFrameSize:     int(n.cfg.NativeMaxFrameSize),
+		Logger:           n.cfg.Logger,
+		Authenticator:    n.nativeAuthenticator(),
+		Tracer:           n.tracer,
+		SlowQueryTimeout: time.Duration(*n.cfg.SlowQueryLogTimeout),
 	})
 	if err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ import (
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
 	"github.com/sibyldb/sibyl/streaming"
+	"github.com/sibyldb/sibyl/tracing"
 )
 
 // Node is one running node.
@@ -80,8 +81,12 @@ type Node struct {
 	views     map[string]peerView // what clients were last told of each peer
 	seenAlive map[string]bool     // the peers gossip last showed alive
 	stopped   chan struct{}       // closed by Close, for the node's own goroutines
-	admin     *http.Server
-	drained   atomic.Bool
+	// tracer makes the traces of the requests this node coordinates or
+	// serves; traces writes them to system_traces.
+	tracer  *tracing.Tracer
+	traces  *traceWriter
+	admin   *http.Server
+	drained atomic.Bool
 	// rebuilding is set while a nodetool rebuild runs: one at a time.
 	rebuilding atomic.Bool
 	// mode is the operation mode a join or departure puts the node in
@@ -157,7 +162,10 @@ func Open(cfg Config) (*Node, error) {
 	n = &Node{cfg: cfg, engine: engine, auth: newAuth(cfg), history: history, started: time.Now(), stopped: make(chan struct{}), unopened: map[uint64]unopenedTables{}, metrics: newMetrics(), views: map[string]peerView{}}
 	n.streamThroughput.Store(int64(*cfg.StreamThroughputOutbound))
 	n.entireSSTableStreamThroughput.Store(int64(*cfg.EntireSSTableStreamThroughputOutbound))
+	n.traces = newTraceWriter(n)
+	n.tracer = n.newTracer(n.traces)
 	if n.coord, err = n.newCoordinator(); err != nil {
+		n.traces.close()
 		return nil, errors.Join(err, engine.Close())
 	}
 	n.metrics.watchEngine(engine)
@@ -171,6 +179,15 @@ func Open(cfg Config) (*Node, error) {
 		return n.gossip.Refused()
 	})
 	n.metrics.watchCoordinator(&n.coord.Stats)
+	n.metrics.watchTracing(&n.traces.dropped)
+	n.metrics.watchSlowQueries(func() int64 {
+		n.nativeMu.Lock()
+		defer n.nativeMu.Unlock()
+		if n.native == nil {
+			return 0
+		}
+		return n.native.SlowQueries()
+	})
 	if n.hints != nil {
 		n.metrics.watchHints(n.hints)
 	}
@@ -259,6 +276,7 @@ func (n *Node) shutdown(flush bool) error {
 	err := n.leaveCluster()
 	n.stopAutoRepair() // its repair fails at once: the node stopped, its streams closed
 	err = errors.Join(err, n.stopAdmin(), n.stopNative(), n.stopMetadata())
+	n.traces.close()
 	n.coord.Settle() // messaging is closed: what is still on its way ends at once
 	if n.hints != nil {
 		err = errors.Join(err, n.hints.Close())

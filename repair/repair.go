@@ -127,7 +127,7 @@ func (s *Service) UncommittedOf(ctx context.Context, to string, id mutation.Tabl
 	return keys, nil
 }
 
-func (s *Service) handlePaxos(_ string, payload []byte) ([]byte, error) {
+func (s *Service) handlePaxos(_ context.Context, _ string, payload []byte) ([]byte, error) {
 	q, err := decodeTreeRequest(payload, s.Partitioner)
 	if err != nil {
 		return nil, err
@@ -152,7 +152,7 @@ func (s *Service) RecordAt(ctx context.Context, to string, table mutation.TableI
 	return nil
 }
 
-func (s *Service) handleRecord(from string, payload []byte) ([]byte, error) {
+func (s *Service) handleRecord(_ context.Context, from string, payload []byte) ([]byte, error) {
 	q, err := decodeRecordRequest(payload, s.Partitioner)
 	if err != nil {
 		return nil, err
@@ -209,7 +209,7 @@ func decodeRecordRequest(b []byte, p partitioner.Partitioner) (recordRequest, er
 	return q, nil
 }
 
-func (s *Service) handleTree(_ string, payload []byte) ([]byte, error) {
+func (s *Service) handleTree(_ context.Context, _ string, payload []byte) ([]byte, error) {
 	q, err := decodeTreeRequest(payload, s.Partitioner)
 	if err != nil {
 		return nil, err

@@ -63,7 +63,7 @@ type node struct {
 type loopback map[string]*Service
 
 func (l loopback) Request(_ context.Context, to string, _ messaging.Verb, payload []byte) ([]byte, error) {
-	return l[to].handleTree("", payload)
+	return l[to].handleTree(context.Background(), "", payload)
 }
 
 func newNode(t *testing.T, net loopback, name string) *node {

@@ -272,4 +272,12 @@ func IsSystemKeyspace(name string) bool {
 		name == "system_distributed" || name == "system_traces" || name == "system_views" || name == "system_virtual_schema"
 }
 
+// IsNodeLocal reports whether a keyspace's tables live on each node alone:
+// the system keyspaces but system_traces, whose traces are placed and
+// replicated by the ring as its replication says (SimpleStrategy, two
+// replicas), so that a client reads a trace from any node.
+func IsNodeLocal(name string) bool {
+	return IsSystemKeyspace(name) && name != SystemTracesKeyspace
+}
+
 func (t *Table) String() string { return fmt.Sprintf("%s.%s", t.Keyspace, t.Name) }

@@ -1,6 +1,7 @@
 package simulation
 
 import (
+	"context"
 	"crypto/md5"
 	"errors"
 	"fmt"
@@ -30,6 +31,7 @@ import (
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
 	"github.com/sibyldb/sibyl/streaming"
+	"github.com/sibyldb/sibyl/tracing"
 )
 
 // NodeConfig places one node.
@@ -406,7 +408,7 @@ func (n *Node) start() error {
 // request gets no answer (its connection is closed before the handler
 // returns).
 func (n *Node) crashingOn(v messaging.Verb, h messaging.Handler) messaging.Handler {
-	return func(from string, payload []byte) ([]byte, error) {
+	return func(ctx context.Context, from string, payload []byte) ([]byte, error) {
 		n.mu.Lock()
 		crash := n.up && n.crashOn == v
 		if crash {
@@ -419,7 +421,7 @@ func (n *Node) crashingOn(v messaging.Verb, h messaging.Handler) messaging.Handl
 			go n.release()
 			return nil, errors.New("crashed")
 		}
-		return h(from, payload)
+		return h(ctx, from, payload)
 	}
 }
 
@@ -750,7 +752,7 @@ func (nc nodeCoordinator) refused(t *schema.Table, cl request.Consistency) error
 	return node.PartitionedUnavailable(nc.n.currentSchema(), t, cl, nc.n.Name, nc.n.Location.DataCenter)
 }
 
-func (nc nodeCoordinator) Apply(ms []*mutation.Mutation, cl request.Consistency) error {
+func (nc nodeCoordinator) Apply(ms []*mutation.Mutation, cl request.Consistency, tr *tracing.Trace) error {
 	for _, m := range ms {
 		if t := nc.n.currentSchema().TableByID(m.Table); t != nil {
 			if err := nc.refused(t, cl); err != nil {
@@ -758,7 +760,7 @@ func (nc nodeCoordinator) Apply(ms []*mutation.Mutation, cl request.Consistency)
 			}
 		}
 	}
-	return nc.n.coord.Apply(ms, cl)
+	return nc.n.coord.Apply(ms, cl, tr)
 }
 
 func (nc nodeCoordinator) ReadPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error) {
@@ -775,7 +777,7 @@ func (nc nodeCoordinator) Scan(t *schema.Table, r request.RangeRead) ([]*request
 	return nc.n.coord.Scan(t, r)
 }
 
-func (nc nodeCoordinator) ApplyLogged(ms []*mutation.Mutation, cl request.Consistency) error {
+func (nc nodeCoordinator) ApplyLogged(ms []*mutation.Mutation, cl request.Consistency, tr *tracing.Trace) error {
 	for _, m := range ms {
 		if t := nc.n.currentSchema().TableByID(m.Table); t != nil {
 			if err := nc.refused(t, cl); err != nil {
@@ -783,10 +785,10 @@ func (nc nodeCoordinator) ApplyLogged(ms []*mutation.Mutation, cl request.Consis
 			}
 		}
 	}
-	return nc.n.coord.ApplyLogged(ms, cl)
+	return nc.n.coord.ApplyLogged(ms, cl, tr)
 }
 
-func (nc nodeCoordinator) ApplyCounters(ms []*mutation.Mutation, cl request.Consistency) error {
+func (nc nodeCoordinator) ApplyCounters(ms []*mutation.Mutation, cl request.Consistency, tr *tracing.Trace) error {
 	for _, m := range ms {
 		if t := nc.n.currentSchema().TableByID(m.Table); t != nil {
 			if err := nc.refused(t, cl); err != nil {
@@ -794,7 +796,7 @@ func (nc nodeCoordinator) ApplyCounters(ms []*mutation.Mutation, cl request.Cons
 			}
 		}
 	}
-	return nc.n.coord.ApplyCounters(ms, cl)
+	return nc.n.coord.ApplyCounters(ms, cl, tr)
 }
 
 func (nc nodeCoordinator) CAS(t *schema.Table, op request.CAS) (*request.Partition, bool, error) {

@@ -20,6 +20,7 @@ import (
 	"github.com/sibyldb/sibyl/ring"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
+	"github.com/sibyldb/sibyl/tracing"
 )
 
 // TestScripts runs the cluster scripts in testdata: each a file of steps
@@ -383,13 +384,13 @@ func (l localOnly) Schema() *schema.Schema {
 func (l localOnly) ApplySchema(*schema.Schema, []*mutation.Mutation) error {
 	return errors.New("local reads only")
 }
-func (l localOnly) Apply([]*mutation.Mutation, request.Consistency) error {
+func (l localOnly) Apply([]*mutation.Mutation, request.Consistency, *tracing.Trace) error {
 	return errors.New("local reads only")
 }
-func (l localOnly) ApplyLogged([]*mutation.Mutation, request.Consistency) error {
+func (l localOnly) ApplyLogged([]*mutation.Mutation, request.Consistency, *tracing.Trace) error {
 	return errors.New("local reads only")
 }
-func (l localOnly) ApplyCounters([]*mutation.Mutation, request.Consistency) error {
+func (l localOnly) ApplyCounters([]*mutation.Mutation, request.Consistency, *tracing.Trace) error {
 	return errors.New("local reads only")
 }
 func (l localOnly) ReadPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error) {

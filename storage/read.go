@@ -9,6 +9,7 @@ import (
 	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/sstable"
+	"github.com/sibyldb/sibyl/tracing"
 )
 
 // A partition read and its answer are the request package's, the forms
@@ -96,9 +97,10 @@ func (t *Table) ReadPartitionEntries(key []byte, opts ReadQuery) ([]mutation.Ent
 // read reads a partition, keeping the entries it visits in raw if asked.
 func (t *Table) read(key []byte, opts ReadQuery, raw *[]mutation.Entry) (*Partition, error) {
 	prefix := mutation.AppendPartitionPrefix(nil, t.e.opts.Partitioner.Token(key), key)
+	opts.Trace.Event("Acquiring sstable references")
 	v := t.acquireView()
 	defer v.release()
-	it, err := t.partitionIter(v, prefix)
+	it, err := t.partitionIter(v, prefix, opts.Trace)
 	if err != nil {
 		return nil, t.e.reportFailure(err)
 	}
@@ -111,6 +113,7 @@ func (t *Table) read(key []byte, opts ReadQuery, raw *[]mutation.Entry) (*Partit
 // ReadPartition reads the engine.
 func ResolvePartition(p partitioner.Partitioner, tokenLen int, key []byte, entries []mutation.Entry, opts ReadQuery) (*Partition, error) {
 	prefix := mutation.AppendPartitionPrefix(nil, p.Token(key), key)
+	opts.Trace = nil // the replicas' reads recorded what they read
 	return readPartition(&sliceIter{entries: entries, pos: -1}, tokenLen, prefix, key, opts, nil)
 }
 
@@ -118,7 +121,7 @@ func ResolvePartition(p partitioner.Partitioner, tokenLen int, key []byte, entri
 // whose newest write is older than a partition deletion another source
 // holds has nothing the read could return, and is left out (as Cassandra
 // skips SSTables by their maximum timestamp).
-func (t *Table) partitionIter(v *view, prefix []byte) (*mergingIter, error) {
+func (t *Table) partitionIter(v *view, prefix []byte, tr *tracing.Trace) (*mergingIter, error) {
 	upper := mutation.PartitionUpperBound(prefix)
 	deletion := mutation.Live
 	var its []mutation.Iterator
@@ -145,6 +148,7 @@ func (t *Table) partitionIter(v *view, prefix []byte) (*mergingIter, error) {
 			return nil, err
 		}
 		if it == nil {
+			tr.Eventf("Bloom filter allows skipping sstable %d", s.gen)
 			continue
 		}
 		candidates = append(candidates, candidate{it, s})
@@ -164,6 +168,7 @@ func (t *Table) partitionIter(v *view, prefix []byte) (*mergingIter, error) {
 	read := int64(0)
 	for _, c := range candidates {
 		if !deletion.IsLive() && c.s.meta().MaxTimestamp < deletion.MarkedForDeleteAt {
+			tr.Eventf("Skipping sstable %d: its newest write is older than the partition deletion", c.s.gen)
 			c.it.Close()
 			continue
 		}
@@ -172,6 +177,10 @@ func (t *Table) partitionIter(v *view, prefix []byte) (*mergingIter, error) {
 	}
 	t.readStats.reads.Add(1)
 	t.readStats.sstables.Add(read)
+	if tr != nil {
+		tr.Event("Merging memtable contents")
+		tr.Eventf("Merged data from memtables and %d sstables", read)
+	}
 	return newMergingIter(its), nil
 }
 
@@ -187,6 +196,12 @@ func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts 
 	p := &Partition{Key: key}
 	var st partitionState
 	st.deletion = mutation.Live
+	// dead counts the deletions and the rows with nothing live the read
+	// went through, for its trace.
+	dead := 0
+	defer func() {
+		opts.Trace.Eventf("Read %d live rows and %d tombstone cells", len(p.Rows), dead)
+	}()
 	rowsStart := mutation.AppendEntryKey(nil, prefix, mutation.RowEntry, opts.Start)
 	keep := func(e *mutation.Entry) {
 		if raw != nil {
@@ -202,6 +217,8 @@ func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts 
 			p.Static = st.live(e, nil, opts.Now)
 		} else if err := st.absorb(e, tokenLen); err != nil {
 			return nil, err
+		} else {
+			dead++
 		}
 	}
 	if err := it.Error(); err != nil {
@@ -218,6 +235,8 @@ func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts 
 		clustering := e.Key[len(prefix)+1:]
 		if live := st.live(e, clustering, opts.Now); live != nil {
 			p.Rows = append(p.Rows, Row{Clustering: clustering, Row: live})
+		} else {
+			dead++
 		}
 		return opts.Limit == 0 || len(p.Rows) < opts.Limit
 	}

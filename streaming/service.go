@@ -159,7 +159,7 @@ func (s *Service) Handlers() map[messaging.Verb]messaging.Handler {
 
 // pull fetches what another node asked this one to, and answers when the
 // session is over.
-func (s *Service) pull(_ string, payload []byte) ([]byte, error) {
+func (s *Service) pull(_ context.Context, _ string, payload []byte) ([]byte, error) {
 	req, err := decodePull(payload)
 	if err != nil {
 		return nil, err
@@ -233,7 +233,7 @@ type sendingSection struct {
 
 func sessionKey(peer string, id uint64) string { return fmt.Sprintf("%s/%d", peer, id) }
 
-func (s *Service) prepare(from string, payload []byte) ([]byte, error) {
+func (s *Service) prepare(_ context.Context, from string, payload []byte) ([]byte, error) {
 	s.Reap()
 	req, err := decodePrepare(payload)
 	if err != nil {
@@ -289,7 +289,7 @@ func (s *Service) prepare(from string, payload []byte) ([]byte, error) {
 	return body, nil
 }
 
-func (s *Service) chunk(from string, payload []byte) ([]byte, error) {
+func (s *Service) chunk(_ context.Context, from string, payload []byte) ([]byte, error) {
 	req, err := decodeChunkRequest(payload)
 	if err != nil {
 		return nil, err
@@ -329,7 +329,7 @@ func (s *Service) chunk(from string, payload []byte) ([]byte, error) {
 	return c.encode(), nil
 }
 
-func (s *Service) complete(from string, payload []byte) ([]byte, error) {
+func (s *Service) complete(_ context.Context, from string, payload []byte) ([]byte, error) {
 	req, err := decodeChunkRequest(payload)
 	if err != nil {
 		return nil, err

@@ -57,7 +57,7 @@ func (e endpoint) Request(_ context.Context, to string, verb messaging.Verb, pay
 	if before {
 		return nil, errors.New("connection refused")
 	}
-	answer, err := h(e.self, payload)
+	answer, err := h(context.Background(), e.self, payload)
 	if err != nil {
 		return nil, &messaging.RemoteError{Message: err.Error()}
 	}
@@ -384,7 +384,7 @@ func TestSendingIsThrottledAndIdleSessionsGo(t *testing.T) {
 			t.Fatalf("%d bytes of entries in %s, faster than 64 KiB/s allows (%s)", res.Bytes, took, floor)
 		}
 
-		if _, err := net.handlers["src"][messaging.VerbStreamPrepare]("dst",
+		if _, err := net.handlers["src"][messaging.VerbStreamPrepare](context.Background(), "dst",
 			prepareRequest{session: 77, tables: []TableSpans{{Table: tableID, Spans: []storage.KeySpan{{}}}}}.encode()); err != nil {
 			t.Fatal(err)
 		}
@@ -396,7 +396,7 @@ func TestSendingIsThrottledAndIdleSessionsGo(t *testing.T) {
 		if s := src.svc.Sessions(); len(s) != 0 {
 			t.Fatalf("an idle session is still held: %+v", s)
 		}
-		if _, err := net.handlers["src"][messaging.VerbStreamChunk]("dst", chunkRequest{session: 77}.encode()); err == nil || !strings.Contains(err.Error(), "no session") {
+		if _, err := net.handlers["src"][messaging.VerbStreamChunk](context.Background(), "dst", chunkRequest{session: 77}.encode()); err == nil || !strings.Contains(err.Error(), "no session") {
 			t.Fatalf("a chunk of a dropped session: %v", err)
 		}
 	})

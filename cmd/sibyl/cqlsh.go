@@ -50,6 +50,10 @@ func newCqlshCommand() *cobra.Command {
 			if user == "" {
 				user, password = rc.Get("authentication", "username"), rc.Get("authentication", "password")
 			}
+			maxTraceWait, err := rc.Seconds("tracing", "max_trace_wait", 10*time.Second)
+			if err != nil {
+				return fmt.Errorf("cqlshrc: %w", err)
+			}
 			if v := os.Getenv("CQLSH_HOST"); v != "" {
 				host = v
 			}
@@ -92,7 +96,7 @@ func newCqlshCommand() *cobra.Command {
 				useColor = false
 			}
 			sh, err := cqlsh.New(cqlsh.Options{Host: host, Port: port, Cluster: cluster, Out: cmd.OutOrStdout(),
-				Err: cmd.ErrOrStderr(), TTY: interactive, Color: useColor})
+				Err: cmd.ErrOrStderr(), TTY: interactive, Color: useColor, MaxTraceWait: maxTraceWait})
 			if err != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "Connection error: %v\n", err)
 				os.Exit(1)

@@ -780,7 +780,7 @@ func (s *Session) runCAS(req *casRequest, bound *binding, serial *request.Consis
 		ms, err := build(current, ts)
 		return ms, err == nil, err
 	}
-	current, applied, err := s.c.CAS(req.t, request.CAS{Key: req.key, Reads: req.reads(now), Serial: level, Commit: commit, Decide: decide})
+	current, applied, err := s.c.CAS(req.t, request.CAS{Key: req.key, Reads: req.reads(now), Serial: level, Commit: commit, Decide: decide, Trace: s.trace})
 	if err != nil {
 		return nil, coordinatorError(err)
 	}

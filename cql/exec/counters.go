@@ -114,7 +114,7 @@ func assignCounter(w *schema.CellWriter, r *mutation.Row, c *schema.Column, a cq
 
 // applyCounters applies the writes of counter tables.
 func (s *Session) applyCounters(ms []*mutation.Mutation) (*Result, error) {
-	if err := s.c.ApplyCounters(ms, s.consistency); err != nil {
+	if err := s.c.ApplyCounters(ms, s.consistency, s.trace); err != nil {
 		return nil, coordinatorError(err)
 	}
 	return voidResult, nil

@@ -19,6 +19,7 @@ import (
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/schema"
+	"github.com/sibyldb/sibyl/tracing"
 )
 
 // memCoordinator runs statements against testutil.MemStore, keeping the
@@ -87,17 +88,17 @@ func (c *memCoordinator) rows(def *schema.Table) ([]map[string]schema.Cell, erro
 	return rows, nil
 }
 
-func (c *memCoordinator) Apply(ms []*mutation.Mutation, _ request.Consistency) error {
+func (c *memCoordinator) Apply(ms []*mutation.Mutation, _ request.Consistency, tr *tracing.Trace) error {
 	c.store.Apply(ms...)
 	return nil
 }
 
-func (c *memCoordinator) ApplyLogged(ms []*mutation.Mutation, cl request.Consistency) error {
-	return c.Apply(ms, cl)
+func (c *memCoordinator) ApplyLogged(ms []*mutation.Mutation, cl request.Consistency, tr *tracing.Trace) error {
+	return c.Apply(ms, cl, tr)
 }
 
 // ApplyCounters leads every counter write here, as one replica would.
-func (c *memCoordinator) ApplyCounters(ms []*mutation.Mutation, cl request.Consistency) error {
+func (c *memCoordinator) ApplyCounters(ms []*mutation.Mutation, cl request.Consistency, tr *tracing.Trace) error {
 	for _, m := range ms {
 		t := c.schema.TableByID(m.Table)
 		read := func(clustering []byte, column string) ([]byte, error) {

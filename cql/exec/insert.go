@@ -81,7 +81,7 @@ func (s *Session) insertMutation(st *cql.Insert, bound *binding, batchTS *int64)
 
 // applyWrites applies a statement's mutations.
 func (s *Session) applyWrites(ms ...*mutation.Mutation) (*Result, error) {
-	if err := s.c.Apply(ms, s.consistency); err != nil {
+	if err := s.c.Apply(ms, s.consistency, s.trace); err != nil {
 		return nil, coordinatorError(err)
 	}
 	return voidResult, nil

@@ -30,7 +30,7 @@ func (s *Session) listReader(t *schema.Table, key, clustering []byte, now int64)
 		if s.current != nil {
 			p = s.current.row(clustering, c.Kind == schema.Static || len(t.Clustering) == 0)
 		} else {
-			q := request.PartitionRead{Key: key, Slice: request.Slice{Now: now}, Consistency: s.consistency}
+			q := request.PartitionRead{Key: key, Slice: request.Slice{Now: now, Trace: s.trace}, Consistency: s.consistency}
 			if c.Kind != schema.Static && len(t.Clustering) > 0 {
 				q.Start, q.End = mutation.StartBound(clustering, true), mutation.EndBound(clustering, true)
 			}

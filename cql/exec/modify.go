@@ -479,7 +479,7 @@ func (s *Session) applyBatch(items []batchItem, batchTS *int64, kind cql.BatchKi
 		return s.applyCounters(ms)
 	}
 	if kind == cql.LoggedBatch {
-		if err := s.c.ApplyLogged(ms, s.consistency); err != nil {
+		if err := s.c.ApplyLogged(ms, s.consistency, s.trace); err != nil {
 			return nil, coordinatorError(err)
 		}
 		return voidResult, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/schema"
+	"github.com/sibyldb/sibyl/tracing"
 )
 
 // Prepared is what a client learns when it prepares a statement (the
@@ -180,11 +181,17 @@ func (d dryCoordinator) Schema() *schema.Schema { return d.real.Schema() }
 
 func (d dryCoordinator) ApplySchema(*schema.Schema, []*mutation.Mutation) error { return nil }
 
-func (d dryCoordinator) Apply([]*mutation.Mutation, request.Consistency) error { return nil }
+func (d dryCoordinator) Apply([]*mutation.Mutation, request.Consistency, *tracing.Trace) error {
+	return nil
+}
 
-func (d dryCoordinator) ApplyLogged([]*mutation.Mutation, request.Consistency) error { return nil }
+func (d dryCoordinator) ApplyLogged([]*mutation.Mutation, request.Consistency, *tracing.Trace) error {
+	return nil
+}
 
-func (d dryCoordinator) ApplyCounters([]*mutation.Mutation, request.Consistency) error { return nil }
+func (d dryCoordinator) ApplyCounters([]*mutation.Mutation, request.Consistency, *tracing.Trace) error {
+	return nil
+}
 
 func (d dryCoordinator) ReadPartition(*schema.Table, request.PartitionRead) (*request.Partition, error) {
 	return nil, nil

@@ -83,7 +83,7 @@ func (r *partitionReader) nextByKey() (*request.Partition, bool, error) {
 		}
 		sl := r.slices[r.sliceIdx]
 		r.sliceIdx++
-		q := request.PartitionRead{Key: key, Slice: request.Slice{Reverse: r.reverse, Limit: limit, Now: r.now}, Consistency: r.s.consistency}
+		q := request.PartitionRead{Key: key, Slice: request.Slice{Reverse: r.reverse, Limit: limit, Now: r.now, Trace: r.s.trace}, Consistency: r.s.consistency}
 		q.Start, q.End = sl.bounds()
 		p, err := r.s.c.ReadPartition(r.t, q)
 		if err != nil {
@@ -160,7 +160,7 @@ func (r *partitionReader) nextScanned() (*request.Partition, bool, error) {
 			continue
 		}
 		parts, err := r.s.c.Scan(r.t, request.RangeRead{Limit: r.limit, PerPartitionLimit: r.perPartition, Now: r.now,
-			From: r.kr.from, To: r.kr.to, After: r.after, Consistency: r.s.consistency})
+			From: r.kr.from, To: r.kr.to, After: r.after, Consistency: r.s.consistency, Trace: r.s.trace})
 		if err != nil {
 			return nil, false, coordinatorError(err)
 		}
@@ -194,7 +194,7 @@ func (r *partitionReader) readRest() error {
 		return nil // the partition is done
 	}
 	p, err := r.s.c.ReadPartition(r.t, request.PartitionRead{Key: key,
-		Slice: request.Slice{Start: mutation.StartBound(clustering, false), Limit: limit, Now: r.now}, Consistency: r.s.consistency})
+		Slice: request.Slice{Start: mutation.StartBound(clustering, false), Limit: limit, Now: r.now, Trace: r.s.trace}, Consistency: r.s.consistency})
 	if err != nil {
 		return coordinatorError(err)
 	}

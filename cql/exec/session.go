@@ -11,6 +11,7 @@ import (
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/schema"
+	"github.com/sibyldb/sibyl/tracing"
 )
 
 // Coordinator is what statements run against: one node's engine, or the
@@ -27,16 +28,18 @@ type Coordinator interface {
 	// again against the schema as it is.
 	ApplySchema(base *schema.Schema, ms []*mutation.Mutation) error
 	// Apply makes mutations of tables durable and visible, on as many
-	// replicas as the consistency level asks.
-	Apply(ms []*mutation.Mutation, cl request.Consistency) error
+	// replicas as the consistency level asks. A traced statement's writes
+	// record what they do in tr (nil: untraced), as do its reads in their
+	// request's Trace.
+	Apply(ms []*mutation.Mutation, cl request.Consistency, tr *tracing.Trace) error
 	// ApplyLogged is Apply for a logged batch: written whole in the end,
 	// even if the coordinator dies half way (through the batchlog when it
 	// writes several partitions).
-	ApplyLogged(ms []*mutation.Mutation, cl request.Consistency) error
+	ApplyLogged(ms []*mutation.Mutation, cl request.Consistency, tr *tracing.Trace) error
 	// ApplyCounters applies writes of counter tables: counter update cells
 	// (mutation.CounterUpdate) added to the counters, deletions as any
 	// write's.
-	ApplyCounters(ms []*mutation.Mutation, cl request.Consistency) error
+	ApplyCounters(ms []*mutation.Mutation, cl request.Consistency, tr *tracing.Trace) error
 	// ReadPartition reads a slice of one partition; nil when nothing live
 	// was found.
 	ReadPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error)
@@ -118,10 +121,20 @@ type Session struct {
 	// the role they run as ("" before a login, or anonymous).
 	auth *auth.Service
 	user string
+	// trace records what the running statement does (nil: untraced).
+	trace *tracing.Trace
 }
 
 // NewSession returns a session with no current keyspace.
 func NewSession(c Coordinator) *Session { return &Session{c: c, Now: time.Now} }
+
+// SetTrace makes the statements run from now on record what they do in
+// tr (nil: untraced).
+func (s *Session) SetTrace(tr *tracing.Trace) { s.trace = tr }
+
+// Trace is where the running statement records what it does (nil:
+// untraced).
+func (s *Session) Trace() *tracing.Trace { return s.trace }
 
 // SetKeyspace makes ks the session's keyspace without checking it: the
 // sessions of one client connection share the keyspace its USE set.

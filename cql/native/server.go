@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/internal/workers"
 	"github.com/sibyldb/sibyl/mutation/request"
+	"github.com/sibyldb/sibyl/tracing"
 )
 
 // Options configure a Server.
@@ -43,6 +45,12 @@ type Options struct {
 	Authenticator Authenticator
 	// Logger receives connection events; default none.
 	Logger *zerolog.Logger
+	// Tracer traces the requests whose clients ask (the tracing flag) and
+	// a sample of the others (its probability); nil traces none.
+	Tracer *tracing.Tracer
+	// SlowQueryTimeout logs a request that takes longer (Cassandra's
+	// slow_query_log_timeout), with its statement; 0 logs none.
+	SlowQueryTimeout time.Duration
 }
 
 // Authenticator checks the credentials clients send.
@@ -168,7 +176,12 @@ type Server struct {
 	closing   bool
 	requests  sync.WaitGroup // requests being answered, for a drain
 	workers   *workers.Pool  // requests run on reused goroutines, their stacks already grown
+	// slowQueries counts the requests logged as slow.
+	slowQueries atomic.Int64
 }
+
+// SlowQueries is how many requests took longer than SlowQueryTimeout.
+func (s *Server) SlowQueries() int64 { return s.slowQueries.Load() }
 
 // NewServer returns a server; Serve starts it on a listener.
 func NewServer(opts Options) (*Server, error) {
@@ -792,6 +805,21 @@ func (c *conn) answer(f frame) {
 	}
 	s := c.session()
 	defer c.release(s)
+	requested := f.flags&flagTracing != 0
+	var tr *tracing.Trace
+	if t := c.srv.opts.Tracer; t != nil && (requested || t.Sampled()) {
+		tr = t.New(tracing.StageNative)
+		s.SetTrace(tr)
+		defer s.SetTrace(nil)
+	}
+	if timeout := c.srv.opts.SlowQueryTimeout; timeout > 0 {
+		start := time.Now()
+		defer func() {
+			if took := time.Since(start); took > timeout {
+				c.logSlow(f, took, tr)
+			}
+		}()
+	}
 	var w writer
 	var err error
 	var res *exec.Result
@@ -806,19 +834,85 @@ func (c *conn) answer(f frame) {
 	case opBatch:
 		res, unprepared, err = c.batch(s, r, &w)
 	}
+	tr.End()
 	if err != nil {
+		// As Cassandra, an error carries no trace id: the trace is still
+		// in system_traces.
 		c.sendError(0, f.stream, err, unprepared)
 		return
 	}
+	var head writer
+	var flags byte
+	if requested && tr != nil {
+		id := tr.ID()
+		head.b, flags = append(head.b, id[:]...), flags|flagTracing
+	}
 	if res != nil && len(res.Warnings) > 0 && c.version >= 4 {
-		// Warnings arrived with version 4; they lead the body.
-		var body writer
-		body.stringList(res.Warnings)
-		body.b = append(body.b, w.b...)
-		c.send(c.frameFlags(0, f.stream, opResult, flagWarning, body.b))
+		// Warnings arrived with version 4; they follow the trace id.
+		head.stringList(res.Warnings)
+		flags |= flagWarning
+	}
+	if flags != 0 {
+		c.send(c.frameFlags(0, f.stream, opResult, flags, append(head.b, w.b...)))
 		return
 	}
 	c.send(c.frame(0, f.stream, opResult, w.b))
+}
+
+// logSlow logs a request that took longer than slow_query_log_timeout:
+// its statement (read again from the request: a slow one can afford it),
+// its time and, when it was traced, the trace to read.
+func (c *conn) logSlow(f frame, took time.Duration, tr *tracing.Trace) {
+	c.srv.slowQueries.Add(1)
+	r := &reader{b: f.body}
+	if f.flags&flagCustomPayload != 0 {
+		r.bytesMap()
+	}
+	var statement string
+	switch f.opcode {
+	case opQuery, opPrepare:
+		statement = r.longString()
+	case opExecute:
+		if prep := c.srv.prepared.get(r.shortBytes()); prep != nil {
+			statement = prep.Statement.String()
+		}
+	case opBatch:
+		statement = "BATCH"
+	}
+	ev := c.log().Warn().Str("statement", statement).Dur("took", took).Dur("slow_query_log_timeout", c.srv.opts.SlowQueryTimeout).
+		Str("client", c.nc.RemoteAddr().String())
+	if tr != nil {
+		ev = ev.Str("trace_session", tr.ID().String())
+	}
+	ev.Msg("native: a slow query")
+}
+
+// beginTrace records the session of a traced request: what the client
+// sent and its parameters, as Cassandra's messages name them.
+func (c *conn) beginTrace(tr *tracing.Trace, what string, p *queryParams, query string) {
+	if tr == nil {
+		return
+	}
+	params := map[string]string{}
+	if query != "" {
+		params["query"] = query
+	}
+	if p != nil {
+		if p.pageSize > 0 {
+			params["page_size"] = strconv.Itoa(int(p.pageSize))
+		}
+		params["consistency_level"] = request.Consistency(p.consistency).String()
+		serial := request.Serial
+		if p.hasSerial {
+			serial = request.Consistency(p.serial)
+		}
+		params["serial_consistency_level"] = serial.String()
+	}
+	client := ""
+	if addr, ok := c.nc.RemoteAddr().(*net.TCPAddr); ok {
+		client = addr.IP.String()
+	}
+	tr.Begin(what, client, params)
 }
 
 func (c *conn) query(s *exec.Session, r *reader, w *writer) (*exec.Result, error) {
@@ -827,10 +921,14 @@ func (c *conn) query(s *exec.Session, r *reader, w *writer) (*exec.Result, error
 	if r.err != nil {
 		return nil, protocolErrorf(false, "Invalid QUERY message: %v", r.err)
 	}
+	tr := s.Trace()
+	c.beginTrace(tr, "Execute CQL3 query", &p, text)
+	tr.Eventf("Parsing %s", text)
 	st, err := parse(text)
 	if err != nil {
 		return nil, err
 	}
+	tr.Event("Preparing statement")
 	opts, err := execParams(p, cql.BindMarkers(st), nil)
 	if err != nil {
 		return nil, err
@@ -860,10 +958,14 @@ func (c *conn) prepare(s *exec.Session, r *reader, w *writer) error {
 	if r.err != nil {
 		return protocolErrorf(false, "Invalid PREPARE message: %v", r.err)
 	}
+	tr := s.Trace()
+	c.beginTrace(tr, "Preparing CQL3 query", nil, text)
+	tr.Eventf("Parsing %s", text)
 	st, err := parse(text)
 	if err != nil {
 		return err
 	}
+	tr.Event("Preparing statement")
 	p, err := s.Prepare(st)
 	if err != nil {
 		return err
@@ -888,6 +990,7 @@ func (c *conn) execute(s *exec.Session, r *reader, w *writer) (res *exec.Result,
 	if prep == nil {
 		return nil, id, notPrepared(id)
 	}
+	c.beginTrace(s.Trace(), "Execute CQL3 prepared query", &p, prep.Statement.String())
 	opts, err := execParams(p, nil, prep.Markers)
 	if err != nil {
 		return nil, nil, err
@@ -946,6 +1049,7 @@ func (c *conn) batch(s *exec.Session, r *reader, w *writer) (res *exec.Result, u
 	if int(b.kind) >= len(batchKinds) {
 		return nil, nil, protocolErrorf(false, "Invalid BATCH message: unknown batch type %d", b.kind)
 	}
+	c.beginTrace(s.Trace(), "Execute batch of CQL3 queries", &b.params, "")
 	if b.params.keyspace != "" {
 		s.SetKeyspace(b.params.keyspace)
 	}

@@ -1,6 +1,9 @@
 package request
 
-import "github.com/sibyldb/sibyl/mutation"
+import (
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/tracing"
+)
 
 // CAS is a conditional write of one partition (a lightweight
 // transaction), or a read of one at a serial level: the coordinator reads
@@ -20,4 +23,6 @@ type CAS struct {
 	// timestamp is ts, the round's (µs). It may be called once per try of
 	// the round; an error ends the operation with that error.
 	Decide func(current *Partition, ts int64) (updates []*mutation.Mutation, applied bool, err error)
+	// Trace records the round's phases (nil: untraced).
+	Trace *tracing.Trace
 }

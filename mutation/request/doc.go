@@ -11,6 +11,6 @@
 // Does not own: how many replicas a level needs or which ones are asked
 // (coordinator), how a read is answered from disk (storage), how a
 // failure is written to a client (cql/native).
-// May import: mutation, partitioner.
+// May import: mutation, partitioner, tracing (a read's trace).
 // Must not import: anything else of Sibyl's.
 package request

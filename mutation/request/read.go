@@ -3,6 +3,7 @@ package request
 import (
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/partitioner"
+	"github.com/sibyldb/sibyl/tracing"
 )
 
 // Slice shapes what a read takes of one partition.
@@ -16,6 +17,9 @@ type Slice struct {
 	Limit int
 	// Now is the read's time in seconds: TTLs expire against it.
 	Now int64
+	// Trace records what the read does, on this node (nil: untraced). It
+	// is not sent: a replica joins the trace its message carries.
+	Trace *tracing.Trace
 }
 
 // PartitionRead reads a slice of one partition.
@@ -42,6 +46,8 @@ type RangeRead struct {
 	From, To *partitioner.Token
 	// Consistency is how many replicas must answer.
 	Consistency Consistency
+	// Trace records what the read does (nil: untraced), as Slice's.
+	Trace *tracing.Trace
 }
 
 // ReadLevel is the level a read runs at: ANY, the zero value, is ONE.

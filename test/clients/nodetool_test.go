@@ -129,6 +129,26 @@ func TestNodetool(t *testing.T) {
 	if out, _, code := run("setcompactionthroughput", "1.2"); code != 1 || !strings.Contains(out, `compaction_throughput: can not convert "1.2" to a Integer`) {
 		t.Errorf("setcompactionthroughput 1.2 (%d): %q", code, out)
 	}
+	if out, _, _ := run("gettraceprobability"); out != "Current trace probability: 0.0\n" {
+		t.Errorf("gettraceprobability: %q", out)
+	}
+	for _, p := range []struct{ set, get string }{{"0.25", "0.25"}, {"1", "1.0"}, {"0.0001", "1.0E-4"}} {
+		if out, errs, code := run("settraceprobability", p.set); code != 0 {
+			t.Errorf("settraceprobability %s (%d): %s%s", p.set, code, out, errs)
+		}
+		if out, _, _ := run("gettraceprobability"); out != "Current trace probability: "+p.get+"\n" {
+			t.Errorf("gettraceprobability after %s: %q", p.set, out)
+		}
+		if n.TraceProbability() != must(strconv.ParseFloat(p.set, 64)) {
+			t.Errorf("the node's probability after %s: %v", p.set, n.TraceProbability())
+		}
+	}
+	if out, _, code := run("settraceprobability", "1.5"); code != 1 || !strings.Contains(out, "Trace probability must be between 0 and 1") {
+		t.Errorf("settraceprobability 1.5 (%d): %q", code, out)
+	}
+	if _, _, code := run("settraceprobability", "0"); code != 0 || n.TraceProbability() != 0 {
+		t.Errorf("settraceprobability 0 (%d): %v", code, n.TraceProbability())
+	}
 	out, _, code = run("snapshot", "-t", "s1", "ks")
 	if code != 0 || out != "Requested creating snapshot(s) for [ks] with snapshot name [s1] and options {skipFlush=false}\nSnapshot directory: s1\n" {
 		t.Errorf("snapshot (%d): %q", code, out)
@@ -195,4 +215,11 @@ func TestNodetool(t *testing.T) {
 	if err := s.Query("SELECT * FROM ks.t").Exec(); err == nil {
 		t.Error("after drain the node still answers queries")
 	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -79,6 +79,7 @@ cluster_args=(--dir "$cdir")
 if bin/sibyl cluster up --nodes 3 "${cluster_args[@]}" --native-transport-port "$cport" --admin-port "$(free_port)" \
 	--gossip-port "$(free_port)" --storage-port "$(free_port)" >"$data/cluster.log" 2>&1; then
 	"$PY" -W ignore test/compat/cluster.py 127.0.0.1 "$cport" all-up || rc=1
+	"$PY" -W ignore test/compat/tracing.py 127.0.0.1 "$cport" || rc=1
 	node test/compat/cluster_events.js "$cport" || rc=1
 	bin/sibyl cluster stop node3 "${cluster_args[@]}" >>"$data/cluster.log" 2>&1 || rc=1
 	"$PY" -W ignore test/compat/cluster.py 127.0.0.1 "$cport" one-down || rc=1

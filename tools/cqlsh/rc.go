@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // RC is a cqlshrc file, as cqlsh reads it: INI sections of key = value
@@ -91,6 +92,20 @@ func (rc RC) Int(section, key string, byDefault int) (int, error) {
 		return 0, fmt.Errorf("[%s] %s: %q is not a number", section, key, v)
 	}
 	return n, nil
+}
+
+// Seconds is a key of a section giving seconds (a float, as cqlsh reads
+// it), or byDefault when absent.
+func (rc RC) Seconds(section, key string, byDefault time.Duration) (time.Duration, error) {
+	v := rc.Get(section, key)
+	if v == "" {
+		return byDefault, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || f > 1e6 {
+		return 0, fmt.Errorf("[%s] %s: %q is not a number of seconds", section, key, v)
+	}
+	return time.Duration(f * float64(time.Second)), nil
 }
 
 // Path is a file key of a section with ~ expanded, or "".

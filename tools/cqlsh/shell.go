@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gocql/gocql"
@@ -32,6 +33,9 @@ type Options struct {
 	TTY bool
 	// Color paints values, column names and errors with cqlsh's colours.
 	Color bool
+	// MaxTraceWait is how long TRACING ON waits for a statement's trace
+	// to be complete (cqlshrc's [tracing] max_trace_wait); default 10s.
+	MaxTraceWait time.Duration
 }
 
 // EnsureDefaults fills unset fields: 127.0.0.1:9042, standard output and
@@ -48,6 +52,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.Err == nil {
 		o.Err = os.Stderr
+	}
+	if o.MaxTraceWait == 0 {
+		o.MaxTraceWait = 10 * time.Second
 	}
 }
 
@@ -72,6 +79,8 @@ type Shell struct {
 	paging      bool
 	pageSize    int
 	expand      bool
+	// tracing traces each statement (TRACING ON) and prints the trace.
+	tracing bool
 	// inputName and line name the input for error prefixes (non-tty).
 	inputName string
 	line      int
@@ -200,7 +209,7 @@ func (s *Shell) shellLine(line string) (string, bool) {
 	word := strings.ToUpper(strings.TrimRight(strings.SplitN(t, " ", 2)[0], ";"))
 	switch word {
 	case "CONSISTENCY", "SERIAL", "PAGING", "EXPAND", "SHOW", "HELP", "?", "EXIT", "QUIT", "CLEAR", "CLS", "COPY",
-		"SOURCE", "CAPTURE":
+		"SOURCE", "CAPTURE", "TRACING":
 		return strings.TrimSuffix(t, ";"), true
 	}
 	return "", false
@@ -308,6 +317,8 @@ func (s *Shell) command(cmd string) bool {
 		fmt.Fprintf(out, "Serial consistency level set to %s.\n", s.serial)
 	case "EXPAND":
 		s.expand = s.switchCommand("Expanded output", "EXPAND", s.expand, args)
+	case "TRACING":
+		s.tracing = s.switchCommand("Tracing", "TRACING", s.tracing, args)
 	case "PAGING":
 		if len(args) == 1 {
 			if n, err := strconv.Atoi(args[0]); err == nil && n > 0 {
@@ -326,6 +337,13 @@ func (s *Shell) command(cmd string) bool {
 		switch {
 		case len(args) == 1 && strings.ToUpper(args[0]) == "VERSION":
 			s.showVersion()
+		case len(args) == 2 && strings.ToUpper(args[0]) == "SESSION":
+			id, err := gocql.ParseUUID(args[1])
+			if err != nil {
+				s.error("Improper SHOW command.")
+				break
+			}
+			s.showSession(id, true)
 		case len(args) == 1 && strings.ToUpper(args[0]) == "HOST":
 			var cluster string
 			_ = s.session.Query("SELECT cluster_name FROM system.local WHERE key = 'local'").Scan(&cluster)
@@ -335,7 +353,7 @@ func (s *Shell) command(cmd string) bool {
 		}
 	case "HELP", "?":
 		fmt.Fprint(out, "\nDocumented shell commands:\n===========================\n")
-		fmt.Fprint(out, columnize([]string{"CAPTURE", "CLEAR", "CLS", "CONSISTENCY", "COPY", "DESC", "DESCRIBE", "EXIT", "EXPAND", "HELP", "PAGING", "QUIT", "SERIAL", "SHOW", "SOURCE"}, 79))
+		fmt.Fprint(out, columnize([]string{"CAPTURE", "CLEAR", "CLS", "CONSISTENCY", "COPY", "DESC", "DESCRIBE", "EXIT", "EXPAND", "HELP", "PAGING", "QUIT", "SERIAL", "SHOW", "SOURCE", "TRACING"}, 79))
 		fmt.Fprintln(out)
 	}
 	return false
@@ -479,6 +497,12 @@ func (s *Shell) query(stmt string) {
 		size = 0
 	}
 	q.PageSize(size)
+	var traced *traceIDs
+	if s.tracing && !s.readsTraces(stmt) {
+		traced = &traceIDs{}
+		q.Trace(traced)
+		defer s.printTraces(traced)
+	}
 	iter := q.Iter()
 	cols := iter.Columns()
 	isSelect := strings.EqualFold(firstWord(stmt), "select")

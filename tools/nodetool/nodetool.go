@@ -345,6 +345,8 @@ func init() {
 		"getstreamthroughput":     (*client).getStreamThroughput,
 		"gossipkeys":              (*client).gossipKeys,
 		"setstreamthroughput":     (*client).setStreamThroughput,
+		"gettraceprobability":     (*client).getTraceProbability,
+		"settraceprobability":     (*client).setTraceProbability,
 	}
 }
 
@@ -732,6 +734,48 @@ func (c *client) setCompactionThroughput(args []string) error {
 		return usef("compaction_throughput: can not convert %q to a Integer", args[0])
 	}
 	return c.call("POST", "/compactionthroughput", url.Values{"value": {args[0]}}, nil)
+}
+
+func (c *client) getTraceProbability([]string) error {
+	var tp map[string]float64
+	if err := c.call("GET", "/traceprobability", nil, &tp); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.out, "Current trace probability: %s\n", javaDouble(tp["probability"]))
+	return nil
+}
+
+func (c *client) setTraceProbability(args []string) error {
+	if len(args) != 1 {
+		return usef("settraceprobability requires sampling_probability")
+	}
+	p, err := strconv.ParseFloat(args[0], 64)
+	if err != nil {
+		return usef("sampling_probability: can not convert %q to a Double", args[0])
+	}
+	if p < 0 || p > 1 {
+		return usef("Trace probability must be between 0 and 1")
+	}
+	return c.call("POST", "/traceprobability", url.Values{"value": {args[0]}}, nil)
+}
+
+// javaDouble writes a double as Java's Double.toString does, as nodetool
+// prints them: the shortest digits that read back, at least one after the
+// point, and scientific notation (1.0E-4) below 10^-3 or from 10^7.
+func javaDouble(v float64) string {
+	if a := math.Abs(v); a != 0 && (a < 1e-3 || a >= 1e7) {
+		mantissa, exponent, _ := strings.Cut(strconv.FormatFloat(v, 'e', -1, 64), "e")
+		if !strings.Contains(mantissa, ".") {
+			mantissa += ".0"
+		}
+		exp, _ := strconv.Atoi(exponent)
+		return mantissa + "E" + strconv.Itoa(exp)
+	}
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
 }
 
 func (c *client) snapshot(args []string) error {
