@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/sibyldb/sibyl/hints"
+	"github.com/sibyldb/sibyl/internal/histogram"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
@@ -139,6 +140,35 @@ type Stats struct {
 	LoggedBatches, BatchesReplayed atomic.Int64
 	// Writes of counter tables coordinated.
 	CounterWrites atomic.Int64
+	// Latency are the times of the requests coordinated, answered or
+	// failed.
+	Latency Latencies
+}
+
+// Latencies are the times of the requests a coordinator ran, in
+// microseconds, by kind: Cassandra's ClientRequest latencies (Read, Write,
+// RangeSlice, CASRead, CASWrite). Writes count plain, logged and counter
+// writes alike.
+type Latencies struct {
+	Read, Write, Range, CASRead, CASWrite *histogram.Histogram
+}
+
+// maxLatency bounds the latencies kept: longer ones are recorded as it.
+const maxLatency = int64(time.Hour / time.Microsecond)
+
+func newLatencies() Latencies {
+	return Latencies{Read: histogram.New(maxLatency), Write: histogram.New(maxLatency), Range: histogram.New(maxLatency),
+		CASRead: histogram.New(maxLatency), CASWrite: histogram.New(maxLatency)}
+}
+
+// All are the latencies, for rotating their windows.
+func (l Latencies) All() []*histogram.Histogram {
+	return []*histogram.Histogram{l.Read, l.Write, l.Range, l.CASRead, l.CASWrite}
+}
+
+// timed records the time from start, on the coordinator's clock, in h.
+func (c *Coordinator) timed(h *histogram.Histogram, start time.Time) {
+	h.Record(c.cfg.Now().Sub(start).Microseconds())
 }
 
 // Coordinator runs the requests of the statements this node coordinates
@@ -190,6 +220,7 @@ func New(cfg Config) *Coordinator {
 	}
 	c := &Coordinator{cfg: cfg, handoff: newHandoff(cfg.HintedHandoff), snitch: newSnitch(), background: newBackground(),
 		counters: newCounterCache()}
+	c.Stats.Latency = newLatencies()
 	c.paxos = newPaxosStore(cfg.Engine, cfg.Schema, func() int64 { return cfg.Now().Unix() })
 	return c
 }

@@ -182,6 +182,8 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 	})
 	handle("POST /cleanup", n.adminCleanup)
 	handle("GET /tablestats", n.adminTableStats)
+	handle("GET /tablehistograms", n.adminTableHistograms)
+	handle("GET /proxyhistograms", n.adminProxyHistograms)
 	handle("GET /compactionstats", func(*http.Request) (any, error) {
 		pending := 0
 		for _, ks := range n.Schema().Keyspaces() {

@@ -37,6 +37,11 @@ func newMetrics() *metrics {
 	m := &metrics{registry: prometheus.NewRegistry()}
 	m.storageFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sibyl_storage_failures_total",
 		Help: "Storage failures the commit and disk failure policies acted on, by kind (commit log failure, disk failure, corruption)."}, []string{"kind"})
+	// Every kind is a series from the start, so that a dashboard's rate
+	// of them is 0 rather than no data.
+	for _, kind := range []storage.FailureKind{storage.CommitLogFailure, storage.DiskFailure, storage.CorruptionFailure} {
+		m.storageFailures.WithLabelValues(kind.String())
+	}
 	m.registry.MustRegister(m.storageFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -180,6 +180,7 @@ func Open(cfg Config) (*Node, error) {
 	})
 	n.metrics.watchCoordinator(&n.coord.Stats)
 	n.metrics.watchTracing(&n.traces.dropped)
+	n.metrics.registry.MustRegister(histogramCollector{n})
 	n.metrics.watchSlowQueries(func() int64 {
 		n.nativeMu.Lock()
 		defer n.nativeMu.Unlock()
@@ -230,6 +231,7 @@ func (n *Node) start() error {
 	if err := n.identify(); err != nil {
 		return err
 	}
+	go n.rotateHistograms()
 	if n.auth.Authenticating() {
 		// With no logins the role is not needed; a node restarted with
 		// PasswordAuthenticator makes it then.

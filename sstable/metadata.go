@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/cockroachdb/pebble/vfs"
+	"github.com/sibyldb/sibyl/internal/histogram"
 	"github.com/sibyldb/sibyl/internal/invariants"
 )
 
@@ -31,6 +32,12 @@ type Metadata struct {
 	Tombstones int64 `json:"tombstones"` // deletions of every kind and tombstone cells
 	Entries    int64 `json:"entries"`
 	DataSize   int64 `json:"data_size"` // bytes of the Data file
+	// PartitionSizes and CellCounts are histograms of the partitions'
+	// sizes (the bytes of their keys and values) and cell counts, as
+	// Cassandra keeps them (histogram.Estimated); absent from SSTables
+	// written before they were kept.
+	PartitionSizes histogram.Estimated `json:"partition_sizes,omitempty"`
+	CellCounts     histogram.Estimated `json:"cell_counts,omitempty"`
 	// FooterCRC is a CRC32C of the Data file's last footerCheckLen bytes:
 	// pebble's footer carries no checksum of its own, and a damaged footer
 	// must be refused before pebble reads block handles from it.
@@ -46,7 +53,8 @@ const metadataFormatVersion = 1
 
 func newMetadata(gen uint64, level int) *Metadata {
 	return &Metadata{FormatVersion: metadataFormatVersion, Generation: gen, Level: level,
-		MinTimestamp: math.MaxInt64, MaxTimestamp: math.MinInt64, MaxLocalDeletionTime: math.MinInt64}
+		MinTimestamp: math.MaxInt64, MaxTimestamp: math.MinInt64, MaxLocalDeletionTime: math.MinInt64,
+		PartitionSizes: histogram.NewEstimated(histogram.PartitionSizeBuckets), CellCounts: histogram.NewEstimated(histogram.CellCountBuckets)}
 }
 
 type metadataFile struct {

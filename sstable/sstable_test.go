@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/vfs"
+	"github.com/sibyldb/sibyl/internal/histogram"
 	"github.com/sibyldb/sibyl/internal/invariants"
 	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/mutation"
@@ -94,6 +95,23 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	defer r.Close()
 	if got := r.Metadata(); got.Entries != meta.Entries || !bytes.Equal(got.MinKey, es[0].Key) || !bytes.Equal(got.MaxKey, es[len(es)-1].Key) {
 		t.Fatalf("reopened metadata %+v", got)
+	}
+	// Seven partitions: three of 72 rows and four of 71, a cell a row;
+	// their sizes are the bytes of the keys and values written.
+	sizes := map[string]int64{}
+	for i := range es {
+		pk := string(es[i].Key[:8+3+2])
+		sizes[pk] += int64(len(es[i].Key) + len(mutation.AppendEntryValue(nil, &es[i])))
+	}
+	wantSizes, wantCells := histogram.NewEstimated(histogram.PartitionSizeBuckets), histogram.NewEstimated(histogram.CellCountBuckets)
+	for _, size := range sizes {
+		wantSizes.Add(size)
+	}
+	for j := range 7 {
+		wantCells.Add(int64(500/7 + min(1, max(0, 500%7-j))))
+	}
+	if got := r.Metadata(); !slices.Equal(got.PartitionSizes, wantSizes) || !slices.Equal(got.CellCounts, wantCells) || got.CellCounts.Count() != 7 {
+		t.Fatalf("histograms: sizes %v cells %v\nwant %v %v", got.PartitionSizes, got.CellCounts, wantSizes, wantCells)
 	}
 	it, err := r.NewIter(nil, nil)
 	if err != nil {

@@ -101,9 +101,12 @@ type Writer struct {
 	meta     *Metadata
 	lastKey  []byte
 	lastPart []byte
-	filter   filterBuilder
-	value    []byte // scratch for the encoded value: pebble copies it
-	closed   bool
+	// partBytes and partCells are the current partition's, counted into
+	// the metadata's histograms when it ends.
+	partBytes, partCells int64
+	filter               filterBuilder
+	value                []byte // scratch for the encoded value: pebble copies it
+	closed               bool
 }
 
 // Create starts a new SSTable of generation gen in dir.
@@ -148,6 +151,10 @@ func (w *Writer) Add(e *mutation.Entry) error {
 		return fmt.Errorf("sstable: write %s: %w", DataFileName(w.meta.Generation), err)
 	}
 	w.account(e, prefixLen)
+	w.partBytes += int64(len(e.Key) + len(w.value))
+	if e.Row != nil {
+		w.partCells += int64(len(e.Row.Cells))
+	}
 	w.lastKey = append(w.lastKey[:0], e.Key...)
 	return nil
 }
@@ -160,6 +167,7 @@ func (w *Writer) account(e *mutation.Entry, prefixLen int) {
 		m.MinToken = append([]byte(nil), e.Key[:w.opts.TokenLen]...)
 	}
 	if !bytes.Equal(w.lastPart, e.Key[:prefixLen]) {
+		w.endPartition()
 		m.Partitions++
 		w.lastPart = append(w.lastPart[:0], e.Key[:prefixLen]...)
 		w.filter.add(w.lastPart)
@@ -197,6 +205,15 @@ func (w *Writer) account(e *mutation.Entry, prefixLen int) {
 	}
 }
 
+// endPartition counts the partition just written into the histograms.
+func (w *Writer) endPartition() {
+	if w.lastPart != nil {
+		w.meta.PartitionSizes.Add(w.partBytes)
+		w.meta.CellCounts.Add(w.partCells)
+	}
+	w.partBytes, w.partCells = 0, 0
+}
+
 // EstimatedSize is the bytes written so far, for splitting compaction output.
 func (w *Writer) EstimatedSize() uint64 { return w.w.EstimatedSize() }
 
@@ -216,6 +233,7 @@ func (w *Writer) Finish() (*Metadata, error) {
 	if err := w.w.Close(); err != nil {
 		return fail(err)
 	}
+	w.endPartition()
 	if w.lastKey != nil {
 		w.meta.MaxKey = append([]byte(nil), w.lastKey...)
 		w.meta.MaxToken = append([]byte(nil), w.lastKey[:w.opts.TokenLen]...)

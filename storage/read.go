@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
@@ -96,6 +97,7 @@ func (t *Table) ReadPartitionEntries(key []byte, opts ReadQuery) ([]mutation.Ent
 
 // read reads a partition, keeping the entries it visits in raw if asked.
 func (t *Table) read(key []byte, opts ReadQuery, raw *[]mutation.Entry) (*Partition, error) {
+	start := time.Now()
 	prefix := mutation.AppendPartitionPrefix(nil, t.e.opts.Partitioner.Token(key), key)
 	opts.Trace.Event("Acquiring sstable references")
 	v := t.acquireView()
@@ -104,8 +106,13 @@ func (t *Table) read(key []byte, opts ReadQuery, raw *[]mutation.Entry) (*Partit
 	if err != nil {
 		return nil, t.e.reportFailure(err)
 	}
-	p, err := readPartition(it, t.e.opts.SSTable.TokenLen, prefix, key, opts, raw)
-	return p, t.e.reportFailure(errors.Join(err, it.Close()))
+	var seen scanned
+	p, err := readPartition(it, t.e.opts.SSTable.TokenLen, prefix, key, opts, raw, &seen)
+	err = t.e.reportFailure(errors.Join(err, it.Close()))
+	t.metrics.ReadLatency.Record(since(start))
+	t.metrics.TombstonesPerRead.Record(int64(seen.dead))
+	t.metrics.LivePerRead.Record(int64(seen.live))
+	return p, err
 }
 
 // ResolvePartition reads entries of one partition (in key order, as
@@ -114,7 +121,7 @@ func (t *Table) read(key []byte, opts ReadQuery, raw *[]mutation.Entry) (*Partit
 func ResolvePartition(p partitioner.Partitioner, tokenLen int, key []byte, entries []mutation.Entry, opts ReadQuery) (*Partition, error) {
 	prefix := mutation.AppendPartitionPrefix(nil, p.Token(key), key)
 	opts.Trace = nil // the replicas' reads recorded what they read
-	return readPartition(&sliceIter{entries: entries, pos: -1}, tokenLen, prefix, key, opts, nil)
+	return readPartition(&sliceIter{entries: entries, pos: -1}, tokenLen, prefix, key, opts, nil, &scanned{})
 }
 
 // partitionIter merges the sources that may hold the partition. An SSTable
@@ -177,6 +184,7 @@ func (t *Table) partitionIter(v *view, prefix []byte, tr *tracing.Trace) (*mergi
 	}
 	t.readStats.reads.Add(1)
 	t.readStats.sstables.Add(read)
+	t.metrics.SSTablesPerRead.Record(read)
 	if tr != nil {
 		tr.Event("Merging memtable contents")
 		tr.Eventf("Merged data from memtables and %d sstables", read)
@@ -190,17 +198,21 @@ func (t *Table) ReadStats() (reads, sstables int64) {
 	return t.readStats.reads.Load(), t.readStats.sstables.Load()
 }
 
+// scanned is what a partition read went through: the live rows it
+// returned, and the deletions and rows with nothing live.
+type scanned struct{ live, dead int }
+
 // readPartition walks a partition: deletions and the static row first, then
-// the rows of the slice in the asked order.
-func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts ReadQuery, raw *[]mutation.Entry) (*Partition, error) {
+// the rows of the slice in the asked order, counting what it went through
+// in seen.
+func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts ReadQuery, raw *[]mutation.Entry, seen *scanned) (*Partition, error) {
 	p := &Partition{Key: key}
 	var st partitionState
 	st.deletion = mutation.Live
-	// dead counts the deletions and the rows with nothing live the read
-	// went through, for its trace.
-	dead := 0
+	dead := &seen.dead
 	defer func() {
-		opts.Trace.Eventf("Read %d live rows and %d tombstone cells", len(p.Rows), dead)
+		seen.live = len(p.Rows)
+		opts.Trace.Eventf("Read %d live rows and %d tombstone cells", seen.live, seen.dead)
 	}()
 	rowsStart := mutation.AppendEntryKey(nil, prefix, mutation.RowEntry, opts.Start)
 	keep := func(e *mutation.Entry) {
@@ -218,7 +230,7 @@ func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts 
 		} else if err := st.absorb(e, tokenLen); err != nil {
 			return nil, err
 		} else {
-			dead++
+			*dead++
 		}
 	}
 	if err := it.Error(); err != nil {
@@ -236,7 +248,7 @@ func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts 
 		if live := st.live(e, clustering, opts.Now); live != nil {
 			p.Rows = append(p.Rows, Row{Clustering: clustering, Row: live})
 		} else {
-			dead++
+			*dead++
 		}
 		return opts.Limit == 0 || len(p.Rows) < opts.Limit
 	}
@@ -295,6 +307,8 @@ func (t *Table) ScanEntries(opts ScanQuery) ([]RawPartition, error) {
 }
 
 func (t *Table) scan(opts ScanQuery, keepRaw bool) ([]*Partition, []RawPartition, error) {
+	start := time.Now()
+	defer func() { t.metrics.RangeLatency.Record(since(start)) }()
 	v := t.acquireView()
 	defer v.release()
 	var its []mutation.Iterator

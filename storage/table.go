@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sibyldb/sibyl/commitlog"
 	"github.com/sibyldb/sibyl/internal/invariants"
@@ -194,6 +195,7 @@ type Table struct {
 	// compactMu.
 	levelCursors levelCursors
 	readStats    struct{ reads, sstables atomic.Int64 }
+	metrics      *TableMetrics
 	writes       atomic.Int64
 	// purge is when tombstones may go (gc grace, tombstone GC mode), which
 	// Reconfigure may change.
@@ -203,7 +205,7 @@ type Table struct {
 }
 
 func openTable(e *Engine, opts TableOptions) (*Table, error) {
-	t := &Table{e: e, id: mutation.TableID(opts.ID), opts: opts}
+	t := &Table{e: e, id: mutation.TableID(opts.ID), opts: opts, metrics: newTableMetrics()}
 	t.purge.Store(opts.purgeRule())
 	t.dir = e.tableDir(&opts)
 	fs := e.opts.FS
@@ -345,6 +347,8 @@ func (t *Table) apply(log *commitlog.Log, m *mutation.Mutation) error {
 		return fmt.Errorf("storage: %s.%s: refusing a write: %w", t.opts.Keyspace, t.opts.Name, err)
 	}
 	t.writes.Add(1)
+	start := time.Now()
+	defer func() { t.metrics.WriteLatency.Record(since(start)) }()
 	entries := m.AppendEntries(make([]mutation.Entry, 0, len(m.Rows)+1), t.e.opts.Partitioner.Token(m.Key))
 	if err := t.e.waitForMemtableSpace(); err != nil {
 		return err

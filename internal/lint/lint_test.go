@@ -31,9 +31,9 @@ var allowedImports = map[string][]string{
 	"tracing":          {},
 	"mutation/request": {"mutation", "partitioner", "tracing"},
 	"memtable":         {"mutation", "partitioner"},
-	"sstable":          {"mutation", "partitioner", "internal/durable"},
+	"sstable":          {"mutation", "partitioner", "internal/durable", "internal/histogram"},
 	"commitlog":        {"mutation", "partitioner", "internal/durable"},
-	"storage":          {"memtable", "sstable", "commitlog", "mutation", "mutation/request", "partitioner", "tracing"},
+	"storage":          {"memtable", "sstable", "commitlog", "mutation", "mutation/request", "partitioner", "tracing", "internal/histogram"},
 	"schema":           {"mutation", "partitioner"},
 	"cql":              {},
 	"cql/exec":         {"cql", "schema", "mutation", "mutation/request", "partitioner", "auth", "tracing"},
@@ -42,16 +42,16 @@ var allowedImports = map[string][]string{
 	"ring":             {"partitioner"},
 	"gossip":           {},
 	"messaging":        {"internal/workers", "internal/tlsconf"},
-	"coordinator":      {"ring", "messaging", "mutation", "mutation/request", "partitioner", "schema", "cqltype", "internal/wire", "hints", "tracing"},
+	"coordinator":      {"ring", "messaging", "mutation", "mutation/request", "partitioner", "schema", "cqltype", "internal/wire", "hints", "tracing", "internal/histogram"},
 	"hints":            {"mutation"},
 	"streaming":        {"storage", "sstable", "messaging", "mutation", "partitioner", "internal/wire"},
 	"repair":           {"coordinator", "storage", "messaging", "mutation", "partitioner", "internal/wire"},
 	"metadata":         {"internal/wire", "internal/durable", "messaging"},
-	"node": {"cql/native", "cql/exec", "auth", "tracing", "internal/tlsconf", "coordinator", "hints", "streaming", "repair", "metadata", "gossip", "messaging", "ring", "schema",
+	"node": {"cql/native", "cql/exec", "auth", "tracing", "internal/histogram", "internal/tlsconf", "coordinator", "hints", "streaming", "repair", "metadata", "gossip", "messaging", "ring", "schema",
 		"storage", "mutation", "mutation/request", "partitioner"},
 	"tools":               {},
 	"tools/cqlsh":         {},
-	"tools/nodetool":      {"internal/tlsconf"},
+	"tools/nodetool":      {"internal/tlsconf", "internal/histogram"},
 	"tools/stress":        {},
 	"tools/cluster":       {"tools/nodetool", "internal/tlsconf"},
 	"cmd/sibyl":           {"tools", "tools/cqlsh", "tools/nodetool", "tools/stress", "tools/cluster", "node", "internal/tlsconf"},
@@ -60,6 +60,7 @@ var allowedImports = map[string][]string{
 	"internal/workers":    {},
 	"internal/wire":       {},
 	"internal/durable":    {},
+	"internal/histogram":  {},
 	"internal/tlsconf":    {},
 	"internal/testutil":   {"mutation", "partitioner", "internal/tlsconf"},
 	"test/clients":        {"node", "cql/native", "cql/exec", "cqltype", "tools/cqlsh", "tools/nodetool", "tools/stress", "internal/tlsconf"},
@@ -82,7 +83,7 @@ var testOnlyImports = map[string][]string{
 
 // neverCQLType lists the packages that may not use cqltype (it sits above them).
 var neverCQLType = map[string]bool{"partitioner": true, "cqltype": true, "gossip": true, "messaging": true,
-	"internal/invariants": true, "internal/lint": true, "internal/workers": true, "internal/wire": true, "internal/durable": true}
+	"internal/invariants": true, "internal/lint": true, "internal/workers": true, "internal/histogram": true, "internal/wire": true, "internal/durable": true}
 
 type goPackage struct {
 	ImportPath   string
@@ -213,7 +214,8 @@ var confinedDeps = []struct {
 	// sstable takes the block cache constructor from the root package: pebble v1
 	// has no public cache package.
 	{"github.com/cockroachdb/pebble", []string{"bench", "test", "sstable"}},
-	{"github.com/HdrHistogram/hdrhistogram-go", []string{"tools/", "bench", "test"}},
+	// The node's distributions are internal/histogram's; stress keeps its own.
+	{"github.com/HdrHistogram/hdrhistogram-go", []string{"internal/histogram", "tools/", "bench", "test"}},
 }
 
 // Rule 2: confined dependencies.

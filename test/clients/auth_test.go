@@ -78,7 +78,8 @@ func mustLogin(t *testing.T, port int, user, password string) *gocql.Session {
 	return s
 }
 
-// metric reads one counter of the node's admin API.
+// metric reads one series of the node's admin API: a name, with its
+// labels as the text format writes them when it has any.
 func metric(t *testing.T, adminPort int, name string) float64 {
 	t.Helper()
 	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(adminPort) + "/metrics")

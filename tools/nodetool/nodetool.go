@@ -346,6 +346,9 @@ func init() {
 		"gossipkeys":              (*client).gossipKeys,
 		"setstreamthroughput":     (*client).setStreamThroughput,
 		"gettraceprobability":     (*client).getTraceProbability,
+		"proxyhistograms":         (*client).proxyHistograms,
+		"tablehistograms":         (*client).tableHistograms,
+		"cfhistograms":            (*client).tableHistograms,
 		"settraceprobability":     (*client).setTraceProbability,
 	}
 }

@@ -1,0 +1,217 @@
+package node
+
+import (
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sibyldb/sibyl/internal/histogram"
+	"github.com/sibyldb/sibyl/schema"
+	"github.com/sibyldb/sibyl/storage"
+)
+
+// histogramWindow is how long each window of the recent percentiles
+// lasts (histogram.Windows of them are kept).
+const histogramWindow = time.Minute
+
+// rotateHistograms starts a new window of every recent distribution each
+// minute, until the node stops.
+func (n *Node) rotateHistograms() {
+	t := time.NewTicker(histogramWindow)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stopped:
+			return
+		case <-t.C:
+			for _, h := range n.coord.Stats.Latency.All() {
+				h.Rotate()
+			}
+			for _, st := range n.engine.Tables() {
+				st.Metrics().Rotate()
+			}
+		}
+	}
+}
+
+// Percentiles are a distribution's recent figures as nodetool's histograms
+// show them: the 50th, 75th, 95th, 98th and 99th percentiles, the least
+// and the most, and how many values there were. Percentiles of nothing
+// are 0.
+type Percentiles struct {
+	P50   float64 `json:"p50"`
+	P75   float64 `json:"p75"`
+	P95   float64 `json:"p95"`
+	P98   float64 `json:"p98"`
+	P99   float64 `json:"p99"`
+	Min   float64 `json:"min"`
+	Max   float64 `json:"max"`
+	Count int64   `json:"count"`
+}
+
+func recentPercentiles(h *histogram.Histogram) Percentiles {
+	s := h.Recent()
+	return Percentiles{P50: float64(s.Quantile(0.5)), P75: float64(s.Quantile(0.75)), P95: float64(s.Quantile(0.95)),
+		P98: float64(s.Quantile(0.98)), P99: float64(s.Quantile(0.99)), Min: float64(s.Min), Max: float64(s.Max), Count: s.Count}
+}
+
+// estimatedPercentiles are the figures of an SSTable histogram; NaN (in
+// JSON, null) for none.
+func estimatedPercentiles(h histogram.Estimated) EstimatedPercentiles {
+	return EstimatedPercentiles{P50: nanNull(h.Percentile(0.5)), P75: nanNull(h.Percentile(0.75)), P95: nanNull(h.Percentile(0.95)),
+		P98: nanNull(h.Percentile(0.98)), P99: nanNull(h.Percentile(0.99)), Min: nanNull(h.Min()), Max: nanNull(h.Max())}
+}
+
+// EstimatedPercentiles are Percentiles of an SSTable histogram, nil where
+// there is no figure (no SSTable, or a value past the last bucket).
+type EstimatedPercentiles struct {
+	P50 *float64 `json:"p50"`
+	P75 *float64 `json:"p75"`
+	P95 *float64 `json:"p95"`
+	P98 *float64 `json:"p98"`
+	P99 *float64 `json:"p99"`
+	Min *float64 `json:"min"`
+	Max *float64 `json:"max"`
+}
+
+func nanNull(v float64) *float64 {
+	if math.IsNaN(v) {
+		return nil
+	}
+	return &v
+}
+
+// AdminProxyHistograms are the coordinator's latencies (microseconds),
+// nodetool proxyhistograms' columns.
+type AdminProxyHistograms struct {
+	Read      Percentiles `json:"read"`
+	Write     Percentiles `json:"write"`
+	Range     Percentiles `json:"range"`
+	CASRead   Percentiles `json:"cas_read"`
+	CASWrite  Percentiles `json:"cas_write"`
+	ViewWrite Percentiles `json:"view_write"`
+}
+
+func (n *Node) adminProxyHistograms(*http.Request) (any, error) {
+	l := n.coord.Stats.Latency
+	return AdminProxyHistograms{Read: recentPercentiles(l.Read), Write: recentPercentiles(l.Write), Range: recentPercentiles(l.Range),
+		CASRead: recentPercentiles(l.CASRead), CASWrite: recentPercentiles(l.CASWrite)}, nil
+}
+
+// AdminTableHistograms are one table's figures, nodetool tablehistograms'
+// columns: local latencies (microseconds) and SSTables per read, recent;
+// partition sizes (bytes) and cell counts, of the live SSTables.
+type AdminTableHistograms struct {
+	Keyspace       string               `json:"keyspace"`
+	Table          string               `json:"table"`
+	ReadLatency    Percentiles          `json:"read_latency"`
+	WriteLatency   Percentiles          `json:"write_latency"`
+	SSTables       Percentiles          `json:"sstables_per_read"`
+	SSTableCount   int                  `json:"sstables"`
+	PartitionSize  EstimatedPercentiles `json:"partition_size"`
+	CellCount      EstimatedPercentiles `json:"cell_count"`
+	SizesOverflown bool                 `json:"partition_size_overflow,omitempty"`
+	CellsOverflown bool                 `json:"cell_count_overflow,omitempty"`
+}
+
+func (n *Node) adminTableHistograms(r *http.Request) (any, error) {
+	var out []AdminTableHistograms
+	err := n.eachTable(r, func(t *schema.Table, st *storage.Table) error {
+		m := st.Metrics()
+		sizes, cells, sstables := st.SSTableHistograms()
+		out = append(out, AdminTableHistograms{Keyspace: t.Keyspace, Table: t.Name, ReadLatency: recentPercentiles(m.ReadLatency),
+			WriteLatency: recentPercentiles(m.WriteLatency), SSTables: recentPercentiles(m.SSTablesPerRead), SSTableCount: sstables,
+			PartitionSize: estimatedPercentiles(sizes), CellCount: estimatedPercentiles(cells),
+			SizesOverflown: sizes.Overflowed(), CellsOverflown: cells.Overflowed()})
+		return nil
+	})
+	return out, err
+}
+
+// Prometheus buckets' upper bounds: latencies from 50µs to 10s (in
+// seconds), counts per read from 0 to a million.
+var (
+	latencyBounds = []float64{0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+	countBounds   = []float64{0, 1, 2, 3, 4, 5, 8, 10, 20, 50, 100, 1000, 10000, 100000, 1000000}
+)
+
+// histogramCollector exposes the distributions as Prometheus histograms,
+// read at each scrape from everything recorded since the node started;
+// a table's appear once it has a value.
+type histogramCollector struct{ n *Node }
+
+// Describe describes nothing: the tables, and so the series, come and go
+// (an unchecked collector).
+func (histogramCollector) Describe(chan<- *prometheus.Desc) {}
+
+var (
+	clientRequestLatency = prometheus.NewDesc("sibyl_client_request_latency_seconds",
+		"Time to answer the requests this node coordinated, by request (Read, Write, RangeSlice, CASRead, CASWrite): Cassandra's ClientRequest Latency.",
+		[]string{"request"}, nil)
+	tableLabels  = []string{"keyspace", "table"}
+	tableMetrics = []struct {
+		desc    *prometheus.Desc
+		latency bool
+		of      func(*storage.TableMetrics) *histogram.Histogram
+	}{
+		{prometheus.NewDesc("sibyl_table_read_latency_seconds", "Time of this node's partition reads of a table: Cassandra's Table ReadLatency.", tableLabels, nil),
+			true, func(m *storage.TableMetrics) *histogram.Histogram { return m.ReadLatency }},
+		{prometheus.NewDesc("sibyl_table_write_latency_seconds", "Time of this node's writes to a table: Cassandra's Table WriteLatency.", tableLabels, nil),
+			true, func(m *storage.TableMetrics) *histogram.Histogram { return m.WriteLatency }},
+		{prometheus.NewDesc("sibyl_table_range_latency_seconds", "Time of this node's range reads of a table: Cassandra's Table RangeLatency.", tableLabels, nil),
+			true, func(m *storage.TableMetrics) *histogram.Histogram { return m.RangeLatency }},
+		{prometheus.NewDesc("sibyl_table_sstables_per_read", "SSTables a partition read merged: Cassandra's Table SSTablesPerReadHistogram.", tableLabels, nil),
+			false, func(m *storage.TableMetrics) *histogram.Histogram { return m.SSTablesPerRead }},
+		{prometheus.NewDesc("sibyl_table_tombstones_per_read", "Deletions and dead rows a partition read went through: Cassandra's Table TombstoneScannedHistogram.", tableLabels, nil),
+			false, func(m *storage.TableMetrics) *histogram.Histogram { return m.TombstonesPerRead }},
+		{prometheus.NewDesc("sibyl_table_live_rows_per_read", "Live rows a partition read returned: Cassandra's Table LiveScannedHistogram.", tableLabels, nil),
+			false, func(m *storage.TableMetrics) *histogram.Histogram { return m.LivePerRead }},
+	}
+)
+
+func (c histogramCollector) Collect(ch chan<- prometheus.Metric) {
+	l := c.n.coord.Stats.Latency
+	for _, r := range []struct {
+		name string
+		h    *histogram.Histogram
+	}{{"Read", l.Read}, {"Write", l.Write}, {"RangeSlice", l.Range}, {"CASRead", l.CASRead}, {"CASWrite", l.CASWrite}} {
+		if m := constHistogram(clientRequestLatency, r.h, true, r.name); m != nil {
+			ch <- m
+		}
+	}
+	sch := c.n.Schema()
+	for _, st := range c.n.engine.Tables() {
+		t := sch.TableByID(st.ID())
+		if t == nil {
+			continue
+		}
+		for _, tm := range tableMetrics {
+			if m := constHistogram(tm.desc, tm.of(st.Metrics()), tm.latency, t.Keyspace, t.Name); m != nil {
+				ch <- m
+			}
+		}
+	}
+}
+
+// constHistogram is h as a Prometheus histogram (latencies, recorded in
+// microseconds, in seconds), or nil when it holds nothing.
+func constHistogram(desc *prometheus.Desc, h *histogram.Histogram, latency bool, labels ...string) prometheus.Metric {
+	bounds, unit := countBounds, 1.0
+	if latency {
+		bounds, unit = latencyBounds, 1e6
+	}
+	recorded := make([]int64, len(bounds))
+	for i, b := range bounds {
+		recorded[i] = int64(math.Round(b * unit))
+	}
+	count, sum, atMost := h.Cumulative(recorded)
+	if count == 0 {
+		return nil
+	}
+	buckets := make(map[float64]uint64, len(bounds))
+	for i, b := range bounds {
+		buckets[b] = atMost[i]
+	}
+	return prometheus.MustNewConstHistogram(desc, count, float64(sum)/unit, buckets, labels...)
+}

@@ -1,0 +1,162 @@
+package clients
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sibyldb/sibyl/internal/testutil"
+	"github.com/sibyldb/sibyl/node"
+	"github.com/sibyldb/sibyl/tools/nodetool"
+)
+
+// TestLatencyHistograms: the reads and writes of a table raise the
+// coordinator's and the table's latency counts on /metrics, and nodetool
+// proxyhistograms and tablehistograms show their percentiles in
+// Cassandra's layout; the partition sizes and cell counts come from the
+// SSTables once the table is flushed.
+func TestLatencyHistograms(t *testing.T) {
+	n, nativePort, adminPort := serveNode(t, node.Config{})
+	s := session(t, gocqlCluster(nativePort))
+	mustExec(t, s, createKeyspace, "CREATE TABLE ks.t (k int, c int, v text, PRIMARY KEY (k, c))")
+	run := func(args ...string) (string, int) {
+		var out, errs strings.Builder
+		code := nodetool.Run(append([]string{"-h", "127.0.0.1", "-p", strconv.Itoa(adminPort)}, args...), &out, &errs)
+		return out.String() + errs.String(), code
+	}
+	const writes, reads = 40, 25
+	for i := range writes {
+		if err := s.Query("INSERT INTO ks.t (k, c, v) VALUES (?, ?, 'value')", i%10, i).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range reads {
+		if err := s.Query("SELECT v FROM ks.t WHERE k = ?", i%10).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	table := `{keyspace="ks",table="t"}`
+	if got := metric(t, adminPort, "sibyl_table_write_latency_seconds_count"+table); got != writes {
+		t.Errorf("table write latency count %v, want %d", got, writes)
+	}
+	if got := metric(t, adminPort, "sibyl_table_read_latency_seconds_count"+table); got != reads {
+		t.Errorf("table read latency count %v, want %d", got, reads)
+	}
+	if got := metric(t, adminPort, "sibyl_table_live_rows_per_read_sum"+table); got != reads*4 {
+		t.Errorf("live rows read %v, want %d", got, reads*4)
+	}
+	if got := metric(t, adminPort, `sibyl_client_request_latency_seconds_count{request="Read"}`); got < reads {
+		t.Errorf("coordinator read latency count %v, want at least %d", got, reads)
+	}
+	if got := metric(t, adminPort, `sibyl_table_read_latency_seconds_bucket{keyspace="ks",table="t",le="+Inf"}`); got != reads {
+		t.Errorf("+Inf bucket %v", got)
+	}
+
+	out, code := run("proxyhistograms")
+	lines := strings.Split(out, "\n")
+	if code != 0 || len(lines) != 12 || lines[0] != "proxy histograms" ||
+		lines[1] != "Percentile       Read Latency      Write Latency      Range Latency   CAS Read Latency  CAS Write Latency View Write Latency" ||
+		lines[2] != "                     (micros)           (micros)           (micros)           (micros)           (micros)           (micros)" ||
+		lines[10] != "" || lines[11] != "" {
+		t.Fatalf("proxyhistograms (%d):\n%s", code, out)
+	}
+	row := regexp.MustCompile(`^(50%|75%|95%|98%|99%|Min|Max) +([0-9]+\.[0-9]{2}) +([0-9]+\.[0-9]{2}) +([0-9]+\.[0-9]{2}) +0\.00 +0\.00 +0\.00$`)
+	for i, label := range []string{"50%", "75%", "95%", "98%", "99%", "Min", "Max"} {
+		m := row.FindStringSubmatch(lines[3+i])
+		if m == nil || m[1] != label || len(lines[3+i]) != 10+6*19 {
+			t.Fatalf("proxyhistograms row %q", lines[3+i])
+		}
+		if read, _ := strconv.ParseFloat(m[2], 64); read <= 0 {
+			t.Errorf("%s read latency %v", label, read)
+		}
+	}
+
+	out, _ = run("tablehistograms", "ks.t")
+	if !strings.HasPrefix(out, "No SSTables exists, unable to calculate 'Partition Size' and 'Cell Count' percentiles\nks/t histograms\n"+
+		"Percentile      Read Latency     Write Latency          SSTables    Partition Size        Cell Count\n"+
+		"                    (micros)          (micros)                             (bytes)                  \n") ||
+		!regexp.MustCompile(`(?m)^50% +[1-9][0-9]*\.[0-9]{2} +[1-9][0-9]*\.[0-9]{2} +0\.00 +NaN +NaN$`).MatchString(out) {
+		t.Errorf("tablehistograms before a flush:\n%s", out)
+	}
+	if err := n.Engine().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range reads {
+		if err := s.Query("SELECT v FROM ks.t WHERE k = ?", i%10).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Ten partitions of four rows of one cell each; the reads before the
+	// flush merged no SSTable, those after one.
+	out, _ = run("tablehistograms", "ks", "t")
+	if strings.Contains(out, "No SSTables") || !regexp.MustCompile(`(?m)^Max +[0-9.]+ +[0-9.]+ +1\.00 +[1-9][0-9]* +4$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^Min +[0-9.]+ +[0-9.]+ +0\.00 +[1-9][0-9]* +4$`).MatchString(out) {
+		t.Errorf("tablehistograms after a flush:\n%s", out)
+	}
+	if out, code := run("tablehistograms", "ks.nope"); code != 1 || !strings.HasPrefix(out, "nodetool: Unknown table ks.nope\n") {
+		t.Errorf("tablehistograms ks.nope (%d): %q", code, out)
+	}
+	if out, code := run("tablehistograms", "ks"); code != 1 || !strings.HasPrefix(out, "nodetool: tablehistograms requires keyspace and table name arguments\n") {
+		t.Errorf("tablehistograms ks (%d): %q", code, out)
+	}
+	if out, code := run("cfhistograms"); code != 0 || !strings.Contains(out, "ks/t histograms\n") || !strings.Contains(out, "system_schema/tables histograms\n") {
+		t.Errorf("cfhistograms of every table (%d):\n%.500s", code, out)
+	}
+}
+
+// TestGrafanaDashboardQueriesExist: every metric the Grafana dashboard in
+// contrib/ queries is one a node serves, once it has served requests.
+func TestGrafanaDashboardQueriesExist(t *testing.T) {
+	raw, err := os.ReadFile("../../contrib/grafana/sibyl-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatal(err)
+	}
+	// A node of a cluster (of itself): hints and the metadata log are a
+	// cluster's.
+	cfg := node.Config{ListenAddress: "127.0.0.1", Seeds: []string{"127.0.0.1"}, GossipPort: testutil.FreePort(t), StoragePort: testutil.FreePort(t)}
+	_, nativePort, adminPort := serveNode(t, cfg)
+	s := session(t, gocqlCluster(nativePort))
+	mustExec(t, s, createKeyspace, "CREATE TABLE ks.t (k int PRIMARY KEY, v int)", "INSERT INTO ks.t (k, v) VALUES (1, 1)",
+		"SELECT v FROM ks.t WHERE k = 1", "SELECT v FROM ks.t")
+	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(adminPort) + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := regexp.MustCompile(`\b(sibyl|go)_[a-z_]+\b`)
+	queried := 0
+	for _, p := range dash.Panels {
+		if len(p.Targets) == 0 {
+			t.Errorf("panel %q queries nothing", p.Title)
+		}
+		for _, target := range p.Targets {
+			for _, m := range name.FindAllString(target.Expr, -1) {
+				queried++
+				if !regexp.MustCompile(`(?m)^` + m + `[{ ]`).Match(served) {
+					t.Errorf("panel %q queries %s, which the node does not serve", p.Title, m)
+				}
+			}
+		}
+	}
+	if queried < 20 {
+		t.Errorf("only %d metrics queried", queried)
+	}
+}
