@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/sibyldb/sibyl/hints"
 	"github.com/sibyldb/sibyl/internal/histogram"
+	"github.com/sibyldb/sibyl/internal/workers"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
@@ -143,6 +144,10 @@ type Stats struct {
 	// Latency are the times of the requests coordinated, answered or
 	// failed.
 	Latency Latencies
+	// Stages count the requests other nodes sent this replica, by the
+	// stage Cassandra runs them on, and the answers this coordinator
+	// took from its replicas (RequestResponse).
+	Read, Mutation, RequestResponse workers.Stage
 }
 
 // Latencies are the times of the requests a coordinator ran, in

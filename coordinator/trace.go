@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/sibyldb/sibyl/internal/workers"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/ring"
@@ -30,6 +31,7 @@ func (c *Coordinator) peerName(e string) string {
 // Network.Request; a traced request records the send and the answer, and
 // the replica joins its session.
 func (c *Coordinator) request(ctx context.Context, tr *tracing.Trace, to ring.Endpoint, v messaging.Verb, payload []byte) ([]byte, error) {
+	defer c.answered()
 	if tr == nil {
 		return c.cfg.Network.Request(ctx, string(to), v, payload)
 	}
@@ -42,6 +44,20 @@ func (c *Coordinator) request(ctx context.Context, tr *tracing.Trace, to ring.En
 		tr.On(tracing.StageResponse).Eventf("%s_REQ to %s failed: %v", v, peer, err)
 	}
 	return out, err
+}
+
+// answered counts a replica's answer (or its failure) as taken.
+func (c *Coordinator) answered() {
+	c.Stats.RequestResponse.Begin()
+	c.Stats.RequestResponse.Done()
+}
+
+// stage is the count of the replica work of a stage.
+func (c *Coordinator) stage(name string) *workers.Stage {
+	if name == tracing.StageRead {
+		return &c.Stats.Read
+	}
+	return &c.Stats.Mutation
 }
 
 // joined is this replica's part of the trace session a request of verb v
@@ -59,7 +75,10 @@ func (c *Coordinator) joined(ctx context.Context, from string, v messaging.Verb,
 // tracedHandler is the handler of verb v: h, given this replica's part of
 // the request's trace (nil when untraced), which records the answer.
 func (c *Coordinator) tracedHandler(v messaging.Verb, stage string, h func(tr *tracing.Trace, payload []byte) ([]byte, error)) messaging.Handler {
+	st := c.stage(stage)
 	return func(ctx context.Context, from string, payload []byte) ([]byte, error) {
+		st.Begin()
+		defer st.Done()
 		tr := c.joined(ctx, from, v, stage)
 		out, err := h(tr, payload)
 		c.traceAnswer(tr, v, from, out, err)
@@ -70,7 +89,10 @@ func (c *Coordinator) tracedHandler(v messaging.Verb, stage string, h func(tr *t
 // receiptTraced is handler h of verb v with its receipt and answer
 // recorded in the request's trace.
 func (c *Coordinator) receiptTraced(v messaging.Verb, stage string, h messaging.Handler) messaging.Handler {
+	st := c.stage(stage)
 	return func(ctx context.Context, from string, payload []byte) ([]byte, error) {
+		st.Begin()
+		defer st.Done()
 		tr := c.joined(ctx, from, v, stage)
 		out, err := h(ctx, from, payload)
 		c.traceAnswer(tr, v, from, out, err)

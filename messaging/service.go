@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/sibyldb/sibyl/internal/histogram"
 	"github.com/sibyldb/sibyl/internal/workers"
 )
 
@@ -109,6 +110,21 @@ type Service struct {
 	nextID  atomic.Uint64
 	wg      sync.WaitGroup
 	workers *workers.Pool // requests from peers run on reused goroutines
+	// waits are, by verb, how long the messages from peers waited between
+	// their arrival and their handler's start (microseconds).
+	waits [maxVerb + 1]*histogram.Histogram
+}
+
+// maxVerb is the highest verb number.
+const maxVerb = VerbRepairPaxos
+
+// QueueWait is how long messages of verb v waited for their handler, or
+// nil for no such verb.
+func (s *Service) QueueWait(v Verb) *histogram.Histogram {
+	if v > maxVerb {
+		return nil
+	}
+	return s.waits[v]
 }
 
 // waiting is a request sent and not yet answered: the answer comes back
@@ -150,6 +166,9 @@ func Start(opts Options) (*Service, error) {
 	s := &Service{opts: opts, ln: ln, port: ln.Port(), handlers: map[Verb]Handler{}, peers: map[string]*outbound{},
 		inbound: map[Conn]bool{}, pending: map[uint64]waiting{}, done: make(chan struct{}),
 		workers: workers.New(workers.IdleTimeout)}
+	for v := range s.waits {
+		s.waits[v] = histogram.New(int64(time.Hour / time.Microsecond))
+	}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -416,7 +435,13 @@ func (s *Service) serve(c Conn, done func()) {
 		switch f.Kind {
 		case KindRequest, KindOneWay:
 			s.wg.Add(1)
-			s.workers.Go(func() { s.run(c, f) })
+			arrived := time.Now()
+			s.workers.Go(func() {
+				if w := s.QueueWait(f.Verb); w != nil {
+					w.Record(time.Since(arrived).Microseconds())
+				}
+				s.run(c, f)
+			})
 		case KindResponse, KindFailure:
 			s.mu.Lock()
 			if w, ok := s.pending[f.ID]; ok {

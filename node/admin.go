@@ -47,6 +47,7 @@ type AdminStatus struct {
 type AdminInfo struct {
 	AdminStatus
 	NativeTransport bool    `json:"native_transport_active"`
+	GossipActive    bool    `json:"gossip_active"`
 	Generation      int64   `json:"generation"`
 	UptimeSeconds   int64   `json:"uptime_seconds"`
 	HeapUsedMiB     float64 `json:"heap_used_mib"`
@@ -184,6 +185,7 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 	handle("GET /tablestats", n.adminTableStats)
 	handle("GET /tablehistograms", n.adminTableHistograms)
 	handle("GET /proxyhistograms", n.adminProxyHistograms)
+	handle("GET /tpstats", n.adminTPStats)
 	handle("GET /compactionstats", func(*http.Request) (any, error) {
 		pending := 0
 		for _, ks := range n.Schema().Keyspaces() {
@@ -208,6 +210,10 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 		}
 		return nil, nil
 	})
+	handle("GET /statusbinary", func(*http.Request) (any, error) { return map[string]bool{"running": n.nativeRunning()}, nil })
+	handle("GET /statusgossip", func(*http.Request) (any, error) { return map[string]bool{"running": n.gossipRunning()}, nil })
+	handle("POST /disablebinary", func(*http.Request) (any, error) { return nil, n.stopNative() })
+	handle("POST /enablebinary", func(*http.Request) (any, error) { return nil, n.EnableNative() })
 	handle("GET /traceprobability", func(*http.Request) (any, error) {
 		return map[string]float64{"probability": n.TraceProbability()}, nil
 	})
@@ -359,6 +365,7 @@ func (n *Node) adminInfo() AdminInfo {
 	return AdminInfo{
 		AdminStatus:     n.adminStatus(),
 		NativeTransport: n.nativeRunning(),
+		GossipActive:    n.gossipRunning(),
 		Generation:      n.started.Unix(),
 		UptimeSeconds:   int64(time.Since(n.started).Seconds()),
 		HeapUsedMiB:     float64(ms.HeapAlloc) / mib,

@@ -255,6 +255,21 @@ func (n *Node) leaveCluster() error {
 	return err
 }
 
+// gossipRunning reports whether the node takes part in its cluster's
+// membership: until a storage failure, its departure or its stop ends it.
+// A node alone (no seeds) is a cluster of one, as Cassandra's gossips
+// with itself.
+func (n *Node) gossipRunning() bool {
+	select {
+	case <-n.stopped:
+		return false
+	default:
+	}
+	n.ringMu.Lock()
+	defer n.ringMu.Unlock()
+	return n.gossip != nil || len(n.cfg.Seeds) == 0
+}
+
 // gossipChanged follows a change gossip saw: the peers tables drivers
 // read, the events clients hear, hints for a node back up.
 func (n *Node) gossipChanged(endpoint string) {

@@ -3,10 +3,13 @@ package node
 import (
 	"math"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sibyldb/sibyl/internal/histogram"
+	"github.com/sibyldb/sibyl/internal/workers"
+	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
 )
@@ -30,6 +33,11 @@ func (n *Node) rotateHistograms() {
 			}
 			for _, st := range n.engine.Tables() {
 				st.Metrics().Rotate()
+			}
+			if m := n.messaging; m != nil {
+				for v := messaging.Verb(0); m.QueueWait(v) != nil; v++ {
+					m.QueueWait(v).Rotate()
+				}
 			}
 		}
 	}
@@ -214,4 +222,54 @@ func constHistogram(desc *prometheus.Desc, h *histogram.Histogram, latency bool,
 		buckets[b] = atMost[i]
 	}
 	return prometheus.MustNewConstHistogram(desc, count, float64(sum)/unit, buckets, labels...)
+}
+
+// AdminPool is one of nodetool tpstats' pools: Cassandra's thread pool
+// figures for a stage of the node's work (goroutines block on nothing, so
+// nothing is ever blocked).
+type AdminPool struct {
+	Name string `json:"name"`
+	workers.StageCounts
+}
+
+// AdminMessageWait is how long the messages of one verb from other nodes
+// waited for their handler (microseconds), tpstats' second table; Sibyl
+// answers every message it takes, so none is dropped.
+type AdminMessageWait struct {
+	Verb    string  `json:"verb"`
+	Dropped int64   `json:"dropped"`
+	P50     float64 `json:"p50"`
+	P95     float64 `json:"p95"`
+	P99     float64 `json:"p99"`
+	Max     float64 `json:"max"`
+}
+
+// AdminTPStats is nodetool tpstats'.
+type AdminTPStats struct {
+	Pools    []AdminPool        `json:"pools"`
+	Messages []AdminMessageWait `json:"messages"`
+}
+
+func (n *Node) adminTPStats(*http.Request) (any, error) {
+	st := &n.coord.Stats
+	flushes, compactions := n.engine.Stages()
+	var native workers.StageCounts
+	n.nativeMu.Lock()
+	if n.native != nil {
+		native = n.native.Stage()
+	}
+	n.nativeMu.Unlock()
+	out := AdminTPStats{Pools: []AdminPool{{"MutationStage", st.Mutation.Counts()}, {"ReadStage", st.Read.Counts()},
+		{"RequestResponseStage", st.RequestResponse.Counts()}, {"CompactionExecutor", compactions},
+		{"MemtableFlushWriter", flushes}, {"Native-Transport-Requests", native}}, Messages: []AdminMessageWait{}}
+	if m := n.messaging; m != nil {
+		for v := messaging.Verb(0); m.QueueWait(v) != nil; v++ {
+			s := m.QueueWait(v).Recent()
+			if name := v.String(); !strings.HasPrefix(name, "VERB_") {
+				out.Messages = append(out.Messages, AdminMessageWait{Verb: name + "_REQ", P50: float64(s.Quantile(0.5)),
+					P95: float64(s.Quantile(0.95)), P99: float64(s.Quantile(0.99)), Max: float64(s.Max)})
+			}
+		}
+	}
+	return out, nil
 }

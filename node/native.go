@@ -74,6 +74,25 @@ func (n *Node) nativeRunning() bool {
 	return n.native != nil
 }
 
+// EnableNative starts the native protocol server again after nodetool
+// disablebinary, as nodetool enablebinary does: not on a node drained,
+// failed or leaving (its transports stay down), and nothing when it runs.
+func (n *Node) EnableNative() error {
+	mode := n.operationMode()
+	switch {
+	case mode == "DRAINED":
+		return badRequest("Unable to start native transport because the node was drained.")
+	case n.failed.Load():
+		return badRequest("Unable to start native transport because the node stopped on a storage failure (see the failure policies).")
+	case mode != "NORMAL":
+		return badRequest("Unable to start native transport because the node is not in the normal state.")
+	case n.nativeRunning():
+		return nil
+	}
+	_, err := n.StartNative()
+	return err
+}
+
 // stopNative drains the native protocol server: no new connections or
 // requests, and those being answered finish.
 func (n *Node) stopNative() error {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sibyldb/sibyl/commitlog"
+	"github.com/sibyldb/sibyl/internal/workers"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/sstable"
@@ -48,6 +49,9 @@ type Engine struct {
 	// throughput is the compaction throughput limit in MiB/s (0: none),
 	// changed at run time by nodetool setcompactionthroughput.
 	throughput atomic.Int64
+	// flushStage and compactionStage count the background flushes and
+	// compactions (Cassandra's MemtableFlushWriter and CompactionExecutor).
+	flushStage, compactionStage workers.Stage
 	// compactionsStopped is closed by StopCompactions: running compactions
 	// give up (their inputs stay), and no new one starts.
 	compactionsStopped chan struct{}
@@ -316,7 +320,7 @@ func (e *Engine) flushInBackground(t *Table) {
 	if !t.flushPending.CompareAndSwap(false, true) {
 		return
 	}
-	e.inBackground(t, "flush", e.flushSlots, func() error {
+	e.inBackground(t, "flush", e.flushSlots, &e.flushStage, func() error {
 		t.flushPending.Store(false)
 		return t.Flush()
 	})
@@ -326,7 +330,7 @@ func (e *Engine) compactInBackground(t *Table) {
 	if e.opts.DisableAutoCompaction || t.opts.Compaction.Disabled || e.compactionsStopping() || !t.compactPending.CompareAndSwap(false, true) {
 		return
 	}
-	e.inBackground(t, "compaction", e.compactionSlots, func() error {
+	e.inBackground(t, "compaction", e.compactionSlots, &e.compactionStage, func() error {
 		defer t.compactPending.Store(false)
 		for {
 			did, err := t.compactOnce()
@@ -339,12 +343,15 @@ func (e *Engine) compactInBackground(t *Table) {
 
 // inBackground runs work on its own goroutine once it gets one of slots,
 // and logs its error: nobody waits for background work's result.
-func (e *Engine) inBackground(t *Table, what string, slots chan struct{}, work func() error) {
+func (e *Engine) inBackground(t *Table, what string, slots chan struct{}, stage *workers.Stage, work func() error) {
 	e.bg.Add(1)
+	stage.Queued()
 	go func() {
 		defer e.bg.Done()
 		slots <- struct{}{}
 		defer func() { <-slots }()
+		stage.Started()
+		defer stage.Done()
 		if err := work(); err != nil && !errors.Is(err, ErrCompactionStopped) {
 			e.opts.Logger.Error().Err(err).Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Msg(what + " failed")
 		}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sibyldb/sibyl/internal/histogram"
+	"github.com/sibyldb/sibyl/internal/workers"
 )
 
 // TableMetrics are a table's distributions on this node, as Cassandra's
@@ -41,6 +42,12 @@ func (m *TableMetrics) Rotate() {
 
 // since is the microseconds since start.
 func since(start time.Time) int64 { return time.Since(start).Microseconds() }
+
+// Stages are the counts of the engine's background work: flushes and
+// compactions.
+func (e *Engine) Stages() (flushes, compactions workers.StageCounts) {
+	return e.flushStage.Counts(), e.compactionStage.Counts()
+}
 
 // Tables are the engine's open tables.
 func (e *Engine) Tables() []*Table { return e.tables() }

@@ -178,7 +178,13 @@ type Server struct {
 	workers   *workers.Pool  // requests run on reused goroutines, their stacks already grown
 	// slowQueries counts the requests logged as slow.
 	slowQueries atomic.Int64
+	// stage counts the requests: waiting for a slot of their connection,
+	// running, answered (Cassandra's Native-Transport-Requests pool).
+	stage workers.Stage
 }
+
+// Stage are the server's request counts.
+func (s *Server) Stage() workers.StageCounts { return s.stage.Counts() }
 
 // SlowQueries is how many requests took longer than SlowQueryTimeout.
 func (s *Server) SlowQueries() int64 { return s.slowQueries.Load() }
@@ -701,12 +707,15 @@ func (c *conn) dispatch(f frame) error {
 		if !c.srv.beginRequest() {
 			return &exec.Error{Code: exec.Overloaded, Message: "The server is shutting down"}
 		}
+		c.srv.stage.Queued()
 		c.slots <- struct{}{} // at most maxInFlight run at once: the reader waits
 		c.inflight.Add(1)
 		c.srv.workers.Go(func() {
 			defer c.srv.requests.Done()
 			defer c.inflight.Done()
 			defer func() { <-c.slots }()
+			c.srv.stage.Started()
+			defer c.srv.stage.Done()
 			c.answer(f)
 		})
 		return nil

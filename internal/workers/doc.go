@@ -6,7 +6,8 @@
 // the request's own work. A worker that has served one request keeps its grown
 // stack for the next.
 //
-// Owns: Pool (hand a task to an idle worker, or start one).
+// Owns: Pool (hand a task to an idle worker, or start one), and Stage (the
+// counts of a kind of work, as nodetool tpstats shows them).
 // Does not own: limits on how many tasks run at once (callers bound that) or
 // what a task does when it fails.
 // May import: the standard library only.

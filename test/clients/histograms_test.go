@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/node"
@@ -104,6 +105,21 @@ func TestLatencyHistograms(t *testing.T) {
 	if out, code := run("tablehistograms", "ks"); code != 1 || !strings.HasPrefix(out, "nodetool: tablehistograms requires keyspace and table name arguments\n") {
 		t.Errorf("tablehistograms ks (%d): %q", code, out)
 	}
+	// tpstats: the client requests answered, in nodetool's table layout.
+	out, code = run("tpstats")
+	tp := strings.Split(out, "\n")
+	native := regexp.MustCompile(`^Native-Transport-Requests +0 +0 +([0-9]+) +0 +0 *$`)
+	var completed int
+	for _, l := range tp {
+		if m := native.FindStringSubmatch(l); m != nil {
+			completed, _ = strconv.Atoi(m[1])
+		}
+	}
+	if code != 0 || tp[0] != "Pool Name                 Active Pending Completed Blocked All time blocked" ||
+		!strings.Contains(out, "\nLatencies waiting in queue (micros) per dropped message types\nMessage type Dropped     50%      95%      99%      Max\n") ||
+		completed < writes+2*reads {
+		t.Errorf("tpstats (%d), %d requests completed:\n%s", code, completed, out)
+	}
 	if out, code := run("cfhistograms"); code != 0 || !strings.Contains(out, "ks/t histograms\n") || !strings.Contains(out, "system_schema/tables histograms\n") {
 		t.Errorf("cfhistograms of every table (%d):\n%.500s", code, out)
 	}
@@ -158,5 +174,55 @@ func TestGrafanaDashboardQueriesExist(t *testing.T) {
 	}
 	if queried < 20 {
 		t.Errorf("only %d metrics queried", queried)
+	}
+}
+
+// TestBinaryAndGossipStatus: nodetool statusbinary and statusgossip, and
+// disablebinary then enablebinary against a running node: clients are
+// refused while it is off and served once it is back; a drained node
+// refuses to start it.
+func TestBinaryAndGossipStatus(t *testing.T) {
+	n, nativePort, adminPort := serveNode(t, node.Config{})
+	run := func(args ...string) (string, int) {
+		var out, errs strings.Builder
+		code := nodetool.Run(append([]string{"-h", "127.0.0.1", "-p", strconv.Itoa(adminPort)}, args...), &out, &errs)
+		return out.String() + errs.String(), code
+	}
+	for _, c := range []string{"statusbinary", "statusgossip"} {
+		if out, code := run(c); code != 0 || out != "running\n" {
+			t.Errorf("%s (%d): %q", c, code, out)
+		}
+	}
+	if out, code := run("disablebinary"); code != 0 || out != "" {
+		t.Fatalf("disablebinary (%d): %q", code, out)
+	}
+	if out, _ := run("statusbinary"); out != "not running\n" {
+		t.Errorf("statusbinary after disablebinary: %q", out)
+	}
+	if out, _ := run("info"); !strings.Contains(out, "Native Transport active: false\n") || !strings.Contains(out, "Gossip active          : true\n") {
+		t.Errorf("info after disablebinary:\n%s", out)
+	}
+	cluster := gocqlCluster(nativePort)
+	cluster.ConnectTimeout, cluster.Timeout = time.Second, time.Second
+	if s, err := cluster.CreateSession(); err == nil {
+		s.Close()
+		t.Fatal("a client connected while the native transport was off")
+	}
+	if out, code := run("enablebinary"); code != 0 || out != "" {
+		t.Fatalf("enablebinary (%d): %q", code, out)
+	}
+	if out, _ := run("enablebinary"); out != "" {
+		t.Errorf("enablebinary when running: %q", out)
+	}
+	s := session(t, gocqlCluster(nativePort))
+	mustExec(t, s, createKeyspace)
+	if out, _ := run("statusbinary"); out != "running\n" {
+		t.Errorf("statusbinary after enablebinary: %q", out)
+	}
+	if err := n.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := run("enablebinary"); code == 0 || !strings.Contains(out, "Unable to start native transport because the node was drained.") {
+		t.Errorf("enablebinary after a drain (%d): %q", code, out)
 	}
 }

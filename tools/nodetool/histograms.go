@@ -3,6 +3,7 @@ package nodetool
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/sibyldb/sibyl/internal/histogram"
@@ -128,4 +129,63 @@ func (c *client) printTableHistograms(t tableHistograms) {
 		fmt.Fprintf(c.out, "%-10s%18.2f%18.2f%18.2f%18.0f%18.0f\n", label, read[i], write[i], sstables[i], sizes[i], cells[i])
 	}
 	fmt.Fprintln(c.out)
+}
+
+// tpStats is nodetool tpstats: the node's stages, as Cassandra's thread
+// pools, and how long each verb's messages waited for their handler.
+func (c *client) tpStats(args []string) error {
+	if len(args) > 0 {
+		return usef("tpstats takes no arguments")
+	}
+	var st struct {
+		Pools []struct {
+			Name                       string
+			Active, Pending, Completed int64
+		}
+		Messages []struct {
+			Verb               string
+			Dropped            int64
+			P50, P95, P99, Max float64
+		}
+	}
+	if err := c.call("GET", "/tpstats", nil, &st); err != nil {
+		return err
+	}
+	pools := [][]string{{"Pool Name", "Active", "Pending", "Completed", "Blocked", "All time blocked"}}
+	for _, p := range st.Pools {
+		pools = append(pools, []string{p.Name, strconv.FormatInt(p.Active, 10), strconv.FormatInt(p.Pending, 10),
+			strconv.FormatInt(p.Completed, 10), "0", "0"})
+	}
+	c.table(pools)
+	fmt.Fprintln(c.out)
+	fmt.Fprintln(c.out, "Latencies waiting in queue (micros) per dropped message types")
+	messages := [][]string{{"Message type", "Dropped    ", "50%     ", "95%     ", "99%     ", "Max"}}
+	for _, m := range st.Messages {
+		messages = append(messages, []string{m.Verb, strconv.FormatInt(m.Dropped, 10), javaDouble(m.P50), javaDouble(m.P95),
+			javaDouble(m.P99), javaDouble(m.Max)})
+	}
+	c.table(messages)
+	return nil
+}
+
+// table prints rows as nodetool's TableBuilder does: each cell padded on
+// the right to its column's widest, one space between columns, the last
+// column padded too.
+func (c *client) table(rows [][]string) {
+	var widths []int
+	for _, r := range rows {
+		for i, cell := range r {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], len(cell))
+		}
+	}
+	for _, r := range rows {
+		cells := make([]string, len(r))
+		for i, cell := range r {
+			cells[i] = fmt.Sprintf("%-*s", widths[i], cell)
+		}
+		fmt.Fprintln(c.out, strings.Join(cells, " "))
+	}
 }

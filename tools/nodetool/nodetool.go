@@ -252,6 +252,7 @@ type status struct {
 type info struct {
 	status
 	NativeTransport bool    `json:"native_transport_active"`
+	GossipActive    bool    `json:"gossip_active"`
 	Generation      int64   `json:"generation"`
 	UptimeSeconds   int64   `json:"uptime_seconds"`
 	HeapUsedMiB     float64 `json:"heap_used_mib"`
@@ -347,6 +348,11 @@ func init() {
 		"setstreamthroughput":     (*client).setStreamThroughput,
 		"gettraceprobability":     (*client).getTraceProbability,
 		"proxyhistograms":         (*client).proxyHistograms,
+		"tpstats":                 (*client).tpStats,
+		"statusbinary":            running("/statusbinary"),
+		"statusgossip":            running("/statusgossip"),
+		"enablebinary":            func(c *client, _ []string) error { return c.call("POST", "/enablebinary", nil, nil) },
+		"disablebinary":           func(c *client, _ []string) error { return c.call("POST", "/disablebinary", nil, nil) },
 		"tablehistograms":         (*client).tableHistograms,
 		"cfhistograms":            (*client).tableHistograms,
 		"settraceprobability":     (*client).setTraceProbability,
@@ -467,7 +473,7 @@ func (c *client) info(args []string) error {
 	}
 	line := func(label, value string) { fmt.Fprintf(c.out, "%-23s: %s\n", label, value) }
 	line("ID", in.HostID)
-	line("Gossip active", "true")
+	line("Gossip active", strconv.FormatBool(in.GossipActive))
 	line("Native Transport active", strconv.FormatBool(in.NativeTransport))
 	line("Load", size(in.LoadBytes))
 	line("Generation No", strconv.FormatInt(in.Generation, 10))
@@ -737,6 +743,23 @@ func (c *client) setCompactionThroughput(args []string) error {
 		return usef("compaction_throughput: can not convert %q to a Integer", args[0])
 	}
 	return c.call("POST", "/compactionthroughput", url.Values{"value": {args[0]}}, nil)
+}
+
+// running is a status command: running or not running, as nodetool
+// statusbinary and statusgossip print it.
+func running(path string) func(c *client, _ []string) error {
+	return func(c *client, _ []string) error {
+		var st struct{ Running bool }
+		if err := c.call("GET", path, nil, &st); err != nil {
+			return err
+		}
+		if st.Running {
+			fmt.Fprintln(c.out, "running")
+		} else {
+			fmt.Fprintln(c.out, "not running")
+		}
+		return nil
+	}
 }
 
 func (c *client) getTraceProbability([]string) error {
