@@ -121,6 +121,10 @@ type Stats struct {
 	ForwardedMutations, ForwardedReads, ForwardedRanges, ForwardedCounterWrites atomic.Int64
 	// Requests that failed, by the failure a client got.
 	Unavailables, WriteTimeouts, ReadTimeouts, WriteFailures, ReadFailures atomic.Int64
+	// FailuresByLevel are the same by the request's consistency level (as
+	// Cassandra's ClientRequest metrics of each level), indexed by level
+	// and then Failure.
+	FailuresByLevel [request.LocalOne + 1][FailureKinds]atomic.Int64
 	// ReadRepairs counts the repairs sent (one per replica a read found
 	// behind); DigestMismatches, the reads whose digests differed.
 	ReadRepairs, DigestMismatches atomic.Int64
@@ -149,6 +153,19 @@ type Stats struct {
 	// took from its replicas (RequestResponse).
 	Read, Mutation, RequestResponse workers.Stage
 }
+
+// The kinds of failure FailuresByLevel counts.
+const (
+	Unavailable = iota
+	WriteTimeout
+	ReadTimeout
+	WriteFailure
+	ReadFailure
+	FailureKinds
+)
+
+// FailureNames are the kinds of failure as the node's metrics label them.
+var FailureNames = [FailureKinds]string{"unavailable", "write_timeout", "read_timeout", "write_failure", "read_failure"}
 
 // Latencies are the times of the requests a coordinator ran, in
 // microseconds, by kind: Cassandra's ClientRequest latencies (Read, Write,
@@ -271,17 +288,27 @@ func (c *Coordinator) count(err error) error {
 		rt *request.ReadTimeout
 		f  *request.Failure
 	)
+	byLevel := func(l request.Consistency, kind int) {
+		if l.Valid() {
+			c.Stats.FailuresByLevel[l][kind].Add(1)
+		}
+	}
 	switch {
 	case errors.As(err, &u):
 		c.Stats.Unavailables.Add(1)
+		byLevel(u.Consistency, Unavailable)
 	case errors.As(err, &wt):
 		c.Stats.WriteTimeouts.Add(1)
+		byLevel(wt.Consistency, WriteTimeout)
 	case errors.As(err, &rt):
 		c.Stats.ReadTimeouts.Add(1)
+		byLevel(rt.Consistency, ReadTimeout)
 	case errors.As(err, &f) && f.Write:
 		c.Stats.WriteFailures.Add(1)
+		byLevel(f.Consistency, WriteFailure)
 	case errors.As(err, &f):
 		c.Stats.ReadFailures.Add(1)
+		byLevel(f.Consistency, ReadFailure)
 	}
 	return err
 }

@@ -186,6 +186,8 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 	handle("GET /tablehistograms", n.adminTableHistograms)
 	handle("GET /proxyhistograms", n.adminProxyHistograms)
 	handle("GET /tpstats", n.adminTPStats)
+	handle("GET /logginglevels", n.adminLoggingLevels)
+	handle("POST /logginglevel", n.adminSetLoggingLevel)
 	handle("GET /compactionstats", func(*http.Request) (any, error) {
 		pending := 0
 		for _, ks := range n.Schema().Keyspaces() {

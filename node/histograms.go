@@ -144,14 +144,15 @@ var (
 	countBounds   = []float64{0, 1, 2, 3, 4, 5, 8, 10, 20, 50, 100, 1000, 10000, 100000, 1000000}
 )
 
-// histogramCollector exposes the distributions as Prometheus histograms,
-// read at each scrape from everything recorded since the node started;
-// a table's appear once it has a value.
-type histogramCollector struct{ n *Node }
+// scrapeCollector exposes what is read at each scrape: the distributions
+// as Prometheus histograms (everything recorded since the node started),
+// and each table's figures. A table's series appear once it has a value
+// or data.
+type scrapeCollector struct{ n *Node }
 
 // Describe describes nothing: the tables, and so the series, come and go
 // (an unchecked collector).
-func (histogramCollector) Describe(chan<- *prometheus.Desc) {}
+func (scrapeCollector) Describe(chan<- *prometheus.Desc) {}
 
 var (
 	clientRequestLatency = prometheus.NewDesc("sibyl_client_request_latency_seconds",
@@ -178,7 +179,23 @@ var (
 	}
 )
 
-func (c histogramCollector) Collect(ch chan<- prometheus.Metric) {
+// Tables' figures, as gauges: Cassandra's Table LiveSSTableCount,
+// LiveDiskSpaceUsed, MemtableLiveDataSize and PendingCompactions.
+var tableGauges = []struct {
+	desc *prometheus.Desc
+	of   func(storage.TableStats, *storage.Table) float64
+}{
+	{prometheus.NewDesc("sibyl_table_live_sstables", "SSTables of a table on this node: Cassandra's Table LiveSSTableCount.", tableLabels, nil),
+		func(s storage.TableStats, _ *storage.Table) float64 { return float64(s.SSTables) }},
+	{prometheus.NewDesc("sibyl_table_live_disk_space_used_bytes", "The bytes of a table's live SSTables: Cassandra's Table LiveDiskSpaceUsed.", tableLabels, nil),
+		func(s storage.TableStats, _ *storage.Table) float64 { return float64(s.LiveBytes) }},
+	{prometheus.NewDesc("sibyl_table_memtable_bytes", "The memory a table's memtables hold: Cassandra's Table MemtableLiveDataSize.", tableLabels, nil),
+		func(s storage.TableStats, _ *storage.Table) float64 { return float64(s.MemtableBytes) }},
+	{prometheus.NewDesc("sibyl_table_pending_compactions", "Compactions a table's SSTables call for: Cassandra's Table PendingCompactions.", tableLabels, nil),
+		func(_ storage.TableStats, t *storage.Table) float64 { return float64(t.PendingCompactions()) }},
+}
+
+func (c scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	l := c.n.coord.Stats.Latency
 	for _, r := range []struct {
 		name string
@@ -198,6 +215,13 @@ func (c histogramCollector) Collect(ch chan<- prometheus.Metric) {
 			if m := constHistogram(tm.desc, tm.of(st.Metrics()), tm.latency, t.Keyspace, t.Name); m != nil {
 				ch <- m
 			}
+		}
+		stats := st.Stats()
+		if stats.SSTables == 0 && stats.MemtableBytes == 0 {
+			continue
+		}
+		for _, g := range tableGauges {
+			ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, g.of(stats, st), t.Keyspace, t.Name)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sibyldb/sibyl/internal/tlsconf"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/metadata"
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/storage"
 )
 
@@ -121,7 +122,7 @@ func (m *metrics) watchCoordinator(s *coordinator.Stats) {
 	const (
 		coordinated = "Requests this node coordinated, by kind (write, read, range)."
 		forwarded   = "Requests this node sent to other replicas while coordinating, by verb."
-		failed      = "Requests refused, timed out or failed, by error (unavailable, write_timeout, read_timeout, write_failure, read_failure)."
+		failed      = "Requests refused, timed out or failed, by error (unavailable, write_timeout, read_timeout, write_failure, read_failure) and consistency level."
 	)
 	for kind, v := range map[string]*atomic.Int64{"write": &s.Writes, "read": &s.Reads, "range": &s.Ranges} {
 		counter("sibyl_coordinator_requests_total", coordinated, prometheus.Labels{"kind": kind}, v)
@@ -130,9 +131,11 @@ func (m *metrics) watchCoordinator(s *coordinator.Stats) {
 		messaging.VerbRead: &s.ForwardedReads, messaging.VerbRangeRead: &s.ForwardedRanges, messaging.VerbCounterMutation: &s.ForwardedCounterWrites} {
 		counter("sibyl_coordinator_replica_requests_total", forwarded, prometheus.Labels{"verb": verb.String()}, v)
 	}
-	for e, v := range map[string]*atomic.Int64{"unavailable": &s.Unavailables, "write_timeout": &s.WriteTimeouts,
-		"read_timeout": &s.ReadTimeouts, "write_failure": &s.WriteFailures, "read_failure": &s.ReadFailures} {
-		counter("sibyl_coordinator_failures_total", failed, prometheus.Labels{"error": e}, v)
+	for l := range s.FailuresByLevel {
+		for kind, name := range coordinator.FailureNames {
+			counter("sibyl_coordinator_failures_total", failed, prometheus.Labels{"error": name, "consistency": request.Consistency(l).String()},
+				&s.FailuresByLevel[l][kind])
+		}
 	}
 	counter("sibyl_read_repairs_total", "Read repairs sent: replicas a read found behind the others.", nil, &s.ReadRepairs)
 	counter("sibyl_read_digest_mismatches_total", "Reads whose replicas' digests differed, so that every contacted replica's data was read.", nil, &s.DigestMismatches)

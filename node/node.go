@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/sibyldb/sibyl/auth"
 	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/cql/native"
@@ -81,6 +82,9 @@ type Node struct {
 	views     map[string]peerView // what clients were last told of each peer
 	seenAlive map[string]bool     // the peers gossip last showed alive
 	stopped   chan struct{}       // closed by Close, for the node's own goroutines
+	// startLogLevel is the log level when the node opened, which
+	// setlogginglevel with no arguments goes back to.
+	startLogLevel zerolog.Level
 	// tracer makes the traces of the requests this node coordinates or
 	// serves; traces writes them to system_traces.
 	tracer  *tracing.Tracer
@@ -162,6 +166,7 @@ func Open(cfg Config) (*Node, error) {
 	n = &Node{cfg: cfg, engine: engine, auth: newAuth(cfg), history: history, started: time.Now(), stopped: make(chan struct{}), unopened: map[uint64]unopenedTables{}, metrics: newMetrics(), views: map[string]peerView{}}
 	n.streamThroughput.Store(int64(*cfg.StreamThroughputOutbound))
 	n.entireSSTableStreamThroughput.Store(int64(*cfg.EntireSSTableStreamThroughputOutbound))
+	n.startLogLevel = zerolog.GlobalLevel()
 	n.traces = newTraceWriter(n)
 	n.tracer = n.newTracer(n.traces)
 	if n.coord, err = n.newCoordinator(); err != nil {
@@ -180,7 +185,7 @@ func Open(cfg Config) (*Node, error) {
 	})
 	n.metrics.watchCoordinator(&n.coord.Stats)
 	n.metrics.watchTracing(&n.traces.dropped)
-	n.metrics.registry.MustRegister(histogramCollector{n})
+	n.metrics.registry.MustRegister(scrapeCollector{n})
 	n.metrics.watchSlowQueries(func() int64 {
 		n.nativeMu.Lock()
 		defer n.nativeMu.Unlock()

@@ -103,6 +103,8 @@ type Cluster struct {
 	// inFlight are the network's own goroutines: each connection's
 	// delivery of its frames, gossip packets on a delayed link.
 	inFlight sync.WaitGroup
+	// traces are the nodes' trace records.
+	traces traceLog
 }
 
 // gossipPort is every simulated node's gossip port.
@@ -114,6 +116,9 @@ type Node struct {
 	Name     ring.Endpoint
 	Location ring.Location
 	fs       vfs.FS
+	// tracer records the node's part of traced requests in the cluster's
+	// trace log.
+	tracer *tracing.Tracer
 	// diskFailing makes every write and sync of the node's files fail,
 	// as a disk gone bad does.
 	diskFailing atomic.Bool
@@ -198,6 +203,7 @@ func New(cfg Config) (*Cluster, error) {
 	for i, nc := range cfg.Nodes {
 		n := &Node{c: c, Name: nc.Name, Location: ring.Location{DataCenter: nc.DataCenter, Rack: nc.Rack}, id: uint64(i + 1)}
 		n.fs = newDisk(n)
+		n.tracer = n.newTracer()
 		c.nodes = append(c.nodes, n)
 		c.byName[nc.Name] = n
 	}
@@ -349,7 +355,7 @@ func (n *Node) start() error {
 	}
 	coord := coordinator.New(coordinator.Config{Self: n.Name, DataCenter: n.Location.DataCenter, Engine: node.CoordinatorEngine(e),
 		Network: svc, Alive: n.sees, Downtime: n.downtime, Ring: func() *ring.Metadata { return n.c.ring }, Schema: n.currentSchema,
-		Hints: store, HintedHandoff: n.c.cfg.Handoff, StoragePort: storagePort, Logger: nop, Now: time.Now,
+		Hints: store, HintedHandoff: n.c.cfg.Handoff, StoragePort: storagePort, Logger: nop, Now: time.Now, Tracer: n.tracer,
 		CounterID: func() mutation.CounterID { return mutation.CounterID(md5.Sum([]byte(n.Name))) }})
 	for v, h := range coord.Handlers() {
 		svc.Handle(v, n.crashingOn(v, h))

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocql/gocql"
+	"github.com/rs/zerolog"
 	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/node"
 	"github.com/sibyldb/sibyl/tools/nodetool"
@@ -57,6 +59,22 @@ func TestLatencyHistograms(t *testing.T) {
 	if got := metric(t, adminPort, `sibyl_table_read_latency_seconds_bucket{keyspace="ks",table="t",le="+Inf"}`); got != reads {
 		t.Errorf("+Inf bucket %v", got)
 	}
+	if got := metric(t, adminPort, "sibyl_table_memtable_bytes"+table); got <= 0 {
+		t.Errorf("memtable bytes %v", got)
+	}
+	if got := metric(t, adminPort, "sibyl_table_live_sstables"+table); got != 0 {
+		t.Errorf("SSTables before a flush %v", got)
+	}
+	// A read at THREE on one node is Unavailable, counted by its level.
+	if err := s.Query("SELECT v FROM ks.t WHERE k = 1").Consistency(gocql.Three).Exec(); err == nil {
+		t.Fatal("a read at THREE on one node was served")
+	}
+	if got := metric(t, adminPort, `sibyl_coordinator_failures_total{consistency="THREE",error="unavailable"}`); got != 1 {
+		t.Errorf("unavailables at THREE %v", got)
+	}
+	if got := metric(t, adminPort, `sibyl_coordinator_failures_total{consistency="QUORUM",error="unavailable"}`); got != 0 {
+		t.Errorf("unavailables at QUORUM %v", got)
+	}
 
 	out, code := run("proxyhistograms")
 	lines := strings.Split(out, "\n")
@@ -91,6 +109,12 @@ func TestLatencyHistograms(t *testing.T) {
 		if err := s.Query("SELECT v FROM ks.t WHERE k = ?", i%10).Exec(); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if got := metric(t, adminPort, "sibyl_table_live_sstables"+table); got != 1 {
+		t.Errorf("SSTables after a flush %v", got)
+	}
+	if got := metric(t, adminPort, "sibyl_table_live_disk_space_used_bytes"+table); got <= 0 {
+		t.Errorf("live disk space after a flush %v", got)
 	}
 	// Ten partitions of four rows of one cell each; the reads before the
 	// flush merged no SSTable, those after one.
@@ -224,5 +248,52 @@ func TestBinaryAndGossipStatus(t *testing.T) {
 	}
 	if out, code := run("enablebinary"); code == 0 || !strings.Contains(out, "Unable to start native transport because the node was drained.") {
 		t.Errorf("enablebinary after a drain (%d): %q", code, out)
+	}
+}
+
+// TestLoggingLevels: nodetool getlogginglevels shows the node's logger as
+// logback's ROOT, setlogginglevel changes what it logs at once, and with
+// no arguments goes back to the level the node started with; an unknown
+// logger or level is refused.
+func TestLoggingLevels(t *testing.T) {
+	before := zerolog.GlobalLevel()
+	t.Cleanup(func() { zerolog.SetGlobalLevel(before) })
+	var logs syncBuffer
+	logger := zerolog.New(&logs)
+	_, _, adminPort := serveNode(t, node.Config{Logger: &logger})
+	run := func(args ...string) (string, int) {
+		var out, errs strings.Builder
+		code := nodetool.Run(append([]string{"-h", "127.0.0.1", "-p", strconv.Itoa(adminPort)}, args...), &out, &errs)
+		return out.String() + errs.String(), code
+	}
+	table := func(level string) string {
+		return "\nLogger Name                                        Log Level\nROOT" + strings.Repeat(" ", 56-len(level)) + level + "\n"
+	}
+	if out, code := run("getlogginglevels"); code != 0 || out != table(map[zerolog.Level]string{zerolog.TraceLevel: "TRACE", zerolog.InfoLevel: "INFO", zerolog.DebugLevel: "DEBUG"}[before]) {
+		t.Errorf("getlogginglevels (%d): %q", code, out)
+	}
+	if out, code := run("setlogginglevel", "org.apache.cassandra", "warn"); code != 0 || out != "" {
+		t.Fatalf("setlogginglevel (%d): %q", code, out)
+	}
+	if out, _ := run("getlogginglevels"); out != table("WARN") {
+		t.Errorf("after setlogginglevel WARN: %q", out)
+	}
+	// An INFO line (a slow query, or the level's own change) is no longer
+	// written; a warning is.
+	logs.mu.Lock()
+	logs.b.Reset()
+	logs.mu.Unlock()
+	logger.Info().Msg("quiet")
+	logger.Warn().Msg("loud")
+	if got := logs.String(); strings.Contains(got, "quiet") || !strings.Contains(got, "loud") {
+		t.Errorf("at WARN the log holds %q", got)
+	}
+	for _, bad := range [][]string{{"org.apache.cassandra.db", "DEBUG"}, {"ROOT", "VERBOSE"}} {
+		if out, code := run(append([]string{"setlogginglevel"}, bad...)...); code == 0 || !strings.Contains(out, "nodetool: ") {
+			t.Errorf("setlogginglevel %v (%d): %q", bad, code, out)
+		}
+	}
+	if _, code := run("setlogginglevel"); code != 0 || zerolog.GlobalLevel() != before {
+		t.Errorf("setlogginglevel with no arguments (%d): level %v, want %v", code, zerolog.GlobalLevel(), before)
 	}
 }

@@ -349,6 +349,8 @@ func init() {
 		"gettraceprobability":     (*client).getTraceProbability,
 		"proxyhistograms":         (*client).proxyHistograms,
 		"tpstats":                 (*client).tpStats,
+		"getlogginglevels":        (*client).getLoggingLevels,
+		"setlogginglevel":         (*client).setLoggingLevel,
 		"statusbinary":            running("/statusbinary"),
 		"statusgossip":            running("/statusgossip"),
 		"enablebinary":            func(c *client, _ []string) error { return c.call("POST", "/enablebinary", nil, nil) },
@@ -743,6 +745,32 @@ func (c *client) setCompactionThroughput(args []string) error {
 		return usef("compaction_throughput: can not convert %q to a Integer", args[0])
 	}
 	return c.call("POST", "/compactionthroughput", url.Values{"value": {args[0]}}, nil)
+}
+
+func (c *client) getLoggingLevels([]string) error {
+	var levels []struct{ Logger, Level string }
+	if err := c.call("GET", "/logginglevels", nil, &levels); err != nil {
+		return err
+	}
+	fmt.Fprintln(c.out)
+	fmt.Fprintf(c.out, "%-50s%10s\n", "Logger Name", "Log Level")
+	for _, l := range levels {
+		fmt.Fprintf(c.out, "%-50s%10s\n", l.Logger, l.Level)
+	}
+	return nil
+}
+
+// setLoggingLevel is nodetool setlogginglevel [<logger> <level>]: with no
+// arguments the level goes back to the node's first.
+func (c *client) setLoggingLevel(args []string) error {
+	q := url.Values{}
+	if len(args) > 0 {
+		q.Set("logger", args[0])
+	}
+	if len(args) == 2 {
+		q.Set("level", args[1])
+	}
+	return c.call("POST", "/logginglevel", q, nil)
 }
 
 // running is a status command: running or not running, as nodetool
