@@ -59,12 +59,12 @@ func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*
 		return nil, err
 	}
 	if c.cfg.Network == nil || len(p.replicas) == 1 && p.replicas[0] == c.cfg.Self {
-		r.Trace.Eventf("Executing single-partition query on %s", t.Name)
+		traceLocalRead(r.Trace, t)
 		return c.cfg.Engine.Read(t.ID, r.Key, r.Slice) // the only replica: nothing to choose or compare
 	}
 	contacts, spares := ReadContacts(l, p.strategy, c.cfg.DataCenter, c.cfg.Self, p.replicas, alive, m.Location, c.snitch.scorer(c.cfg.Now()))
 	if len(contacts) == 1 && contacts[0] == c.cfg.Self {
-		r.Trace.Eventf("Executing single-partition query on %s", t.Name)
+		traceLocalRead(r.Trace, t)
 		return c.cfg.Engine.Read(t.ID, r.Key, r.Slice)
 	}
 	plan := readPlan{t: t, r: r, l: l, strategy: p.strategy, locate: m.Location, blockFor: BlockFor(l, p.strategy, c.cfg.DataCenter), epoch: m.Epoch()}
@@ -86,7 +86,9 @@ func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*
 	dataFrom := answered
 	if !digestsAgree(answers, data) {
 		c.Stats.DigestMismatches.Add(1)
-		r.Trace.Eventf("Digest mismatch: the replicas' answers for key %x differ; reading data from every replica asked", r.Key)
+		if r.Trace != nil {
+			r.Trace.Eventf("Digest mismatch: the replicas' answers for key %x differ; reading data from every replica asked", r.Key)
+		}
 		var digested []ring.Endpoint
 		dataFrom = nil
 		for i, a := range answers {
@@ -223,7 +225,7 @@ func (c *Coordinator) askReplica(ctx context.Context, plan readPlan, r ring.Endp
 		tr.Eventf("reading %s from %s", what, c.peerName(string(r)))
 	}
 	if r == c.cfg.Self {
-		tr.Eventf("Executing single-partition query on %s", plan.t.Name)
+		traceLocalRead(tr, plan.t)
 		es, err := c.cfg.Engine.ReadEntries(plan.t.ID, plan.r.Key, plan.r.Slice)
 		if data {
 			a.entries = es
@@ -285,7 +287,9 @@ func (c *Coordinator) repair(ctx context.Context, plan readPlan, replicas []ring
 			payload = appendMutations(fenced(plan.epoch), []*mutation.Mutation{fixes[i].mu})
 		}
 		tr := plan.r.Trace
-		tr.Eventf("Sending read-repair-mutation to %s", c.peerName(string(fixes[i].to)))
+		if tr != nil {
+			tr.Eventf("Sending read-repair-mutation to %s", c.peerName(string(fixes[i].to)))
+		}
 		errs[i] = c.send(ctx, tr, fixes[i].to, fixes[i].mu, payload)
 	})
 	for i, err := range errs {

@@ -113,10 +113,14 @@ func (c *Coordinator) scanRound(t *schema.Table, q request.RangeRead, nodes []ri
 	answers := make([][]request.RawPartition, len(nodes))
 	errs := make([]error, len(nodes))
 	payload := encodeScan(t.ID, q)
-	q.Trace.Eventf("Submitting range requests to %d nodes", len(nodes))
+	if q.Trace != nil {
+		q.Trace.Eventf("Submitting range requests to %d nodes", len(nodes))
+	}
 	concurrently(len(nodes), func(i int) {
 		if nodes[i] == c.cfg.Self {
-			q.Trace.Eventf("Executing seq scan on %s", t.Name)
+			if q.Trace != nil {
+				q.Trace.Eventf("Executing seq scan on %s", t.Name)
+			}
 			answers[i], errs[i] = c.cfg.Engine.ScanEntries(t.ID, q)
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/ring"
+	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/tracing"
 )
 
@@ -31,7 +32,7 @@ func (c *Coordinator) peerName(e string) string {
 // Network.Request; a traced request records the send and the answer, and
 // the replica joins its session.
 func (c *Coordinator) request(ctx context.Context, tr *tracing.Trace, to ring.Endpoint, v messaging.Verb, payload []byte) ([]byte, error) {
-	defer c.answered()
+	defer c.Stats.RequestResponse.Count()
 	if tr == nil {
 		return c.cfg.Network.Request(ctx, string(to), v, payload)
 	}
@@ -44,12 +45,6 @@ func (c *Coordinator) request(ctx context.Context, tr *tracing.Trace, to ring.En
 		tr.On(tracing.StageResponse).Eventf("%s_REQ to %s failed: %v", v, peer, err)
 	}
 	return out, err
-}
-
-// answered counts a replica's answer (or its failure) as taken.
-func (c *Coordinator) answered() {
-	c.Stats.RequestResponse.Begin()
-	c.Stats.RequestResponse.Done()
 }
 
 // stage is the count of the replica work of a stage.
@@ -73,28 +68,29 @@ func (c *Coordinator) joined(ctx context.Context, from string, v messaging.Verb,
 }
 
 // tracedHandler is the handler of verb v: h, given this replica's part of
-// the request's trace (nil when untraced), which records the answer.
+// the request's trace (nil when untraced), counted on its stage, with its
+// receipt and answer recorded in the trace.
 func (c *Coordinator) tracedHandler(v messaging.Verb, stage string, h func(tr *tracing.Trace, payload []byte) ([]byte, error)) messaging.Handler {
-	st := c.stage(stage)
-	return func(ctx context.Context, from string, payload []byte) ([]byte, error) {
-		st.Begin()
-		defer st.Done()
-		tr := c.joined(ctx, from, v, stage)
-		out, err := h(tr, payload)
-		c.traceAnswer(tr, v, from, out, err)
-		return out, err
-	}
+	return c.served(v, stage, func(_ context.Context, tr *tracing.Trace, _ string, payload []byte) ([]byte, error) {
+		return h(tr, payload)
+	})
 }
 
-// receiptTraced is handler h of verb v with its receipt and answer
-// recorded in the request's trace.
+// receiptTraced is handler h of verb v, counted on its stage, with its
+// receipt and answer recorded in the request's trace.
 func (c *Coordinator) receiptTraced(v messaging.Verb, stage string, h messaging.Handler) messaging.Handler {
+	return c.served(v, stage, func(ctx context.Context, _ *tracing.Trace, from string, payload []byte) ([]byte, error) {
+		return h(ctx, from, payload)
+	})
+}
+
+func (c *Coordinator) served(v messaging.Verb, stage string, h func(ctx context.Context, tr *tracing.Trace, from string, payload []byte) ([]byte, error)) messaging.Handler {
 	st := c.stage(stage)
 	return func(ctx context.Context, from string, payload []byte) ([]byte, error) {
 		st.Begin()
 		defer st.Done()
 		tr := c.joined(ctx, from, v, stage)
-		out, err := h(ctx, from, payload)
+		out, err := h(ctx, tr, from, payload)
 		c.traceAnswer(tr, v, from, out, err)
 		return out, err
 	}
@@ -110,6 +106,15 @@ func (c *Coordinator) traceAnswer(tr *tracing.Trace, v messaging.Verb, to string
 	}
 	tr.Eventf("Enqueuing response to %s", peer)
 	tr.Eventf("Sending %s_RSP message to %s message size %d bytes", v, peer, len(out))
+}
+
+// traceLocalRead records that this node reads table t for a traced
+// request. The nil check comes before the formatting: an untraced read
+// must not pay for its arguments.
+func traceLocalRead(tr *tracing.Trace, t *schema.Table) {
+	if tr != nil {
+		tr.Eventf("Executing single-partition query on %s", t.Name)
+	}
 }
 
 // applyHere applies mutations on this node's engine, recording it.

@@ -44,12 +44,10 @@ func (c *Coordinator) Handlers() map[messaging.Verb]messaging.Handler {
 			if err := c.knows(id); err != nil {
 				return nil, err
 			}
-			if tr != nil {
-				if t := c.current().tables[id]; t != nil {
-					tr.Eventf("Executing single-partition query on %s", t.Name)
-				}
-				q.Trace = tr
+			if t := c.current().tables[id]; t != nil {
+				traceLocalRead(tr, t)
 			}
+			q.Trace = tr
 			es, err := c.cfg.Engine.ReadEntries(id, q.Key, q.Slice)
 			if err != nil {
 				return nil, err
@@ -74,7 +72,9 @@ func (c *Coordinator) Handlers() map[messaging.Verb]messaging.Handler {
 			if err != nil {
 				return nil, err
 			}
-			tr.Eventf("Read %d partitions", len(parts))
+			if tr != nil {
+				tr.Eventf("Read %d partitions", len(parts))
+			}
 			return encodeRawPartitions(parts), nil
 		}),
 		messaging.VerbTruncate: func(_ context.Context, _ string, payload []byte) ([]byte, error) {

@@ -205,7 +205,7 @@ func (t *Type) format(w *valueWriter, v []byte, nested bool) {
 	case Time:
 		number(formatTime(int64(binary.BigEndian.Uint64(v))))
 	case UUID, Timeuuid:
-		number(formatUUID(v))
+		number(FormatUUID(v))
 	case Inet:
 		s := formatInet(v)
 		if nested {
@@ -415,7 +415,8 @@ func append2(dst []byte, v int64) []byte {
 	return append(dst, byte('0'+v/10), byte('0'+v%10))
 }
 
-func formatUUID(v []byte) string {
+// FormatUUID writes a uuid's 16 bytes in their usual text form.
+func FormatUUID(v []byte) string {
 	var buf [36]byte
 	hex.Encode(buf[0:8], v[0:4])
 	buf[8] = '-'

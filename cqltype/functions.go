@@ -102,7 +102,8 @@ type FunctionEnv struct {
 
 var defaultEnv = &FunctionEnv{}
 
-func (e *FunctionEnv) now() time.Time {
+// Time reads the env's clock.
+func (e *FunctionEnv) Time() time.Time {
 	if e.Now != nil {
 		return e.Now()
 	}
@@ -144,7 +145,7 @@ func msbToRawTimestamp(msb uint64) uint64 {
 // clock, bumped by one microsecond whenever the clock has not moved past
 // the previous value, so results strictly increase within the env.
 func (e *FunctionEnv) NextTimeUUID() []byte {
-	micros := e.now().UnixMilli() * 1000
+	micros := e.Time().UnixMilli() * 1000
 	e.mu.Lock()
 	if micros > e.lastMicros {
 		e.lastMicros = micros
@@ -283,13 +284,13 @@ func init() {
 	nowFn("now", TimeuuidType, (*FunctionEnv).NextTimeUUID)
 	nowFn("currenttimeuuid", TimeuuidType, (*FunctionEnv).NextTimeUUID)
 	nowFn("currenttimestamp", TimestampType, func(env *FunctionEnv) []byte {
-		return EncodeTimestamp(env.now().UnixMilli())
+		return EncodeTimestamp(env.Time().UnixMilli())
 	})
 	nowFn("currentdate", DateType, func(env *FunctionEnv) []byte {
-		return millisToDate(env.now().UnixMilli())
+		return millisToDate(env.Time().UnixMilli())
 	})
 	nowFn("currenttime", TimeType, func(env *FunctionEnv) []byte {
-		t := env.now().UTC()
+		t := env.Time().UTC()
 		return EncodeTime(int64(t.Hour()*3600+t.Minute()*60+t.Second())*nanosPerSecond + int64(t.Nanosecond()))
 	})
 	// Null in, null out. Cassandra fails with an internal error on an

@@ -75,7 +75,7 @@ func (t *Type) toJSON(b *strings.Builder, v []byte) {
 	case Time:
 		b.WriteString(`"` + formatTime(int64(binary.BigEndian.Uint64(v))) + `"`)
 	case UUID, Timeuuid:
-		b.WriteString(`"` + formatUUID(v) + `"`)
+		b.WriteString(`"` + FormatUUID(v) + `"`)
 	case Inet:
 		b.WriteString(`"` + javaHostAddress(v) + `"`)
 	case Duration:

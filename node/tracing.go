@@ -55,14 +55,14 @@ func (w *traceWriter) run() {
 		select {
 		case m := <-w.queue:
 			batch := []*mutation.Mutation{m}
+		more: // what else is queued goes in the same write
 			for len(batch) < 64 {
 				select {
 				case m := <-w.queue:
 					batch = append(batch, m)
-					continue
 				default:
+					break more
 				}
-				break
 			}
 			if err := w.n.coord.Apply(batch, request.Any, nil); err != nil {
 				w.n.cfg.Logger.Debug().Err(err).Int("records", len(batch)).Msg("tracing: trace records not written")

@@ -155,7 +155,9 @@ func (t *Table) partitionIter(v *view, prefix []byte, tr *tracing.Trace) (*mergi
 			return nil, err
 		}
 		if it == nil {
-			tr.Eventf("Bloom filter allows skipping sstable %d", s.gen)
+			if tr != nil {
+				tr.Eventf("Bloom filter allows skipping sstable %d", s.gen)
+			}
 			continue
 		}
 		candidates = append(candidates, candidate{it, s})
@@ -175,7 +177,9 @@ func (t *Table) partitionIter(v *view, prefix []byte, tr *tracing.Trace) (*mergi
 	read := int64(0)
 	for _, c := range candidates {
 		if !deletion.IsLive() && c.s.meta().MaxTimestamp < deletion.MarkedForDeleteAt {
-			tr.Eventf("Skipping sstable %d: its newest write is older than the partition deletion", c.s.gen)
+			if tr != nil {
+				tr.Eventf("Skipping sstable %d: its newest write is older than the partition deletion", c.s.gen)
+			}
 			c.it.Close()
 			continue
 		}
@@ -212,7 +216,9 @@ func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts 
 	dead := &seen.dead
 	defer func() {
 		seen.live = len(p.Rows)
-		opts.Trace.Eventf("Read %d live rows and %d tombstone cells", seen.live, seen.dead)
+		if opts.Trace != nil {
+			opts.Trace.Eventf("Read %d live rows and %d tombstone cells", seen.live, seen.dead)
+		}
 	}()
 	rowsStart := mutation.AppendEntryKey(nil, prefix, mutation.RowEntry, opts.Start)
 	keep := func(e *mutation.Entry) {

@@ -1,7 +1,6 @@
 package tracing
 
 import (
-	"encoding/hex"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -13,10 +12,7 @@ import (
 // ID is a trace session's id: a time-based uuid, as the client sees it.
 type ID [16]byte
 
-func (id ID) String() string {
-	h := hex.EncodeToString(id[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
+func (id ID) String() string { return cqltype.FormatUUID(id[:]) }
 
 // The stages events are recorded on: Cassandra's thread names without the
 // thread's number (a goroutine has none worth showing).
@@ -116,15 +112,7 @@ func (t *Tracer) New(stage string) *Trace {
 func (t *Tracer) Join(id ID, stage string) *Trace { return t.trace(id, stage, false) }
 
 func (t *Tracer) trace(id ID, stage string, coordinator bool) *Trace {
-	return &Trace{shared: &shared{tracer: t, id: id, start: t.now(), coordinator: coordinator}, stage: stage}
-}
-
-// now reads the clock the Env's uuids come from.
-func (t *Tracer) now() time.Time {
-	if t.Env.Now != nil {
-		return t.Env.Now()
-	}
-	return time.Now()
+	return &Trace{shared: &shared{tracer: t, id: id, start: t.Env.Time(), coordinator: coordinator}, stage: stage}
 }
 
 // shared is what the views of one node's trace on different stages
@@ -174,7 +162,7 @@ func (tr *Trace) End() {
 	tr.tracer.Sink.End(tr.id, tr.elapsed())
 }
 
-func (tr *Trace) elapsed() time.Duration { return tr.tracer.now().Sub(tr.start) }
+func (tr *Trace) elapsed() time.Duration { return tr.tracer.Env.Time().Sub(tr.start) }
 
 // Event records a step.
 func (tr *Trace) Event(activity string) {

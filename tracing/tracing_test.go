@@ -99,13 +99,17 @@ func TestSessionAcrossNodes(t *testing.T) {
 	}
 }
 
-func TestUntracedDoesNothing(t *testing.T) {
+// TestUntracedRecordsNothing: an untraced request's trace is nil; every
+// method takes it, and its view on another stage is nil too.
+func TestUntracedRecordsNothing(t *testing.T) {
 	var tr *Trace
 	tr.Begin("x", "y", nil)
 	tr.Event("x")
 	tr.Eventf("%d", 1)
-	tr.On(StageRead).Event("x")
 	tr.End()
+	if on := tr.On(StageRead); on != nil {
+		t.Errorf("a nil trace's view on another stage is %+v", on)
+	}
 }
 
 func TestProbability(t *testing.T) {

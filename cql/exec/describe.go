@@ -409,7 +409,7 @@ func tableStatement(t *schema.Table, internals bool) string {
 	b.WriteString(") WITH ")
 	var opts []string
 	if internals {
-		opts = append(opts, "ID = "+uuidString(t.ID[:]))
+		opts = append(opts, "ID = "+cqltype.FormatUUID(t.ID[:]))
 	}
 	if len(t.Clustering) > 0 {
 		var order []string
@@ -470,8 +470,4 @@ func describedMap(m map[string]string, quoteValues bool) string {
 		parts = append(parts, quoted(k)+": "+v)
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
-}
-
-func uuidString(b []byte) string {
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

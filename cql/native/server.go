@@ -896,6 +896,14 @@ func (c *conn) logSlow(f frame, took time.Duration, tr *tracing.Trace) {
 	ev.Msg("native: a slow query")
 }
 
+// traceParsing records the parse of a traced request's text; the nil
+// check comes first, so that an untraced request does not pay for it.
+func traceParsing(tr *tracing.Trace, text string) {
+	if tr != nil {
+		tr.Event("Parsing " + text)
+	}
+}
+
 // beginTrace records the session of a traced request: what the client
 // sent and its parameters, as Cassandra's messages name them.
 func (c *conn) beginTrace(tr *tracing.Trace, what string, p *queryParams, query string) {
@@ -932,7 +940,7 @@ func (c *conn) query(s *exec.Session, r *reader, w *writer) (*exec.Result, error
 	}
 	tr := s.Trace()
 	c.beginTrace(tr, "Execute CQL3 query", &p, text)
-	tr.Eventf("Parsing %s", text)
+	traceParsing(tr, text)
 	st, err := parse(text)
 	if err != nil {
 		return nil, err
@@ -969,7 +977,7 @@ func (c *conn) prepare(s *exec.Session, r *reader, w *writer) error {
 	}
 	tr := s.Trace()
 	c.beginTrace(tr, "Preparing CQL3 query", nil, text)
-	tr.Eventf("Parsing %s", text)
+	traceParsing(tr, text)
 	st, err := parse(text)
 	if err != nil {
 		return err

@@ -1,11 +1,11 @@
 // Package histogram owns the node's distributions: request latencies,
-// SSTables and tombstones per read, rows per read. Each is an
-// HdrHistogram (github.com/HdrHistogram/hdrhistogram-go, two significant
-// digits) of everything since the node started, which Prometheus's
-// cumulative buckets are read from, and a few one-minute windows, which
-// the percentiles operators look at are read from (nodetool's histograms,
-// the latency virtual tables): recent, as Cassandra's decaying
-// reservoirs are.
+// SSTables and tombstones per read, rows per read. Each is a few
+// one-minute windows of HdrHistograms (github.com/HdrHistogram/hdrhistogram-go,
+// two significant digits), which the percentiles operators look at are
+// read from (nodetool's histograms): recent, as Cassandra's decaying
+// reservoirs are. The windows rotated out are merged into one more, and
+// everything since the start, which Prometheus's cumulative buckets are
+// read from, is that and the windows: a value is recorded once.
 //
 // Owns: Histogram (record, rotate, read), Summary (percentiles of the
 // recent windows), and the cumulative buckets of Prometheus's form.

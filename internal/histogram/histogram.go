@@ -18,9 +18,11 @@ type Histogram struct {
 	highest int64
 
 	mu      sync.Mutex
-	total   *hdrhistogram.Histogram
 	windows [Windows]*hdrhistogram.Histogram // windows[current] takes the records
 	current int
+	// retired are the windows rotated out, merged: with the windows,
+	// everything since the start, so that a record is counted once.
+	retired *hdrhistogram.Histogram
 	sum     int64
 }
 
@@ -31,15 +33,13 @@ func New(highest int64) *Histogram { return &Histogram{highest: max(highest, 2)}
 func (h *Histogram) Record(v int64) {
 	v = min(max(v, 0), h.highest)
 	h.mu.Lock()
-	if h.total == nil {
-		h.total = h.hist()
+	if h.retired == nil {
+		h.retired = h.hist()
 		for i := range h.windows {
 			h.windows[i] = h.hist()
 		}
 	}
-	// Both are in range, so RecordValue cannot fail.
-	_ = h.total.RecordValue(v)
-	_ = h.windows[h.current].RecordValue(v)
+	_ = h.windows[h.current].RecordValue(v) // in range: it cannot fail
 	h.sum += v
 	h.mu.Unlock()
 }
@@ -51,10 +51,11 @@ func (h *Histogram) hist() *hdrhistogram.Histogram { return hdrhistogram.New(1, 
 func (h *Histogram) Rotate() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.total == nil {
+	if h.retired == nil {
 		return
 	}
 	h.current = (h.current + 1) % Windows
+	h.retired.Merge(h.windows[h.current])
 	h.windows[h.current].Reset()
 }
 
@@ -79,7 +80,7 @@ func (s Summary) Quantile(q float64) int64 {
 func (h *Histogram) Recent() Summary {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.total == nil {
+	if h.retired == nil {
 		return Summary{}
 	}
 	merged := h.hist()
@@ -103,16 +104,19 @@ func (h *Histogram) Cumulative(bounds []int64) (count uint64, sum int64, atMost 
 	atMost = make([]uint64, len(bounds))
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.total == nil {
+	if h.retired == nil {
 		return 0, 0, atMost
 	}
-	for _, bar := range h.total.Distribution() {
-		if bar.Count == 0 {
-			continue
-		}
-		for i := len(bounds) - 1; i >= 0 && bar.To <= bounds[i]; i-- {
-			atMost[i] += uint64(bar.Count)
+	for _, part := range append([]*hdrhistogram.Histogram{h.retired}, h.windows[:]...) {
+		count += uint64(part.TotalCount())
+		for _, bar := range part.Distribution() {
+			if bar.Count == 0 {
+				continue
+			}
+			for i := len(bounds) - 1; i >= 0 && bar.To <= bounds[i]; i-- {
+				atMost[i] += uint64(bar.Count)
+			}
 		}
 	}
-	return uint64(h.total.TotalCount()), h.sum, atMost
+	return count, h.sum, atMost
 }

@@ -22,6 +22,9 @@ func (s *Stage) Started() {
 // Begin counts a task that runs at once.
 func (s *Stage) Begin() { s.active.Add(1) }
 
+// Count counts a task done as it came: nothing waited or ran.
+func (s *Stage) Count() { s.completed.Add(1) }
+
 // Done counts a running task as completed.
 func (s *Stage) Done() {
 	s.active.Add(-1)
