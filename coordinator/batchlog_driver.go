@@ -37,7 +37,7 @@ func (c *Coordinator) ApplyLogged(ms []*mutation.Mutation, l request.Consistency
 	}
 	c.Stats.Writes.Add(1)
 	c.Stats.LoggedBatches.Add(1)
-	defer c.timed(c.Stats.Latency.Write, c.cfg.Now())
+	defer c.timedWrites(ms, c.cfg.Now())
 	err := c.applyLogged(ms, l, tr)
 	if c.caughtUp(err) {
 		err = c.applyLogged(ms, l, tr) // by the ring the replica knew

@@ -148,6 +148,8 @@ type Stats struct {
 	// Latency are the times of the requests coordinated, answered or
 	// failed.
 	Latency Latencies
+	// byTable holds each table's TableLatencies, by mutation.TableID.
+	byTable sync.Map
 	// Stages count the requests other nodes sent this replica, by the
 	// stage Cassandra runs them on, and the answers this coordinator
 	// took from its replicas (RequestResponse).
@@ -188,9 +190,59 @@ func (l Latencies) All() []*histogram.Histogram {
 	return []*histogram.Histogram{l.Read, l.Write, l.Range, l.CASRead, l.CASWrite}
 }
 
-// timed records the time from start, on the coordinator's clock, in h.
-func (c *Coordinator) timed(h *histogram.Histogram, start time.Time) {
-	h.Record(c.cfg.Now().Sub(start).Microseconds())
+// TableLatencies are one table's coordinator latencies, in microseconds:
+// Cassandra's per-table CoordinatorReadLatency, CoordinatorWriteLatency
+// and CoordinatorScanLatency.
+type TableLatencies struct {
+	Read, Write, Range *histogram.Histogram
+}
+
+// All are the latencies, for rotating their windows.
+func (l *TableLatencies) All() []*histogram.Histogram {
+	return []*histogram.Histogram{l.Read, l.Write, l.Range}
+}
+
+// TableLatency returns a table's coordinator latencies.
+func (s *Stats) TableLatency(id mutation.TableID) *TableLatencies {
+	if v, ok := s.byTable.Load(id); ok {
+		return v.(*TableLatencies)
+	}
+	v, _ := s.byTable.LoadOrStore(id, &TableLatencies{Read: histogram.New(maxLatency), Write: histogram.New(maxLatency),
+		Range: histogram.New(maxLatency)})
+	return v.(*TableLatencies)
+}
+
+// TableLatencies returns the coordinator latencies of every table this
+// node has coordinated a request of.
+func (s *Stats) TableLatencies() map[mutation.TableID]*TableLatencies {
+	out := map[mutation.TableID]*TableLatencies{}
+	s.byTable.Range(func(k, v any) bool {
+		out[k.(mutation.TableID)] = v.(*TableLatencies)
+		return true
+	})
+	return out
+}
+
+// timed records the time from start, on the coordinator's clock, in h
+// and, when not nil, in a table's histogram.
+func (c *Coordinator) timed(h *histogram.Histogram, start time.Time, table *histogram.Histogram) {
+	d := c.cfg.Now().Sub(start).Microseconds()
+	h.Record(d)
+	if table != nil {
+		table.Record(d)
+	}
+}
+
+// timedWrites records a write's time from start in the write latencies,
+// the whole request's and each table's it wrote.
+func (c *Coordinator) timedWrites(ms []*mutation.Mutation, start time.Time) {
+	d := c.cfg.Now().Sub(start).Microseconds()
+	c.Stats.Latency.Write.Record(d)
+	for i, m := range ms {
+		if i == 0 || m.Table != ms[i-1].Table {
+			c.Stats.TableLatency(m.Table).Write.Record(d)
+		}
+	}
 }
 
 // Coordinator runs the requests of the statements this node coordinates

@@ -24,7 +24,7 @@ import (
 func (c *Coordinator) ApplyCounters(ms []*mutation.Mutation, l request.Consistency, tr *tracing.Trace) error {
 	c.Stats.Writes.Add(1)
 	c.Stats.CounterWrites.Add(1)
-	defer c.timed(c.Stats.Latency.Write, c.cfg.Now())
+	defer c.timedWrites(ms, c.cfg.Now())
 	writes, err := c.planWrites(ms, l, tr)
 	if err != nil {
 		return c.count(err)

@@ -36,7 +36,7 @@ func defaultRand() func() uint64 { return rand.Uint64 }
 // ends with CASWriteUnknown: the later round may finish it.
 func (c *Coordinator) CAS(t *schema.Table, op request.CAS) (*request.Partition, bool, error) {
 	c.Stats.CASWrites.Add(1)
-	defer c.timed(c.Stats.Latency.CASWrite, c.cfg.Now())
+	defer c.timed(c.Stats.Latency.CASWrite, c.cfg.Now(), nil)
 	cur, applied, err := c.cas(t, op)
 	if err == nil && !applied {
 		c.Stats.CASConditionNotMet.Add(1)

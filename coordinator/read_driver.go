@@ -23,12 +23,12 @@ import (
 // round instead (serialRead).
 func (c *Coordinator) ReadPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error) {
 	if r.Consistency.IsSerial() {
-		defer c.timed(c.Stats.Latency.CASRead, c.cfg.Now())
+		defer c.timed(c.Stats.Latency.CASRead, c.cfg.Now(), nil)
 		p, err := c.serialRead(t, r)
 		return p, c.count(err)
 	}
 	c.Stats.Reads.Add(1)
-	defer c.timed(c.Stats.Latency.Read, c.cfg.Now())
+	defer c.timed(c.Stats.Latency.Read, c.cfg.Now(), c.Stats.TableLatency(t.ID).Read)
 	p, err := c.readPartition(t, r)
 	if c.caughtUp(err) {
 		p, err = c.readPartition(t, r) // by the ring the replica knew

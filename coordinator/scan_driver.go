@@ -21,7 +21,7 @@ import (
 // again after that point until the limit is met or every node is done.
 func (c *Coordinator) Scan(t *schema.Table, r request.RangeRead) ([]*request.Partition, error) {
 	c.Stats.Ranges.Add(1)
-	defer c.timed(c.Stats.Latency.Range, c.cfg.Now())
+	defer c.timed(c.Stats.Latency.Range, c.cfg.Now(), c.Stats.TableLatency(t.ID).Range)
 	parts, err := c.scan(t, r)
 	return parts, c.count(err)
 }

@@ -26,7 +26,7 @@ import (
 // A traced write (tr not nil) records what it does.
 func (c *Coordinator) Apply(ms []*mutation.Mutation, cl request.Consistency, tr *tracing.Trace) error {
 	c.Stats.Writes.Add(1)
-	defer c.timed(c.Stats.Latency.Write, c.cfg.Now())
+	defer c.timedWrites(ms, c.cfg.Now())
 	err := c.apply(ms, cl, tr)
 	if c.caughtUp(err) {
 		err = c.apply(ms, cl, tr) // by the ring the replica knew

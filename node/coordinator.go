@@ -112,6 +112,9 @@ func (n *Node) Apply(ms []*mutation.Mutation, cl request.Consistency, tr *tracin
 // ReadPartition reads a slice of one partition at a consistency level
 // (coordinator.ReadPartition).
 func (n *Node) ReadPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error) {
+	if schema.IsVirtualKeyspace(t.Keyspace) {
+		return n.virtual.ReadPartition(t, r)
+	}
 	if err := n.refusePartitioned(t, r.Consistency); err != nil {
 		return nil, err
 	}
@@ -121,6 +124,9 @@ func (n *Node) ReadPartition(t *schema.Table, r request.PartitionRead) (*request
 // Scan reads a table's partitions in token order at a consistency level
 // (coordinator.Scan).
 func (n *Node) Scan(t *schema.Table, r request.RangeRead) ([]*request.Partition, error) {
+	if schema.IsVirtualKeyspace(t.Keyspace) {
+		return n.virtual.Scan(t, r)
+	}
 	if err := n.refusePartitioned(t, r.Consistency); err != nil {
 		return nil, err
 	}

@@ -27,10 +27,18 @@ func (n *Node) rotateHistograms() {
 		select {
 		case <-n.stopped:
 			return
-		case <-t.C:
+		case now := <-t.C:
 			for _, h := range n.coord.Stats.Latency.All() {
 				h.Rotate()
 			}
+			for _, l := range n.coord.Stats.TableLatencies() {
+				for _, h := range l.All() {
+					h.Rotate()
+				}
+			}
+			n.lastRotation.Store(now.UnixNano())
+			c := n.engine.CacheStats()
+			n.cacheRates.sample(now, c.Hits+c.Misses, c.Hits)
 			for _, st := range n.engine.Tables() {
 				st.Metrics().Rotate()
 			}
@@ -256,6 +264,32 @@ type AdminPool struct {
 	workers.StageCounts
 }
 
+// threadPool is one of the node's stages as Cassandra's thread pools
+// show it, with how many of its tasks may run at once (0: no bound, a
+// goroutine each).
+type threadPool struct {
+	AdminPool
+	Limit int
+}
+
+// threadPools are the node's stages: the requests other nodes sent this
+// replica, the answers its coordinator took, the engine's background
+// work and the native protocol's requests.
+func (n *Node) threadPools() []threadPool {
+	st := &n.coord.Stats
+	flushes, compactions := n.engine.Stages()
+	flushLimit, compactionLimit := n.engine.StageLimits()
+	var native workers.StageCounts
+	n.nativeMu.Lock()
+	if n.native != nil {
+		native = n.native.Stage()
+	}
+	n.nativeMu.Unlock()
+	return []threadPool{{AdminPool{"MutationStage", st.Mutation.Counts()}, 0}, {AdminPool{"ReadStage", st.Read.Counts()}, 0},
+		{AdminPool{"RequestResponseStage", st.RequestResponse.Counts()}, 0}, {AdminPool{"CompactionExecutor", compactions}, compactionLimit},
+		{AdminPool{"MemtableFlushWriter", flushes}, flushLimit}, {AdminPool{"Native-Transport-Requests", native}, 0}}
+}
+
 // AdminMessageWait is how long the messages of one verb from other nodes
 // waited for their handler (microseconds), tpstats' second table; Sibyl
 // answers every message it takes, so none is dropped.
@@ -275,17 +309,10 @@ type AdminTPStats struct {
 }
 
 func (n *Node) adminTPStats(*http.Request) (any, error) {
-	st := &n.coord.Stats
-	flushes, compactions := n.engine.Stages()
-	var native workers.StageCounts
-	n.nativeMu.Lock()
-	if n.native != nil {
-		native = n.native.Stage()
+	out := AdminTPStats{Messages: []AdminMessageWait{}}
+	for _, p := range n.threadPools() {
+		out.Pools = append(out.Pools, p.AdminPool)
 	}
-	n.nativeMu.Unlock()
-	out := AdminTPStats{Pools: []AdminPool{{"MutationStage", st.Mutation.Counts()}, {"ReadStage", st.Read.Counts()},
-		{"RequestResponseStage", st.RequestResponse.Counts()}, {"CompactionExecutor", compactions},
-		{"MemtableFlushWriter", flushes}, {"Native-Transport-Requests", native}}, Messages: []AdminMessageWait{}}
 	if m := n.messaging; m != nil {
 		for v := messaging.Verb(0); m.QueueWait(v) != nil; v++ {
 			s := m.QueueWait(v).Recent()

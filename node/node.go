@@ -26,6 +26,7 @@ import (
 	"github.com/sibyldb/sibyl/storage"
 	"github.com/sibyldb/sibyl/streaming"
 	"github.com/sibyldb/sibyl/tracing"
+	"github.com/sibyldb/sibyl/virtual"
 )
 
 // Node is one running node.
@@ -107,6 +108,13 @@ type Node struct {
 	// failed is set once a storage failure stopped the transports.
 	failed  atomic.Bool
 	started time.Time
+	// virtual answers reads of system_views and system_virtual_schema.
+	virtual *virtual.Tables
+	// lastRotation is when the histograms last started a new window
+	// (Unix nanoseconds; 0 before the first).
+	lastRotation atomic.Int64
+	// cacheRates samples the block cache's requests and hits.
+	cacheRates recentRates
 	// hints are what the coordinator keeps for replicas that missed
 	// writes; nil for a node alone.
 	hints *hints.Store
@@ -169,6 +177,8 @@ func Open(cfg Config) (*Node, error) {
 	n.startLogLevel = zerolog.GlobalLevel()
 	n.traces = newTraceWriter(n)
 	n.tracer = n.newTracer(n.traces)
+	n.virtual = n.newVirtualTables()
+	n.cacheRates.sample(n.started, 0, 0)
 	if n.coord, err = n.newCoordinator(); err != nil {
 		n.traces.close()
 		return nil, errors.Join(err, engine.Close())

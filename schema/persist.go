@@ -128,22 +128,28 @@ func TableMutations(t *Table, w *CellWriter) ([]*mutation.Mutation, error) {
 	}
 	out := []*mutation.Mutation{m}
 	for _, c := range t.Columns {
-		cm, err := ColumnsTable.InsertMutation(map[string][]byte{
-			"keyspace_name":     text(t.Keyspace),
-			"table_name":        text(t.Name),
-			"column_name":       text(c.Name),
-			"clustering_order":  text(c.ClusteringOrder()),
-			"column_name_bytes": text(c.Name),
-			"kind":              text(c.Kind.String()),
-			"position":          cqltype.EncodeInt(int32(c.Position)),
-			"type":              text(c.Type.SchemaString()),
-		}, w)
+		cm, err := ColumnsTable.InsertMutation(c.SchemaRow(t), w)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, cm)
 	}
 	return out, nil
+}
+
+// SchemaRow is a column's row in system_schema.columns (and, for a
+// virtual table's, in system_virtual_schema.columns), by column name.
+func (c *Column) SchemaRow(t *Table) map[string][]byte {
+	return map[string][]byte{
+		"keyspace_name":     text(t.Keyspace),
+		"table_name":        text(t.Name),
+		"column_name":       text(c.Name),
+		"clustering_order":  text(c.ClusteringOrder()),
+		"column_name_bytes": text(c.Name),
+		"kind":              text(c.Kind.String()),
+		"position":          cqltype.EncodeInt(int32(c.Position)),
+		"type":              text(c.Type.SchemaString()),
+	}
 }
 
 // TypeMutation is the system_schema.types row of a user type.

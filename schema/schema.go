@@ -50,10 +50,15 @@ func (s *Schema) WithEpoch(epoch uint64) *Schema {
 	return &c
 }
 
-// Keyspace returns a keyspace, or nil.
-func (s *Schema) Keyspace(name string) *Keyspace { return s.keyspaces[name] }
+// Keyspace returns a keyspace, virtual ones included, or nil.
+func (s *Schema) Keyspace(name string) *Keyspace {
+	if ks := s.keyspaces[name]; ks != nil {
+		return ks
+	}
+	return virtualKeyspaces[name]
+}
 
-// Keyspaces returns every keyspace, by name.
+// Keyspaces returns every keyspace but the virtual ones, by name.
 func (s *Schema) Keyspaces() []*Keyspace {
 	names := slices.Sorted(maps.Keys(s.keyspaces))
 	out := make([]*Keyspace, len(names))
@@ -66,7 +71,7 @@ func (s *Schema) Keyspaces() []*Keyspace {
 // Table returns a table, with Cassandra's errors when it or its keyspace
 // does not exist.
 func (s *Schema) Table(keyspace, name string) (*Table, error) {
-	ks := s.keyspaces[keyspace]
+	ks := s.Keyspace(keyspace)
 	if ks == nil {
 		return nil, fmt.Errorf("Keyspace %s does not exist", keyspace)
 	}

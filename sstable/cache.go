@@ -17,3 +17,16 @@ func NewCache(size int64) *Cache {
 
 // Close releases the cache's memory once no reader uses it.
 func (c *Cache) Close() { c.c.Unref() }
+
+// CacheStats are the block cache's figures.
+type CacheStats struct {
+	Capacity, Size int64 // bytes
+	Entries        int64 // blocks held
+	Hits, Misses   int64 // lookups since the start
+}
+
+// Stats reads the cache's figures.
+func (c *Cache) Stats() CacheStats {
+	m := c.c.Metrics()
+	return CacheStats{Capacity: c.c.MaxSize(), Size: m.Size, Entries: m.Count, Hits: m.Hits, Misses: m.Misses}
+}

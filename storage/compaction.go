@@ -214,7 +214,16 @@ func (t *Table) compact(inputs []*sstableRef, level int, cutSize int64, keep fun
 			outside = append(outside, s)
 		}
 	}
-	outs := &compactionOutputs{t: t, level: level, cutSize: cutSize, bound: bound,
+	task := Task{Keyspace: t.opts.Keyspace, Table: t.opts.Name, Kind: "compaction", SSTables: len(inputs)}
+	if keep != nil {
+		task.Kind = "cleanup"
+	}
+	for _, s := range inputs {
+		task.Total += int64(s.meta().DataSize)
+	}
+	running := t.e.tasks.start(task, start)
+	defer t.e.tasks.done(running)
+	outs := &compactionOutputs{t: t, level: level, cutSize: cutSize, bound: bound, task: running,
 		limiter: newRateLimiter(int(t.e.throughput.Load()), t.e.opts.Now, t.e.compactionsStopped)}
 	merged := newMergingIter(its)
 	err := t.writeCompacted(merged, outs, v.memtables, outside, now, gcBefore, keep)
@@ -284,6 +293,7 @@ type compactionOutputs struct {
 	cutSize int64
 	bound   commitlog.Position
 	limiter *rateLimiter
+	task    *runningTask
 
 	w       *sstable.Writer
 	gen     uint64
@@ -307,7 +317,9 @@ func (o *compactionOutputs) add(e *mutation.Entry, partitionStart bool) error {
 	if err := o.w.Add(e); err != nil {
 		return err
 	}
-	return o.limiter.wait(o.written + o.w.EstimatedSize())
+	written := o.written + o.w.EstimatedSize()
+	o.task.completed.Store(int64(written))
+	return o.limiter.wait(written)
 }
 
 func (o *compactionOutputs) publish() error {

@@ -56,6 +56,8 @@ type Engine struct {
 	// give up (their inputs stay), and no new one starts.
 	compactionsStopped chan struct{}
 	stopCompactions    sync.Once
+	// tasks are the compactions running (nodetool compactionstats).
+	tasks taskRegistry
 }
 
 // ErrCompactionStopped is a compaction that gave up because the engine

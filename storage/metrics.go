@@ -5,6 +5,7 @@ import (
 
 	"github.com/sibyldb/sibyl/internal/histogram"
 	"github.com/sibyldb/sibyl/internal/workers"
+	"github.com/sibyldb/sibyl/sstable"
 )
 
 // TableMetrics are a table's distributions on this node, as Cassandra's
@@ -65,4 +66,12 @@ func (t *Table) SSTableHistograms() (sizes, cells histogram.Estimated, sstables 
 		cells.Merge(meta.CellCounts)
 	}
 	return sizes, cells, len(v.sstables)
+}
+
+// CacheStats are the block cache's figures.
+func (e *Engine) CacheStats() sstable.CacheStats { return e.cache.Stats() }
+
+// StageLimits are how many flushes and compactions may run at once.
+func (e *Engine) StageLimits() (flushes, compactions int) {
+	return cap(e.flushSlots), cap(e.compactionSlots)
 }

@@ -210,6 +210,9 @@ func (s *Session) truncate(st *cql.Truncate) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if schema.IsVirtualKeyspace(t.Keyspace) {
+		return nil, invalidf("Truncation is not supported by table %s.%s", describedName(t.Keyspace), describedName(t.Name))
+	}
 	if schema.IsSystemKeyspace(t.Keyspace) {
 		return nil, unauthorizedf("%s keyspace is not user-modifiable.", t.Keyspace)
 	}

@@ -104,6 +104,9 @@ func (s *Session) conditionalWrite(st cql.Statement, bound *binding, serial *req
 	if err != nil {
 		return nil, err
 	}
+	if schema.IsVirtualKeyspace(t.Keyspace) {
+		return nil, virtualWriteRefusal(t, st)
+	}
 	req := &casRequest{t: t}
 	if err := s.addConditional(req, st, bound); err != nil {
 		return nil, err
@@ -127,6 +130,9 @@ func (s *Session) conditionalBatch(items []batchItem, usingTimestamp bool, seria
 		t, err := s.table(statementTable(item.st))
 		if err != nil {
 			return nil, err
+		}
+		if schema.IsVirtualKeyspace(t.Keyspace) {
+			return nil, invalidf("Conditional BATCH statements cannot include mutations for virtual tables")
 		}
 		if req == nil {
 			req = &casRequest{t: t, batch: true}

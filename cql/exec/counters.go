@@ -30,6 +30,9 @@ func checkCounterWrite(u cql.Using) error {
 // writeRefusal is what Cassandra refuses of a write statement of table t
 // as it prepares it, before its level or values count.
 func writeRefusal(t *schema.Table, st cql.Statement) error {
+	if schema.IsVirtualKeyspace(t.Keyspace) {
+		return virtualWriteRefusal(t, st)
+	}
 	switch st := st.(type) {
 	case *cql.Insert:
 		if t.IsCounter() {
@@ -48,6 +51,31 @@ func writeRefusal(t *schema.Table, st cql.Statement) error {
 		}
 	}
 	return nil
+}
+
+// virtualWriteRefusal is what Cassandra answers a write of a virtual
+// table: what it refuses of any such write, then that the table takes no
+// writes (no virtual table Sibyl has takes them).
+func virtualWriteRefusal(t *schema.Table, st cql.Statement) error {
+	var using cql.Using
+	conditional := false
+	switch st := st.(type) {
+	case *cql.Insert:
+		using, conditional = st.Using, st.IfNotExists
+	case *cql.Update:
+		using, conditional = st.Using, st.IfExists || len(st.Conditions) > 0
+	case *cql.Delete:
+		using, conditional = st.Using, st.IfExists || len(st.Conditions) > 0
+	}
+	switch {
+	case using.Timestamp != nil:
+		return invalidf("Custom timestamp is not supported by virtual tables")
+	case using.TTL != nil:
+		return invalidf("Expiring columns are not supported by virtual tables")
+	case conditional:
+		return invalidf("Conditional updates are not supported by virtual tables")
+	}
+	return invalidf("Modification is not supported by table %s.%s", describedName(t.Keyspace), describedName(t.Name))
 }
 
 // checkStatement refuses a write statement without conditions, not in a

@@ -217,7 +217,7 @@ func (s *Session) describeCluster() (*Result, error) {
 // describedKeyspaces are the keyspaces in DESCRIBE's order: by name,
 // ignoring case.
 func describedKeyspaces(sch *schema.Schema) []*schema.Keyspace {
-	out := slices.Clone(sch.Keyspaces())
+	out := append(slices.Clone(sch.Keyspaces()), schema.VirtualKeyspaces()...)
 	slices.SortStableFunc(out, func(a, b *schema.Keyspace) int { return compareIgnoringCase(a.Name, b.Name) })
 	return out
 }
@@ -317,6 +317,11 @@ func describedName(name string) string {
 func quoted(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 func keyspaceStatement(ks *schema.Keyspace) string {
+	if schema.IsVirtualKeyspace(ks.Name) {
+		name := describedName(ks.Name)
+		return "/*\nWarning: Keyspace " + name + " is a virtual keyspace and cannot be recreated with CQL.\n" +
+			"Structure, for reference:\nVIRTUAL KEYSPACE " + name + ";\n*/"
+	}
 	var b strings.Builder
 	repl := ks.Replication.Map()
 	fmt.Fprintf(&b, "CREATE KEYSPACE %s WITH replication = {'class': %s", describedName(ks.Name),
@@ -346,8 +351,11 @@ func typeStatement(keyspace string, t *cqltype.Type) string {
 
 // tableStatement is a table's CREATE TABLE in DESCRIBE's layout: the key
 // columns in key order, then static and regular columns (single-cell ones
-// first, each group by name), the primary key, and every option.
+// first, each group by name), the primary key, and every option. A
+// virtual table's is VIRTUAL TABLE, with its comment alone for options,
+// in a comment that warns it cannot be run.
 func tableStatement(t *schema.Table, internals bool) string {
+	virtual := schema.IsVirtualKeyspace(t.Keyspace)
 	var cols []*schema.Column
 	cols = append(cols, t.PartitionKey...)
 	cols = append(cols, t.Clustering...)
@@ -377,7 +385,12 @@ func tableStatement(t *schema.Table, internals bool) string {
 	single := len(t.PartitionKey) == 1 && len(t.Clustering) == 0
 	name := describedName(t.Keyspace) + "." + describedName(t.Name)
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE %s (\n", name)
+	create := "CREATE"
+	if virtual {
+		fmt.Fprintf(&b, "/*\nWarning: Table %s is a virtual table and cannot be recreated with CQL.\nStructure, for reference:\n", name)
+		create = "VIRTUAL"
+	}
+	fmt.Fprintf(&b, "%s TABLE %s (\n", create, name)
 	for i, c := range cols {
 		fmt.Fprintf(&b, "    %s %s", describedName(c.Name), c.Type.SchemaString())
 		if c.Kind == schema.Static {
@@ -422,9 +435,16 @@ func tableStatement(t *schema.Table, internals bool) string {
 		}
 		opts = append(opts, "CLUSTERING ORDER BY ("+strings.Join(order, ", ")+")")
 	}
-	opts = append(opts, describedOptions(t.Options)...)
+	if virtual {
+		opts = append(opts, "comment = "+quoted(t.Options.Comment))
+	} else {
+		opts = append(opts, describedOptions(t.Options)...)
+	}
 	b.WriteString(strings.Join(opts, "\n    AND "))
 	b.WriteByte(';')
+	if virtual {
+		b.WriteString("\n*/")
+	}
 	return b.String()
 }
 

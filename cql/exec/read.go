@@ -117,7 +117,7 @@ func (r *partitionReader) nextByKey() (*request.Partition, bool, error) {
 func (r *partitionReader) keySlices(key []byte) []clusteringSlice {
 	sl := r.kr.slices
 	if res := r.resume; res != nil {
-		switch c := comparePartitions(r.s.partitioner(), key, res.key); {
+		switch c := r.comparePartitions(key, res.key); {
 		case c < 0:
 			return nil
 		case c == 0:
@@ -207,6 +207,15 @@ func (r *partitionReader) readRest() error {
 	}
 	r.pending, r.scanned = []*request.Partition{p}, false
 	return nil
+}
+
+// comparePartitions orders two of the table's partition keys as reads
+// return them.
+func (r *partitionReader) comparePartitions(a, b []byte) int {
+	if schema.IsVirtualKeyspace(r.t.Keyspace) {
+		return schema.CompareVirtualKeys(r.t, a, b)
+	}
+	return comparePartitions(r.s.partitioner(), a, b)
 }
 
 // comparePartitions orders partition keys as reads return them: by token,

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -185,6 +186,51 @@ type Server struct {
 
 // Stage are the server's request counts.
 func (s *Server) Stage() workers.StageCounts { return s.stage.Counts() }
+
+// Client is one connected client, as system_views.clients shows it.
+type Client struct {
+	Address net.IP
+	Port    int
+	// Username is the role it logged in as ("" for none).
+	Username string
+	// Stage is "established" before STARTUP, "authenticating" during a
+	// login, then "ready".
+	Stage           string
+	ProtocolVersion int
+	// Options are its STARTUP options (DRIVER_NAME and DRIVER_VERSION
+	// among them); nil before STARTUP.
+	Options map[string]string
+	// Requests is how many requests it has sent.
+	Requests int64
+	// TLS is its TLS state; nil for a plaintext connection.
+	TLS *tls.ConnectionState
+}
+
+// Clients returns the connected clients.
+func (s *Server) Clients() []Client {
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	out := make([]Client, 0, len(conns))
+	for _, c := range conns {
+		cl := Client{Requests: c.requests.Load()}
+		if a, ok := c.nc.RemoteAddr().(*net.TCPAddr); ok {
+			cl.Address, cl.Port = a.IP, a.Port
+		}
+		c.mu.Lock()
+		cl.Username, cl.Stage, cl.Options = c.user, c.stage, c.startup
+		cl.ProtocolVersion = int(c.startedVersion)
+		c.mu.Unlock()
+		if st, ok := c.nc.(interface{ ConnectionState() *tls.ConnectionState }); ok {
+			cl.TLS = st.ConnectionState()
+		}
+		out = append(out, cl)
+	}
+	return out
+}
 
 // SlowQueries is how many requests took longer than SlowQueryTimeout.
 func (s *Server) SlowQueries() int64 { return s.slowQueries.Load() }
@@ -406,11 +452,16 @@ type conn struct {
 	authenticated bool
 	segmentLZ4    bool // v5: segments are LZ4-compressed
 
-	mu         sync.Mutex
-	keyspace   string
-	user       string          // the role it logged in as; "" for none
-	sessions   []*exec.Session // idle sessions
-	registered []string        // event types
+	mu       sync.Mutex
+	keyspace string
+	user     string            // the role it logged in as; "" for none
+	startup  map[string]string // the STARTUP options
+	// startedVersion is the protocol version STARTUP fixed (0 before).
+	startedVersion byte
+	stage          string          // "established", "authenticating" or "ready"
+	requests       atomic.Int64    // requests read
+	sessions       []*exec.Session // idle sessions
+	registered     []string        // event types
 
 	out      chan outgoing
 	slots    chan struct{} // one per request running
@@ -421,7 +472,8 @@ type conn struct {
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
-	return &conn{srv: s, nc: nc, out: make(chan outgoing, 128), slots: make(chan struct{}, maxInFlight), done: make(chan struct{})}
+	return &conn{srv: s, nc: nc, out: make(chan outgoing, 128), slots: make(chan struct{}, maxInFlight), done: make(chan struct{}),
+		stage: "established"}
 }
 
 func (c *conn) log() *zerolog.Logger { return c.srv.opts.Logger }
@@ -618,6 +670,7 @@ func (c *conn) sendError(version byte, stream int16, err error, unpreparedID []b
 // dispatch handles one request: the handshake in order on the reader,
 // statements each in a goroutine of their own.
 func (c *conn) dispatch(f frame) error {
+	c.requests.Add(1)
 	if f.flags&flagCompression != 0 {
 		if c.compressor == nil {
 			return protocolErrorf(true, "Received a compressed frame, but no compression was negotiated")
@@ -657,6 +710,12 @@ func (c *conn) dispatch(f frame) error {
 			return protocolErrorf(true, "Compression %s is not supported with protocol version %d: only lz4 is", comp.name(), f.version)
 		}
 		c.version, c.started = f.version, true
+		c.mu.Lock()
+		c.startup, c.stage, c.startedVersion = opts, "ready", f.version
+		if c.srv.opts.Authenticator != nil {
+			c.stage = "authenticating"
+		}
+		c.mu.Unlock()
 		if auth := c.srv.opts.Authenticator; auth != nil {
 			var w writer
 			w.string(auth.Class())
@@ -691,7 +750,7 @@ func (c *conn) dispatch(f frame) error {
 			return &authError{msg: err.Error()}
 		}
 		c.mu.Lock()
-		c.user = user
+		c.user, c.stage = user, "ready"
 		c.mu.Unlock()
 		c.authenticated = true
 		var w writer

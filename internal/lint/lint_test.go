@@ -47,8 +47,9 @@ var allowedImports = map[string][]string{
 	"streaming":        {"storage", "sstable", "messaging", "mutation", "partitioner", "internal/wire"},
 	"repair":           {"coordinator", "storage", "messaging", "mutation", "partitioner", "internal/wire"},
 	"metadata":         {"internal/wire", "internal/durable", "messaging"},
+	"virtual":          {"schema", "storage", "mutation", "mutation/request", "partitioner"},
 	"node": {"cql/native", "cql/exec", "auth", "tracing", "internal/histogram", "internal/workers", "internal/tlsconf", "coordinator", "hints", "streaming", "repair", "metadata", "gossip", "messaging", "ring", "schema",
-		"storage", "mutation", "mutation/request", "partitioner"},
+		"storage", "mutation", "mutation/request", "partitioner", "virtual"},
 	"tools":               {},
 	"tools/cqlsh":         {},
 	"tools/nodetool":      {"internal/tlsconf", "internal/histogram"},
@@ -79,6 +80,7 @@ var testOnlyImports = map[string][]string{
 	// options.
 	"streaming": {"commitlog"},
 	"repair":    {"commitlog"},
+	"virtual":   {"commitlog"},
 }
 
 // neverCQLType lists the packages that may not use cqltype (it sits above them).

@@ -240,7 +240,7 @@ func (c *serverConn) start() error {
 			}
 			raw = &peekedConn{Conn: c.Conn, r: br}
 			if first[0] != 0x16 { // not a TLS handshake record: plaintext
-				c.inner = raw
+				c.setInner(raw)
 				return
 			}
 		}
@@ -254,9 +254,17 @@ func (c *serverConn) start() error {
 			c.err = he
 			return
 		}
-		c.inner = tc
+		c.setInner(tc)
 	})
 	return c.err
+}
+
+// setInner sets what the connection carries: under mu, as
+// ConnectionState may ask from another goroutine.
+func (c *serverConn) setInner(inner net.Conn) {
+	c.mu.Lock()
+	c.inner = inner
+	c.mu.Unlock()
 }
 
 func (c *serverConn) Read(b []byte) (int, error) {
@@ -276,7 +284,10 @@ func (c *serverConn) Write(b []byte) (int, error) {
 // ConnectionState is the TLS state of the connection, nil for plaintext
 // or before the handshake.
 func (c *serverConn) ConnectionState() *tls.ConnectionState {
-	if tc, ok := c.inner.(*tls.Conn); ok {
+	c.mu.Lock()
+	inner := c.inner
+	c.mu.Unlock()
+	if tc, ok := inner.(*tls.Conn); ok {
 		st := tc.ConnectionState()
 		return &st
 	}

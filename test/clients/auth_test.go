@@ -120,6 +120,22 @@ func TestPasswordAuthenticationAndPermissions(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+	// system_views.clients names the role each connection logged in as.
+	iter := admin.Query("SELECT username, connection_stage FROM system_views.clients").Iter()
+	for user, stage, rows := "", "", 0; ; rows++ {
+		if !iter.Scan(&user, &stage) {
+			if rows == 0 {
+				t.Error("no clients listed")
+			}
+			break
+		}
+		if user != "cassandra" || stage != "ready" {
+			t.Errorf("a client of role %q in stage %q, want cassandra, ready", user, stage)
+		}
+	}
+	if err := iter.Close(); err != nil {
+		t.Fatal(err)
+	}
 	before := metric(t, adminPort, "sibyl_auth_failures_total")
 	for _, c := range []struct{ user, password, want string }{
 		{"alice", "wrong", "Provided username alice and/or password are incorrect"},

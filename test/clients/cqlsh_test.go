@@ -88,7 +88,7 @@ Page size: 1
 		t.Errorf("paged SELECT printed %q, want %q", got, want)
 	}
 	got, _ = run("PAGING OFF\nDESCRIBE KEYSPACES;\nDESC TABLES;\nDESCRIBE TYPE addr;\n")
-	want = "Disabled Query paging.\n\ndemo  system  system_auth  system_distributed  system_schema  system_traces\n\n\nt\n\n\nCREATE TYPE demo.addr (\n    street text,\n    zip int\n);\n"
+	want = "Disabled Query paging.\n\ndemo    system_auth         system_schema  system_views         \nsystem  system_distributed  system_traces  system_virtual_schema\n\n\nt\n\n\nCREATE TYPE demo.addr (\n    street text,\n    zip int\n);\n"
 	if got != want {
 		t.Errorf("DESCRIBE printed %q, want %q", got, want)
 	}

@@ -2,6 +2,7 @@ package clients
 
 import (
 	"crypto/tls"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +52,13 @@ func TestClientTLS(t *testing.T) {
 	var v string
 	if err := s.Query("SELECT release_version FROM system.local").Scan(&v); err != nil || v != node.ReleaseVersion {
 		t.Fatalf("over TLS: %q, %v", v, err)
+	}
+	// system_views.clients shows the connection's TLS.
+	var enabled bool
+	var protocol, suite string
+	if err := s.Query("SELECT ssl_enabled, ssl_protocol, ssl_cipher_suite FROM system_views.clients LIMIT 1").Scan(&enabled, &protocol, &suite); err != nil ||
+		!enabled || protocol != "TLSv1.3" || !strings.HasPrefix(suite, "TLS_") {
+		t.Errorf("clients over TLS: ssl_enabled %v, ssl_protocol %q, ssl_cipher_suite %q, %v", enabled, protocol, suite, err)
 	}
 	s.Close()
 	for name, cfg := range map[string]*tls.Config{
