@@ -29,6 +29,12 @@ const (
 	StatusWithPort         ApplicationState = "STATUS_WITH_PORT"          // as STATUS
 )
 
+// Activity is a node's latest sample of its activity (request rates and
+// latencies, background work), as JSON, for the admin dashboard of any
+// node. Cassandra has no such state: it is not in Order, so nodetool
+// gossipinfo does not show it.
+const Activity ApplicationState = "SIBYL_ACTIVITY"
+
 // Order is Cassandra's order of the application states.
 var Order = []ApplicationState{Status, Load, Schema, DataCenter, Rack, ReleaseVersion, RPCAddress, NetVersion,
 	HostID, Tokens, RPCReady, InternalAddressAndPort, NativeAddressAndPort, StatusWithPort}

@@ -235,6 +235,7 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 	handle("POST /drain", func(*http.Request) (any, error) { return nil, n.Drain() })
 	n.handleHints(handle)
 	n.handleStreaming(handle)
+	n.handleDashboard(mux, handle)
 	// Go's profiler, as etcd and CockroachDB serve it: where a node's CPU
 	// and memory go under load (go tool pprof http://host:7199/debug/pprof/profile).
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
@@ -291,9 +292,15 @@ func (n *Node) Drain() error {
 // gossip knows, by address. Ownership is each node's share of the ring,
 // or with ?keyspace= its effective share of that keyspace's data.
 func (n *Node) adminStatuses(r *http.Request) (any, error) {
+	return n.statuses(r.URL.Query().Get("keyspace"))
+}
+
+// statuses are nodetool status's lines: every node of the ring, with
+// its ownership of a keyspace's data ("": of the token ring).
+func (n *Node) statuses(keyspace string) ([]AdminStatus, error) {
 	m := n.ring.Load()
 	own := m.Ownership()
-	if name := r.URL.Query().Get("keyspace"); name != "" {
+	if name := keyspace; name != "" {
 		ks, err := n.keyspace(name)
 		if err != nil {
 			return nil, err

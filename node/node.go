@@ -115,6 +115,8 @@ type Node struct {
 	lastRotation atomic.Int64
 	// cacheRates samples the block cache's requests and hits.
 	cacheRates recentRates
+	// activity is every node's recent activity, for the dashboard.
+	activity activity
 	// hints are what the coordinator keeps for replicas that missed
 	// writes; nil for a node alone.
 	hints *hints.Store
@@ -247,6 +249,7 @@ func (n *Node) start() error {
 		return err
 	}
 	go n.rotateHistograms()
+	go n.sampleActivity()
 	if n.auth.Authenticating() {
 		// With no logins the role is not needed; a node restarted with
 		// PasswordAuthenticator makes it then.

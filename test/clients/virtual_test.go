@@ -1,8 +1,11 @@
 package clients
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -391,5 +394,44 @@ func TestVirtualSchemaAndRefusals(t *testing.T) {
 	// The batch that mixed a virtual table in wrote nothing.
 	if row := viewRow(t, s, "SELECT v FROM ks.t WHERE k = 1"); row != nil {
 		t.Errorf("a refused batch wrote %v", row)
+	}
+}
+
+// TestDashboardIsServed checks the admin API serves the dashboard page,
+// its style and script from the binary, and the state it polls.
+func TestDashboardIsServed(t *testing.T) {
+	_, _, adminPort := serveNode(t, node.Config{})
+	get := func(path string) (string, string) {
+		t.Helper()
+		resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(adminPort) + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d, %v", path, resp.StatusCode, err)
+		}
+		return string(body), resp.Header.Get("Content-Type")
+	}
+	page, kind := get("/")
+	if !strings.HasPrefix(kind, "text/html") || !strings.Contains(page, `<svg id="ring"`) || !strings.Contains(page, `src="/dashboard/dashboard.js"`) {
+		t.Errorf("/ is %s: %.200s", kind, page)
+	}
+	if script, kind := get("/dashboard/dashboard.js"); !strings.Contains(kind, "javascript") || !strings.Contains(script, `fetch("/dashboard/state"`) {
+		t.Errorf("the script is %s: %.200s", kind, script)
+	}
+	if _, kind := get("/dashboard/dashboard.css"); !strings.HasPrefix(kind, "text/css") {
+		t.Errorf("the style is %s", kind)
+	}
+	state, _ := get("/dashboard/state")
+	var st struct {
+		Self  string `json:"self"`
+		Nodes []struct {
+			Address, Status string
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(state), &st); err != nil || st.Self != "127.0.0.1" || len(st.Nodes) != 1 || st.Nodes[0].Status != "UP" {
+		t.Errorf("state %s: %v", state, err)
 	}
 }

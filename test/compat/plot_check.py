@@ -1,8 +1,9 @@
-"""Checks a screenshot of sibyl stress's --plot page: the PNG decodes, and
-it is not blank: enough of it differs from the page background, in the
-colours of the chart lines.
+"""Checks a screenshot of a page with charts: the PNG decodes, and it is
+not blank: enough of it differs from the page background, in the colours
+of the chart lines (by default those of sibyl stress's --plot page, or
+each of the hex colours given, at least 200 pixels of each).
 
-Usage: plot_check.py screenshot.png
+Usage: plot_check.py screenshot.png [rrggbb ...]
 """
 import struct
 import sys
@@ -62,6 +63,17 @@ def main():
     # pixels near them, so that text alone does not pass.
     def near(p, c):
         return all(abs(a - b) < 40 for a, b in zip(p, c))
+    share = drawn / len(pixels)
+    if len(sys.argv) > 2:
+        counts = {}
+        for colour in sys.argv[2:]:
+            c = tuple(int(colour[i:i + 2], 16) for i in (0, 2, 4))
+            counts[colour] = sum(1 for p in pixels if near(p, c))
+        print("plot: %dx%d screenshot, %.1f%% drawn, pixels of each colour: %s" % (width, height, 100 * share, counts))
+        if share < 0.02 or min(counts.values()) < 200:
+            print("plot: the page looks blank or lacks a colour")
+            sys.exit(1)
+        return
     blue = sum(1 for p in pixels if near(p, (0x1F, 0x77, 0xB4)))
     red = sum(1 for p in pixels if near(p, (0xD6, 0x27, 0x28)))
     share = drawn / len(pixels)

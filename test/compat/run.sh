@@ -3,7 +3,9 @@
 # directory, run compat.py against it with Debian's Python driver and its
 # LZ4 module and integrity.js with the DataStax Node.js driver, render a
 # `sibyl stress --plot` page with Debian's headless chromium and check the
-# screenshot is not blank (all installed here if missing), then stop the
+# screenshot is not blank (all installed here if missing); on a three-node
+# cluster, the drivers' view of it and the admin dashboard (dashboard.js,
+# headless chromium over the DevTools protocol); then stop the
 # node with SIGTERM, check that it drained and exited cleanly, and start it
 # again for integrity.js to find everything it wrote; then a node with
 # password authentication and permissions, through the Python driver and
@@ -75,13 +77,23 @@ fi
 # node stopped, then the Node.js driver's view of a fourth node added.
 cdir="$data/cluster"
 cport=$(free_port)
+cadmin=$(free_port)
 cluster_args=(--dir "$cdir")
-if bin/sibyl cluster up --nodes 3 "${cluster_args[@]}" --native-transport-port "$cport" --admin-port "$(free_port)" \
+if bin/sibyl cluster up --nodes 3 "${cluster_args[@]}" --native-transport-port "$cport" --admin-port "$cadmin" \
 	--gossip-port "$(free_port)" --storage-port "$(free_port)" >"$data/cluster.log" 2>&1; then
 	"$PY" -W ignore test/compat/cluster.py 127.0.0.1 "$cport" all-up || rc=1
 	"$PY" -W ignore test/compat/tracing.py 127.0.0.1 "$cport" || rc=1
 	node test/compat/cluster_events.js "$cport" || rc=1
-	bin/sibyl cluster stop node3 "${cluster_args[@]}" >>"$data/cluster.log" 2>&1 || rc=1
+	# The admin dashboard in headless chromium: it loads from the running
+	# cluster, its plots draw, and it shows node3 down once dashboard.js
+	# stops it.
+	if node test/compat/dashboard.js "http://127.0.0.1:$cadmin/" "$cport" bin/sibyl "$cdir" "$data/dashboard.png"; then
+		# The three nodes' colours, in the ring and the plots.
+		"$PY" test/compat/plot_check.py "$data/dashboard.png" 2563eb d97706 059669 || rc=1
+	else
+		rc=1
+		bin/sibyl cluster stop node3 "${cluster_args[@]}" >>"$data/cluster.log" 2>&1 || true
+	fi
 	"$PY" -W ignore test/compat/cluster.py 127.0.0.1 "$cport" one-down || rc=1
 	# A bootstrap streams from the nodes giving up ranges: node3 must be back.
 	bin/sibyl cluster start node3 "${cluster_args[@]}" >>"$data/cluster.log" 2>&1 || rc=1
