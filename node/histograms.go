@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/internal/histogram"
 	"github.com/sibyldb/sibyl/internal/workers"
 	"github.com/sibyldb/sibyl/messaging"
@@ -187,6 +188,31 @@ var (
 	}
 )
 
+// Tables' latencies as their coordinator saw them: Cassandra's Table
+// CoordinatorReadLatency, CoordinatorWriteLatency, CoordinatorScanLatency.
+var tableCoordinatorMetrics = []struct {
+	desc *prometheus.Desc
+	of   func(*coordinator.TableLatencies) *histogram.Histogram
+}{
+	{prometheus.NewDesc("sibyl_table_coordinator_read_latency_seconds", "Time to answer the partition reads of a table this node coordinated: Cassandra's Table CoordinatorReadLatency.", tableLabels, nil),
+		func(l *coordinator.TableLatencies) *histogram.Histogram { return l.Read }},
+	{prometheus.NewDesc("sibyl_table_coordinator_write_latency_seconds", "Time to answer the writes of a table this node coordinated: Cassandra's Table CoordinatorWriteLatency.", tableLabels, nil),
+		func(l *coordinator.TableLatencies) *histogram.Histogram { return l.Write }},
+	{prometheus.NewDesc("sibyl_table_coordinator_scan_latency_seconds", "Time to answer the range reads of a table this node coordinated: Cassandra's Table CoordinatorScanLatency.", tableLabels, nil),
+		func(l *coordinator.TableLatencies) *histogram.Histogram { return l.Range }},
+}
+
+// The SSTables' estimated histograms of a table: Cassandra's Table
+// EstimatedPartitionSizeHistogram and EstimatedColumnCountHistogram.
+var (
+	partitionSizes = prometheus.NewDesc("sibyl_table_partition_size_bytes",
+		"Sizes of a table's partitions in its SSTables on this node: Cassandra's Table EstimatedPartitionSizeHistogram.", tableLabels, nil)
+	cellCounts = prometheus.NewDesc("sibyl_table_cell_count",
+		"Cells of a table's partitions in its SSTables on this node: Cassandra's Table EstimatedColumnCountHistogram.", tableLabels, nil)
+	partitionSizeBounds = []int64{100, 1 << 10, 10 << 10, 100 << 10, 1 << 20, 10 << 20, 100 << 20, 1 << 30, 10 << 30}
+	cellCountBounds     = []int64{1, 10, 100, 1000, 10_000, 100_000, 1_000_000}
+)
+
 // Tables' figures, as gauges: Cassandra's Table LiveSSTableCount,
 // LiveDiskSpaceUsed, MemtableLiveDataSize and PendingCompactions.
 var tableGauges = []struct {
@@ -224,6 +250,12 @@ func (c scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 				ch <- m
 			}
 		}
+		coordinated := c.n.coord.Stats.TableLatency(st.ID())
+		for _, tm := range tableCoordinatorMetrics {
+			if m := constHistogram(tm.desc, tm.of(coordinated), true, t.Keyspace, t.Name); m != nil {
+				ch <- m
+			}
+		}
 		stats := st.Stats()
 		if stats.SSTables == 0 && stats.MemtableBytes == 0 {
 			continue
@@ -231,7 +263,22 @@ func (c scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, g := range tableGauges {
 			ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, g.of(stats, st), t.Keyspace, t.Name)
 		}
+		if stats.SSTables > 0 {
+			sizes, cells, _ := st.SSTableHistograms()
+			ch <- estimatedHistogram(partitionSizes, sizes, partitionSizeBounds, t.Keyspace, t.Name)
+			ch <- estimatedHistogram(cellCounts, cells, cellCountBounds, t.Keyspace, t.Name)
+		}
 	}
+}
+
+// estimatedHistogram is an SSTable histogram as a Prometheus histogram.
+func estimatedHistogram(desc *prometheus.Desc, h histogram.Estimated, bounds []int64, labels ...string) prometheus.Metric {
+	count, sum, atMost := h.Cumulative(bounds)
+	buckets := make(map[float64]uint64, len(bounds))
+	for i, b := range bounds {
+		buckets[float64(b)] = atMost[i]
+	}
+	return prometheus.MustNewConstHistogram(desc, count, float64(sum), buckets, labels...)
 }
 
 // constHistogram is h as a Prometheus histogram (latencies, recorded in

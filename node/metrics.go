@@ -15,6 +15,7 @@ import (
 	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/storage"
+	"github.com/sibyldb/sibyl/streaming"
 )
 
 // metrics are the node's Prometheus counters, served on the admin API's
@@ -106,8 +107,33 @@ func (m *metrics) watchTLS(listener string, t *tlsconf.Server) {
 		func() float64 { return float64(t.Reloads.Load()) }))
 }
 
+// watchStreaming adds the data streamed in and out.
+func (m *metrics) watchStreaming(s *streaming.Service) {
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_streaming_incoming_bytes_total",
+		Help: "Data streamed in from other nodes: Cassandra's Streaming TotalIncomingBytes."},
+		func() float64 { return float64(s.IncomingBytes.Load()) }))
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_streaming_outgoing_bytes_total",
+		Help: "Data streamed out to other nodes: Cassandra's Streaming TotalOutgoingBytes."},
+		func() float64 { return float64(s.OutgoingBytes.Load()) }))
+}
+
 // watchEngine adds the engine's own counters.
 func (m *metrics) watchEngine(e *storage.Engine) {
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_compaction_bytes_compacted_total",
+		Help: "Data compactions wrote: Cassandra's Compaction BytesCompacted."},
+		func() float64 { _, b := e.Compacted(); return float64(b) }))
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_compaction_completed_total",
+		Help: "Compactions finished: Cassandra's Compaction CompletedTasks."},
+		func() float64 { c, _ := e.Compacted(); return float64(c) }))
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sibyl_compaction_pending_tasks",
+		Help: "Compactions the tables call for: Cassandra's Compaction PendingTasks."},
+		func() float64 {
+			pending := 0
+			for _, t := range e.Tables() {
+				pending += t.PendingCompactions()
+			}
+			return float64(pending)
+		}))
 	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_commitlog_segment_allocation_failures_total",
 		Help: "Times the commit log could not make a new segment (a full disk, most often); writes resume once it can."},
 		func() float64 { return float64(e.CommitLogAllocationFailures()) }))

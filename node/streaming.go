@@ -29,6 +29,7 @@ func (n *Node) startStreaming() error {
 		n.messaging.Handle(verb, h)
 	}
 	n.streaming = svc
+	n.metrics.watchStreaming(svc)
 	n.repair = &repair.Service{Tables: n.engine, Network: nodeNetwork{n}, Partitioner: n.engine.Partitioner(),
 		Spans:  func(r partitioner.Range) []storage.KeySpan { return n.appendRangeSpans(nil, r) },
 		Record: n.acceptRepairRecord, Uncommitted: n.coord.UncommittedPaxos}

@@ -248,6 +248,8 @@ func (t *Table) compact(inputs []*sstableRef, level int, cutSize int64, keep fun
 		outs.release()
 		return fmt.Errorf("storage: compact %s.%s: %w", t.opts.Keyspace, t.opts.Name, err)
 	}
+	t.e.compactions.Add(1)
+	t.e.compactedBytes.Add(int64(outs.written))
 	t.e.opts.Logger.Debug().Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Int("inputs", len(inputs)).
 		Int("outputs", len(outs.done)).Int("output_level", level).Dur("took", t.e.opts.Now().Sub(start)).Msg("compacted")
 	return nil

@@ -58,6 +58,10 @@ type Engine struct {
 	stopCompactions    sync.Once
 	// tasks are the compactions running (nodetool compactionstats).
 	tasks taskRegistry
+	// compactions and compactedBytes count the compactions finished and
+	// what they wrote (Cassandra's Compaction CompletedTasks and
+	// BytesCompacted).
+	compactions, compactedBytes atomic.Int64
 }
 
 // ErrCompactionStopped is a compaction that gave up because the engine

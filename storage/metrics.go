@@ -75,3 +75,9 @@ func (e *Engine) CacheStats() sstable.CacheStats { return e.cache.Stats() }
 func (e *Engine) StageLimits() (flushes, compactions int) {
 	return cap(e.flushSlots), cap(e.compactionSlots)
 }
+
+// Compacted is how many compactions have finished since the start, and
+// what they wrote.
+func (e *Engine) Compacted() (compactions, bytes int64) {
+	return e.compactions.Load(), e.compactedBytes.Load()
+}

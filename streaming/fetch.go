@@ -172,6 +172,7 @@ func (p *puller) next(offset int64) (chunk, error) {
 		p.s.mu.Lock()
 		p.prog.BytesDone += int64(len(c.data))
 		p.s.mu.Unlock()
+		p.s.IncomingBytes.Add(int64(len(c.data)))
 		return c, nil
 	}
 }

@@ -113,6 +113,10 @@ type Service struct {
 	// life ends at Close: the pulls another node asked for stop with it.
 	life context.Context
 	end  context.CancelFunc
+	// IncomingBytes and OutgoingBytes count the data streamed in and out
+	// since the start (Cassandra's Streaming TotalIncomingBytes and
+	// TotalOutgoingBytes).
+	IncomingBytes, OutgoingBytes atomic.Int64
 }
 
 // New makes a Service; its Handlers go on the node's messaging.
@@ -310,6 +314,7 @@ func (s *Service) chunk(_ context.Context, from string, payload []byte) ([]byte,
 	ss.lastUsed = s.opts.Now()
 	if err == nil {
 		ss.progress.BytesDone += int64(len(c.data))
+		s.OutgoingBytes.Add(int64(len(c.data)))
 		if c.last && !sec.delivered {
 			sec.delivered = true
 			ss.progress.Done++

@@ -115,3 +115,27 @@ func (h Estimated) Max() float64 {
 // LastOffset is the largest value a histogram of n offsets counts without
 // overflowing.
 func LastOffset(n int) int64 { return offsets[n-1] }
+
+// Cumulative is the histogram in Prometheus's form: the count, the sum
+// (each value taken as its bucket's offset, an upper estimate; the
+// overflow bucket's as the last offset) and for each upper bound,
+// ascending, how many values were at most it (a bucket counts towards a
+// bound its offset is at most).
+func (h Estimated) Cumulative(bounds []int64) (count uint64, sum int64, atMost []uint64) {
+	atMost = make([]uint64, len(bounds))
+	for i, c := range h {
+		if c == 0 {
+			continue
+		}
+		count += uint64(c)
+		offset := offsets[min(i, len(h)-2)]
+		sum += c * offset
+		if i == len(h)-1 {
+			continue // the overflow: above every offset
+		}
+		for j := len(bounds) - 1; j >= 0 && offset <= bounds[j]; j-- {
+			atMost[j] += uint64(c)
+		}
+	}
+	return count, sum, atMost
+}

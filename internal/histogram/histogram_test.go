@@ -1,6 +1,7 @@
 package histogram
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -131,5 +132,34 @@ func TestEstimatedAsCassandra(t *testing.T) {
 	h.Add(math.MaxInt64)
 	if !h.Overflowed() || !math.IsNaN(h.Percentile(0.5)) || h.Max() != math.MaxInt64 {
 		t.Errorf("overflowed: %v %v %v", h.Overflowed(), h.Percentile(0.5), h.Max())
+	}
+}
+
+// TestEstimatedCumulative checks an estimated histogram's cumulative
+// counts against its values: a value counts towards every bound at least
+// its bucket's offset, and one past the last offset towards none.
+func TestEstimatedCumulative(t *testing.T) {
+	h := NewEstimated(PartitionSizeBuckets)
+	values := []int64{1, 5, 100, 101, 5000, 1 << 20}
+	for _, v := range values {
+		h.Add(v)
+	}
+	h.Add(LastOffset(PartitionSizeBuckets) + 1) // overflow
+	bounds := []int64{1, 100, 1000, 1 << 21}
+	count, sum, atMost := h.Cumulative(bounds)
+	if count != uint64(len(values)+1) {
+		t.Errorf("count %d", count)
+	}
+	// 1 and 5 fall in buckets 1 and 5; 100 and 101 in the one whose
+	// offset is 103, above the bound 100; 5000 and 1 MiB under 2 MiB.
+	if want := []uint64{1, 2, 4, 6}; fmt.Sprint(atMost) != fmt.Sprint(want) {
+		t.Errorf("at most %v: %v, want %v", bounds, atMost, want)
+	}
+	var least int64
+	for _, v := range values {
+		least += v
+	}
+	if sum < least {
+		t.Errorf("sum %d below the values' %d", sum, least)
 	}
 }

@@ -116,6 +116,24 @@ func TestLatencyHistograms(t *testing.T) {
 	if got := metric(t, adminPort, "sibyl_table_live_disk_space_used_bytes"+table); got <= 0 {
 		t.Errorf("live disk space after a flush %v", got)
 	}
+	// The SSTable's ten partitions, of four cells each.
+	if got := metric(t, adminPort, "sibyl_table_partition_size_bytes_count"+table); got != 10 {
+		t.Errorf("partition sizes counted %v, want 10", got)
+	}
+	if got := metric(t, adminPort, `sibyl_table_cell_count_bucket{keyspace="ks",table="t",le="10"}`); got != 10 {
+		t.Errorf("partitions of at most 10 cells %v, want 10", got)
+	}
+	if got := metric(t, adminPort, `sibyl_table_cell_count_bucket{keyspace="ks",table="t",le="1"}`); got != 0 {
+		t.Errorf("partitions of at most 1 cell %v, want 0", got)
+	}
+	// The coordinator's latencies of the table: every write, and every
+	// read so far (those before the flush and after).
+	if got := metric(t, adminPort, "sibyl_table_coordinator_write_latency_seconds_count"+table); got != writes {
+		t.Errorf("coordinator write latency count %v, want %d", got, writes)
+	}
+	if got := metric(t, adminPort, "sibyl_table_coordinator_read_latency_seconds_count"+table); got != 2*reads+1 {
+		t.Errorf("coordinator read latency count %v, want %d", got, 2*reads+1)
+	}
 	// Ten partitions of four rows of one cell each; the reads before the
 	// flush merged no SSTable, those after one.
 	out, _ = run("tablehistograms", "ks", "t")
