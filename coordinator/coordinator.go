@@ -106,6 +106,10 @@ type Config struct {
 	// Tracer makes this node's part of the traced requests other
 	// coordinators send it; nil: it records none.
 	Tracer *tracing.Tracer
+	// Contended, when set, hears of each Paxos round of a partition that
+	// lost to another and tries again (nodetool toppartitions samples
+	// them).
+	Contended func(table mutation.TableID, key []byte)
 	// CounterID names this node's shards of the counters it leads writes
 	// of: its host id, kept for its life (a node that replaces another
 	// has its own); the zero id while it has none, when it leads none.

@@ -294,6 +294,9 @@ func (c *Coordinator) newBallot(min Ballot) Ballot {
 func (r *paxosRound) backOff(by Ballot) error {
 	r.contentions++
 	r.c.Stats.CASContentions.Add(1)
+	if f := r.c.cfg.Contended; f != nil {
+		f(r.t.ID, r.key)
+	}
 	r.minBallot = latestBallot(r.minBallot, by)
 	upper := min(100*time.Millisecond, 2*time.Millisecond<<min(r.contentions, 6))
 	wait := upper/2 + time.Duration(r.c.rand()%uint64(upper/2))

@@ -186,6 +186,7 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 	handle("GET /tablehistograms", n.adminTableHistograms)
 	handle("GET /proxyhistograms", n.adminProxyHistograms)
 	handle("GET /tpstats", n.adminTPStats)
+	handle("POST /toppartitions", n.adminTopPartitions)
 	handle("GET /logginglevels", n.adminLoggingLevels)
 	handle("POST /logginglevel", n.adminSetLoggingLevel)
 	handle("GET /compactionstats", func(*http.Request) (any, error) {

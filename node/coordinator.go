@@ -55,6 +55,11 @@ func (n *Node) newCoordinator() (*coordinator.Coordinator, error) {
 		StoragePort: n.cfg.StoragePort,
 		Logger:      *n.cfg.Logger,
 		Tracer:      n.tracer,
+		Contended: func(table mutation.TableID, key []byte) {
+			if st, err := n.engine.Table(table); err == nil {
+				st.SampleContention(key)
+			}
+		},
 		CounterID: func() mutation.CounterID {
 			if id := n.counterID.Load(); id != nil {
 				return *id

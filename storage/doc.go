@@ -13,7 +13,8 @@
 // the engine), cell reconciliation (package mutation), file formats
 // (packages commitlog and sstable).
 // May import: memtable, sstable, commitlog, mutation, partitioner,
-// internal/invariants, pebble/vfs, zerolog.
+// internal/invariants, internal/histogram, internal/workers, internal/topk,
+// tracing, pebble/vfs, zerolog.
 // Must not import: schema, ring, gossip, messaging, coordinator, cql.
 //
 // Concurrency: Engine and Table methods are safe for concurrent use.

@@ -109,7 +109,12 @@ func (t *Table) read(key []byte, opts ReadQuery, raw *[]mutation.Entry) (*Partit
 	var seen scanned
 	p, err := readPartition(it, t.e.opts.SSTable.TokenLen, prefix, key, opts, raw, &seen)
 	err = t.e.reportFailure(errors.Join(err, it.Close()))
-	t.metrics.ReadLatency.Record(since(start))
+	took := since(start)
+	t.metrics.ReadLatency.Record(took)
+	if s := t.sampling.Load(); s != nil {
+		s.Reads.Add(string(key), 1)
+		s.ReadTime.Max(string(key), took)
+	}
 	t.metrics.TombstonesPerRead.Record(int64(seen.dead))
 	t.metrics.LivePerRead.Record(int64(seen.live))
 	return p, err

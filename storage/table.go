@@ -196,7 +196,9 @@ type Table struct {
 	levelCursors levelCursors
 	readStats    struct{ reads, sstables atomic.Int64 }
 	metrics      *TableMetrics
-	writes       atomic.Int64
+	// sampling is the toppartitions session running, or nil.
+	sampling atomic.Pointer[Sampling]
+	writes   atomic.Int64
 	// purge is when tombstones may go (gc grace, tombstone GC mode), which
 	// Reconfigure may change.
 	purge atomic.Pointer[purgeRule]
@@ -355,6 +357,10 @@ func (t *Table) apply(log *commitlog.Log, m *mutation.Mutation) error {
 	}
 	buf := payloadBuffers.Get().(*[]byte)
 	*buf = mutation.AppendMutation((*buf)[:0], m)
+	if s := t.sampling.Load(); s != nil {
+		s.Writes.Add(string(m.Key), 1)
+		s.WriteSize.Max(string(m.Key), int64(len(*buf)))
+	}
 	if invariants.Enabled {
 		checkEncoding(m, *buf)
 	}

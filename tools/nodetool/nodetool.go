@@ -358,6 +358,8 @@ func init() {
 		"tablehistograms":         (*client).tableHistograms,
 		"cfhistograms":            (*client).tableHistograms,
 		"settraceprobability":     (*client).setTraceProbability,
+		"profileload":             (*client).profileLoad,
+		"toppartitions":           (*client).profileLoad,
 	}
 }
 
