@@ -49,7 +49,7 @@ var allowedImports = map[string][]string{
 	"metadata":         {"internal/wire", "internal/durable", "messaging"},
 	"virtual":          {"schema", "storage", "mutation", "mutation/request", "partitioner"},
 	"node": {"cql/native", "cql/exec", "auth", "tracing", "internal/histogram", "internal/workers", "internal/tlsconf", "coordinator", "hints", "streaming", "repair", "metadata", "gossip", "messaging", "ring", "schema",
-		"storage", "mutation", "mutation/request", "partitioner", "virtual"},
+		"storage", "mutation", "mutation/request", "partitioner", "virtual", "internal/topk"},
 	"tools":               {},
 	"tools/cqlsh":         {},
 	"tools/nodetool":      {"internal/tlsconf", "internal/histogram"},

@@ -5,6 +5,7 @@
 // Owns: the summary and its error bounds.
 // Does not own: what is sampled or when (storage, node).
 // May import: nothing of Sibyl's.
+// Must not import: any other Sibyl package.
 //
 // Concurrency: a Summary is safe for concurrent use.
 package topk
