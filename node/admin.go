@@ -55,6 +55,17 @@ type AdminInfo struct {
 	OffHeapMiB      float64 `json:"off_heap_mib"`
 	Drained         bool    `json:"drained"`
 	SchemaVersion   string  `json:"schema_version"`
+	// ChunkCache is the block cache, Cassandra's chunk cache.
+	ChunkCache AdminCache `json:"chunk_cache"`
+}
+
+// AdminCache is a cache as nodetool info shows it.
+type AdminCache struct {
+	Entries, SizeBytes, CapacityBytes int64
+	Hits, Misses, Requests            int64
+	// RecentHitRate is the share of the last quarter of an hour's
+	// requests that hit; nil when there were none (nodetool prints NaN).
+	RecentHitRate *float64
 }
 
 // AdminTableStats is one table in nodetool tablestats.
@@ -383,7 +394,19 @@ func (n *Node) adminInfo() AdminInfo {
 		OffHeapMiB:      float64(ms.Sys-ms.HeapSys) / mib,
 		Drained:         n.drained.Load(),
 		SchemaVersion:   cqltype.UUIDType.Format(version[:]),
+		ChunkCache:      n.chunkCache(),
 	}
+}
+
+// chunkCache is the block cache's figures.
+func (n *Node) chunkCache() AdminCache {
+	c := n.engine.CacheStats()
+	out := AdminCache{Entries: c.Entries, SizeBytes: c.Size, CapacityBytes: c.Capacity, Hits: c.Hits, Misses: c.Misses, Requests: c.Hits + c.Misses}
+	if requests, hits := n.cacheRates.rates(time.Now(), out.Requests, c.Hits); requests > 0 {
+		rate := hits / requests
+		out.RecentHitRate = &rate
+	}
+	return out
 }
 
 // localIdentityCached is the host id as system.local holds it.

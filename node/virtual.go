@@ -194,16 +194,15 @@ func (n *Node) threadPoolRows() ([]virtual.Row, error) {
 // (file_cache_size), Cassandra's chunk cache. Sibyl keeps no key or row
 // cache.
 func (n *Node) cacheRows() ([]virtual.Row, error) {
-	c := n.engine.CacheStats()
-	requests := c.Hits + c.Misses
+	c := n.chunkCache()
 	ratio := math.NaN()
-	if requests > 0 {
-		ratio = float64(c.Hits) / float64(requests)
+	if c.Requests > 0 {
+		ratio = float64(c.Hits) / float64(c.Requests)
 	}
-	recentRequests, recentHits := n.cacheRates.rates(time.Now(), requests, c.Hits)
-	return []virtual.Row{{"name": virtual.Text("chunks"), "capacity_bytes": virtual.Bigint(c.Capacity),
-		"size_bytes": virtual.Bigint(c.Size), "entry_count": virtual.Int(int(c.Entries)),
-		"request_count": virtual.Bigint(requests), "hit_count": virtual.Bigint(c.Hits), "hit_ratio": virtual.Double(ratio),
+	recentRequests, recentHits := n.cacheRates.rates(time.Now(), c.Requests, c.Hits)
+	return []virtual.Row{{"name": virtual.Text("chunks"), "capacity_bytes": virtual.Bigint(c.CapacityBytes),
+		"size_bytes": virtual.Bigint(c.SizeBytes), "entry_count": virtual.Int(int(c.Entries)),
+		"request_count": virtual.Bigint(c.Requests), "hit_count": virtual.Bigint(c.Hits), "hit_ratio": virtual.Double(ratio),
 		"recent_request_rate_per_second": virtual.Bigint(int64(recentRequests)),
 		"recent_hit_rate_per_second":     virtual.Bigint(int64(recentHits))}}, nil
 }

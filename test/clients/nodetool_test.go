@@ -60,6 +60,12 @@ func TestNodetool(t *testing.T) {
 			t.Errorf("info lacks %q:\n%s", want, out)
 		}
 	}
+	// The caches, in Cassandra's lines: the block cache is the chunk cache
+	// (file_cache_size, 512 MiB by default); Sibyl keeps no other.
+	if !strings.Contains(out, "\nKey Cache              : entries 0, size 0 bytes, capacity 0 bytes, 0 hits, 0 requests, NaN recent hit rate, 0 save period in seconds\n") ||
+		!regexp.MustCompile(`\nChunk Cache            : entries \d+, size [0-9.]+ (bytes|KiB|MiB), capacity 512 MiB, \d+ misses, \d+ requests, (NaN|[01]\.\d{3}) recent hit rate, NaN microseconds miss latency\n`).MatchString(out) {
+		t.Errorf("info's caches:\n%s", out)
+	}
 	if out, _, _ := run("ring"); strings.Count(out, "127.0.0.1       rack1       Up     Normal") != 16 || !strings.HasSuffix(out, "\n  ") {
 		t.Errorf("ring:\n%q", out)
 	}

@@ -258,6 +258,10 @@ type info struct {
 	HeapUsedMiB     float64 `json:"heap_used_mib"`
 	HeapTotalMiB    float64 `json:"heap_total_mib"`
 	OffHeapMiB      float64 `json:"off_heap_mib"`
+	ChunkCache      struct {
+		Entries, SizeBytes, CapacityBytes, Misses, Requests int64
+		RecentHitRate                                       *float64
+	} `json:"chunk_cache"`
 }
 
 type tableStats struct {
@@ -487,6 +491,19 @@ func (c *client) info(args []string) error {
 	line("Data Center", in.DataCenter)
 	line("Rack", in.Rack)
 	line("Exceptions", "0")
+	// Sibyl keeps no key, row or counter cache: they show as Cassandra
+	// shows caches of no capacity. Its block cache is the chunk cache;
+	// its misses are not timed.
+	for _, name := range []string{"Key Cache", "Row Cache", "Counter Cache"} {
+		line(name, "entries 0, size 0 bytes, capacity 0 bytes, 0 hits, 0 requests, NaN recent hit rate, 0 save period in seconds")
+	}
+	cc := in.ChunkCache
+	rate := "NaN"
+	if cc.RecentHitRate != nil {
+		rate = strconv.FormatFloat(*cc.RecentHitRate, 'f', 3, 64)
+	}
+	line("Chunk Cache", fmt.Sprintf("entries %d, size %s, capacity %s, %d misses, %d requests, %s recent hit rate, NaN microseconds miss latency",
+		cc.Entries, size(cc.SizeBytes), size(cc.CapacityBytes), cc.Misses, cc.Requests, rate))
 	tokens := slices.Clone(in.Tokens)
 	sortTokens(tokens)
 	if len(tokens) == 1 || slices.Contains(args, "-T") || slices.Contains(args, "--tokens") {
