@@ -482,3 +482,36 @@ func TestPlaintextOnlyFromAllowedPeers(t *testing.T) {
 		}
 	}
 }
+
+// TestExpiredMessagesAreDropped checks a message that waited past its
+// verb's expiry is dropped unanswered and counted by verb, while verbs
+// without an expiry are answered.
+func TestExpiredMessagesAreDropped(t *testing.T) {
+	a := startService(t, "127.0.0.1", 0, nil)
+	// Every wait is longer than a nanosecond: each ECHO expires.
+	expiring, err := Start(Options{Name: "127.0.0.2", Port: a.Port(), Expiry: func(v Verb) time.Duration {
+		if v == VerbEcho {
+			return time.Nanosecond
+		}
+		return 0
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { expiring.Close() })
+	ran := 0
+	expiring.Handle(VerbEcho, func(context.Context, string, []byte) ([]byte, error) { ran++; return nil, nil })
+	expiring.Handle(VerbRead, func(context.Context, string, []byte) ([]byte, error) { return []byte("read"), nil })
+	for range 3 {
+		if _, err := request(a, "127.0.0.2", "late", 200*time.Millisecond); err == nil || !strings.Contains(err.Error(), "timed out") {
+			t.Errorf("an expired request: %v, want no answer", err)
+		}
+	}
+	if got := expiring.Dropped(VerbEcho); got != 3 || ran != 0 {
+		t.Errorf("ECHO dropped %d, ran %d times; want 3 and 0", got, ran)
+	}
+	out, err := a.Request(context.Background(), "127.0.0.2", VerbRead, nil)
+	if err != nil || string(out) != "read" || expiring.Dropped(VerbRead) != 0 {
+		t.Errorf("a verb that never expires: %q, %v, dropped %d", out, err, expiring.Dropped(VerbRead))
+	}
+}

@@ -64,7 +64,11 @@ type Options struct {
 	// RedialAfter is how long a peer whose dial failed is not dialled
 	// again: requests to it fail at once meanwhile. Default 100ms.
 	RedialAfter time.Duration
-	Logger      *zerolog.Logger
+	// Expiry, when set, says how long a message of a verb may wait for
+	// its handler before it is dropped unanswered (its sender has given
+	// up on it by then: Cassandra's dropped messages); 0 is never.
+	Expiry func(Verb) time.Duration
+	Logger *zerolog.Logger
 }
 
 // EnsureDefaults fills in what was left out.
@@ -113,6 +117,8 @@ type Service struct {
 	// waits are, by verb, how long the messages from peers waited between
 	// their arrival and their handler's start (microseconds).
 	waits [maxVerb + 1]*histogram.Histogram
+	// dropped counts, by verb, the messages that waited past their expiry.
+	dropped [maxVerb + 1]atomic.Int64
 }
 
 // maxVerb is the highest verb number.
@@ -125,6 +131,28 @@ func (s *Service) QueueWait(v Verb) *histogram.Histogram {
 		return nil
 	}
 	return s.waits[v]
+}
+
+// Dropped is how many messages of verb v waited past their expiry and
+// were dropped unanswered.
+func (s *Service) Dropped(v Verb) int64 {
+	if v > maxVerb {
+		return 0
+	}
+	return s.dropped[v].Load()
+}
+
+// expired reports whether a message of verb v that waited this long is
+// to be dropped, and counts it if so.
+func (s *Service) expired(v Verb, waited time.Duration) bool {
+	if s.opts.Expiry == nil || v > maxVerb {
+		return false
+	}
+	if limit := s.opts.Expiry(v); limit > 0 && waited > limit {
+		s.dropped[v].Add(1)
+		return true
+	}
+	return false
 }
 
 // waiting is a request sent and not yet answered: the answer comes back
@@ -437,8 +465,13 @@ func (s *Service) serve(c Conn, done func()) {
 			s.wg.Add(1)
 			arrived := time.Now()
 			s.workers.Go(func() {
+				waited := time.Since(arrived)
 				if w := s.QueueWait(f.Verb); w != nil {
-					w.Record(time.Since(arrived).Microseconds())
+					w.Record(waited.Microseconds())
+				}
+				if s.expired(f.Verb, waited) {
+					s.wg.Done() // what run would have done
+					return
 				}
 				s.run(c, f)
 			})

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -685,6 +686,16 @@ func TestHintedHandoff(t *testing.T) {
 	if p := nodes[0].adminPendingHints(); len(p) != 1 || p[0].Address != net.JoinHostPort("127.0.0.3", strconv.Itoa(nodes[2].cfg.StoragePort)) || p[0].Status != "DOWN" || p[0].Files != 1 ||
 		p[0].HostID != cqltype.UUIDType.Format(nodes[2].hostID) {
 		t.Errorf("pending hints %+v, want one file for 127.0.0.3, down", p)
+	}
+	// system_views.pending_hints says the same, keyed by the host id.
+	res, err := exec.NewSession(nodes[0]).Run("SELECT host_id, address, port, status, files, dc, rack FROM system_views.pending_hints")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := res[0].Rows; len(rows) != 1 || !bytes.Equal(rows[0][0], nodes[2].hostID) || net.IP(rows[0][1]).String() != "127.0.0.3" ||
+		!bytes.Equal(rows[0][2], cqltype.EncodeInt(int32(nodes[2].cfg.StoragePort))) || string(rows[0][3]) != "DOWN" ||
+		!bytes.Equal(rows[0][4], cqltype.EncodeInt(1)) || string(rows[0][5]) != "datacenter1" || string(rows[0][6]) != nodes[2].cfg.Rack {
+		t.Errorf("system_views.pending_hints: %q", rows)
 	}
 
 	// Back up, it gets every hint, with no read to repair it.

@@ -364,7 +364,7 @@ func (n *Node) adminTPStats(*http.Request) (any, error) {
 		for v := messaging.Verb(0); m.QueueWait(v) != nil; v++ {
 			s := m.QueueWait(v).Recent()
 			if name := v.String(); !strings.HasPrefix(name, "VERB_") {
-				out.Messages = append(out.Messages, AdminMessageWait{Verb: name + "_REQ", P50: float64(s.Quantile(0.5)),
+				out.Messages = append(out.Messages, AdminMessageWait{Verb: name + "_REQ", Dropped: m.Dropped(v), P50: float64(s.Quantile(0.5)),
 					P95: float64(s.Quantile(0.95)), P99: float64(s.Quantile(0.99)), Max: float64(s.Max)})
 			}
 		}

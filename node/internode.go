@@ -24,13 +24,15 @@ func (n *Node) startMessaging() error {
 		}
 		transport = messaging.TCP{TLS: &messaging.TCPTLS{Server: t, Dial: n.internodeDialTLS, AllowPlaintext: n.internodePlaintextAllowed}}
 	}
-	m, err := messaging.Start(messaging.Options{Name: n.cfg.ListenAddress, Port: n.cfg.StoragePort, Logger: n.cfg.Logger, Transport: transport})
+	m, err := messaging.Start(messaging.Options{Name: n.cfg.ListenAddress, Port: n.cfg.StoragePort, Logger: n.cfg.Logger, Transport: transport,
+		Expiry: n.messageExpiry})
 	if err != nil {
 		return fmt.Errorf("storage_port: %w", err)
 	}
 	for verb, h := range n.coord.Handlers() {
 		m.Handle(verb, h)
 	}
+	n.metrics.watchMessaging(m)
 	n.messaging = m
 	return nil
 }
@@ -111,4 +113,25 @@ func SchemaMutations(e *storage.Engine, now int64) ([]*mutation.Mutation, error)
 		}
 	}
 	return out, nil
+}
+
+// messageExpiry is how long a request of a verb may wait on this replica
+// before it is dropped unanswered: its coordinator's timeout, as
+// Cassandra drops the messages their coordinator no longer waits for.
+// Gossip-like, metadata, streaming and repair messages never expire.
+func (n *Node) messageExpiry(v messaging.Verb) time.Duration {
+	switch v {
+	case messaging.VerbMutation, messaging.VerbHint, messaging.VerbBatchStore, messaging.VerbBatchRemove,
+		messaging.VerbPaxosPrepare, messaging.VerbPaxosPropose, messaging.VerbPaxosCommit:
+		return time.Duration(n.cfg.WriteRequestTimeout)
+	case messaging.VerbCounterMutation:
+		return time.Duration(n.cfg.CounterWriteRequestTimeout)
+	case messaging.VerbRead:
+		return time.Duration(n.cfg.ReadRequestTimeout)
+	case messaging.VerbRangeRead:
+		return time.Duration(n.cfg.RangeRequestTimeout)
+	case messaging.VerbTruncate:
+		return time.Duration(n.cfg.TruncateRequestTimeout)
+	}
+	return 0
 }

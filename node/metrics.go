@@ -2,6 +2,7 @@ package node
 
 import (
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -105,6 +106,18 @@ func (m *metrics) watchTLS(listener string, t *tlsconf.Server) {
 	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_tls_reloads_total",
 		Help: "Times the certificate files changed and were read again.", ConstLabels: labels},
 		func() float64 { return float64(t.Reloads.Load()) }))
+}
+
+// watchMessaging adds the messages dropped, by verb.
+func (m *metrics) watchMessaging(s *messaging.Service) {
+	for v := messaging.Verb(0); s.QueueWait(v) != nil; v++ {
+		if name := v.String(); !strings.HasPrefix(name, "VERB_") {
+			m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_dropped_messages_total",
+				Help:        "Requests from other nodes that waited past their coordinator's timeout and were dropped unanswered: Cassandra's DroppedMessage Dropped.",
+				ConstLabels: prometheus.Labels{"verb": name + "_REQ"}},
+				func() float64 { return float64(s.Dropped(v)) }))
+		}
+	}
 }
 
 // watchStreaming adds the data streamed in and out.
