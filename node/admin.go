@@ -59,6 +59,59 @@ type AdminInfo struct {
 	ChunkCache AdminCache `json:"chunk_cache"`
 }
 
+// AdminCompactionStats is nodetool compactionstats': the compactions the
+// tables call for, and those running.
+type AdminCompactionStats struct {
+	Pending        int                   `json:"pending_tasks"`
+	PendingByTable []AdminPendingTable   `json:"pending_by_table"`
+	Active         []AdminCompactionTask `json:"active"`
+	ThroughputMiB  int                   `json:"throughput_mib_per_sec"` // 0: no limit
+}
+
+// AdminPendingTable is a table's pending compactions.
+type AdminPendingTable struct {
+	Keyspace string `json:"keyspace"`
+	Table    string `json:"table"`
+	Pending  int    `json:"pending"`
+}
+
+// AdminCompactionTask is a compaction running, as system_views.sstable_tasks
+// shows it too.
+type AdminCompactionTask struct {
+	ID        string `json:"id"`
+	Kind      string `json:"kind"` // Cassandra's operation type: Compaction, Cleanup
+	Keyspace  string `json:"keyspace"`
+	Table     string `json:"table"`
+	Completed int64  `json:"completed"`
+	Total     int64  `json:"total"`
+	Unit      string `json:"unit"`
+	SSTables  int    `json:"sstables"`
+}
+
+func (n *Node) compactionStats() AdminCompactionStats {
+	out := AdminCompactionStats{PendingByTable: []AdminPendingTable{}, Active: []AdminCompactionTask{}, ThroughputMiB: n.engine.CompactionThroughput()}
+	sch := n.Schema()
+	for _, st := range n.engine.Tables() {
+		t := sch.TableByID(st.ID())
+		if t == nil {
+			continue
+		}
+		if p := st.PendingCompactions(); p > 0 {
+			out.Pending += p
+			out.PendingByTable = append(out.PendingByTable, AdminPendingTable{t.Keyspace, t.Name, p})
+		}
+	}
+	slices.SortFunc(out.PendingByTable, func(a, b AdminPendingTable) int {
+		return strings.Compare(a.Keyspace+"."+a.Table, b.Keyspace+"."+b.Table)
+	})
+	for _, t := range n.engine.Tasks() {
+		kind := strings.ToUpper(t.Kind[:1]) + t.Kind[1:]
+		out.Active = append(out.Active, AdminCompactionTask{ID: cqltype.FormatUUID(taskID(t)), Kind: kind, Keyspace: t.Keyspace,
+			Table: t.Table, Completed: t.Completed, Total: t.Total, Unit: "bytes", SSTables: t.SSTables})
+	}
+	return out
+}
+
 // AdminCache is a cache as nodetool info shows it.
 type AdminCache struct {
 	Entries, SizeBytes, CapacityBytes int64
@@ -200,17 +253,7 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 	handle("POST /toppartitions", n.adminTopPartitions)
 	handle("GET /logginglevels", n.adminLoggingLevels)
 	handle("POST /logginglevel", n.adminSetLoggingLevel)
-	handle("GET /compactionstats", func(*http.Request) (any, error) {
-		pending := 0
-		for _, ks := range n.Schema().Keyspaces() {
-			for _, t := range ks.Tables {
-				if st, err := n.engine.Table(t.ID); err == nil {
-					pending += st.PendingCompactions()
-				}
-			}
-		}
-		return map[string]any{"pending_tasks": pending, "active": []any{}}, nil
-	})
+	handle("GET /compactionstats", func(*http.Request) (any, error) { return n.compactionStats(), nil })
 	handle("GET /compactionthroughput", func(*http.Request) (any, error) {
 		return map[string]int{"mib_per_sec": n.engine.CompactionThroughput()}, nil
 	})

@@ -163,15 +163,18 @@ func (n *Node) sstableTaskRows() ([]virtual.Row, error) {
 		if t.Total > 0 {
 			ratio = float64(t.Completed) / float64(t.Total)
 		}
-		// The task's time uuid: when it began, and its number as the
-		// clock sequence and node (the IETF variant bits set).
-		id := cqltype.TimeUUIDAt(t.Started.UnixNano()/100, t.Seq&^(3<<62)|1<<63)
 		rows = append(rows, virtual.Row{"keyspace_name": virtual.Text(t.Keyspace), "table_name": virtual.Text(t.Table),
-			"task_id": id, "completion_ratio": virtual.Double(ratio), "kind": virtual.Text(t.Kind),
+			"task_id": taskID(t), "completion_ratio": virtual.Double(ratio), "kind": virtual.Text(t.Kind),
 			"progress": virtual.Bigint(t.Completed), "sstables": virtual.Int(t.SSTables), "total": virtual.Bigint(t.Total),
 			"unit": virtual.Text("bytes")})
 	}
 	return rows, nil
+}
+
+// taskID is a compaction's time uuid: when it began, and its number as
+// the clock sequence and node (the IETF variant bits set).
+func taskID(t storage.Task) []byte {
+	return cqltype.TimeUUIDAt(t.Started.UnixNano()/100, t.Seq&^(3<<62)|1<<63)
 }
 
 // threadPoolRows are the node's stages. Sibyl's stages never block a

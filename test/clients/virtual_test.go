@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -298,8 +299,15 @@ func TestSystemViews(t *testing.T) {
 			task = viewRow(t, s, "SELECT * FROM system_views.sstable_tasks WHERE keyspace_name = 'ks'")
 			time.Sleep(20 * time.Millisecond)
 		}
+		// nodetool compactionstats lists it too, while it runs.
+		var stats strings.Builder
+		nodetool.Run([]string{"-h", "127.0.0.1", "-p", strconv.Itoa(adminPort), "compactionstats"}, &stats, &stats)
 		nodetoolRun("setcompactionthroughput", "0")
 		<-done
+		if task != nil && !regexp.MustCompile(`^pending tasks: \d+\n(- ks\.big: \d+\n)?\nid +compaction type +keyspace +table +completed +total +unit +progress *\n`+
+			`[0-9a-f-]{36} +Compaction +ks +big +\d+ +\d+ +bytes +\d+\.\d\d% *\nActive compaction remaining time :  +\dh\d\dm\d\ds\n$`).MatchString(stats.String()) {
+			t.Errorf("compactionstats while compacting:\n%s", stats.String())
+		}
 		if task == nil {
 			t.Fatal("the compaction never showed in sstable_tasks")
 		}

@@ -732,14 +732,74 @@ func (c *client) tableStats(args []string) error {
 	return nil
 }
 
-func (c *client) compactionStats([]string) error {
+// compactionStats is nodetool compactionstats [-H] [-V]: the pending
+// compactions, by table, then those running (-V: in sstable_tasks'
+// columns; -H: sizes human readable) and the time left at the throughput
+// limit.
+func (c *client) compactionStats(args []string) error {
+	human, vtable := false, false
+	for _, a := range args {
+		switch a {
+		case "-H", "--human-readable":
+			human = true
+		case "-V", "--vtable":
+			vtable = true
+		default:
+			return usef("Found unexpected parameters: [%s]", strings.Join(args, ", "))
+		}
+	}
 	var st struct {
-		Pending int `json:"pending_tasks"`
+		Pending        int `json:"pending_tasks"`
+		PendingByTable []struct {
+			Keyspace, Table string
+			Pending         int
+		} `json:"pending_by_table"`
+		Active []struct {
+			ID, Kind, Keyspace, Table, Unit string
+			Completed, Total                int64
+			SSTables                        int
+		} `json:"active"`
+		ThroughputMiB int64 `json:"throughput_mib_per_sec"`
 	}
 	if err := c.call("GET", "/compactionstats", nil, &st); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.out, "pending tasks: %d\n\n", st.Pending)
+	fmt.Fprintf(c.out, "pending tasks: %d\n", st.Pending)
+	for _, p := range st.PendingByTable {
+		fmt.Fprintf(c.out, "- %s.%s: %d\n", p.Keyspace, p.Table, p.Pending)
+	}
+	fmt.Fprintln(c.out)
+	if len(st.Active) == 0 {
+		return nil
+	}
+	rows := [][]string{{"id", "compaction type", "keyspace", "table", "completed", "total", "unit", "progress"}}
+	if vtable {
+		rows = [][]string{{"keyspace", "table", "task id", "completion ratio", "kind", "progress", "sstables", "total", "unit"}}
+	}
+	var remaining int64
+	for _, a := range st.Active {
+		completed, total := strconv.FormatInt(a.Completed, 10), strconv.FormatInt(a.Total, 10)
+		if human {
+			completed, total = size(a.Completed), size(a.Total)
+		}
+		percent := "n/a"
+		if a.Total != 0 {
+			percent = strconv.FormatFloat(float64(a.Completed)/float64(a.Total)*100, 'f', 2, 64) + "%"
+		}
+		if vtable {
+			rows = append(rows, []string{a.Keyspace, a.Table, a.ID, percent, a.Kind, completed, strconv.Itoa(a.SSTables), total, a.Unit})
+		} else {
+			rows = append(rows, []string{a.ID, a.Kind, a.Keyspace, a.Table, completed, total, a.Unit, percent})
+		}
+		remaining += max(a.Total-a.Completed, 0)
+	}
+	c.table(rows)
+	left := "n/a"
+	if st.ThroughputMiB > 0 {
+		secs := remaining / (st.ThroughputMiB << 20)
+		left = fmt.Sprintf("%dh%02dm%02ds", secs/3600, secs%3600/60, secs%60)
+	}
+	fmt.Fprintf(c.out, "%25s%10s\n", "Active compaction remaining time : ", left)
 	return nil
 }
 
