@@ -1,6 +1,7 @@
 package gossip
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -353,5 +354,57 @@ func TestKeyRotationAtRunTime(t *testing.T) {
 	}
 	if err := startIn(t, "alpha", 5, 0, 100).InstallKey(keyA); err != ErrNotEncrypted {
 		t.Fatalf("a key installed on unsealed gossip: %v", err)
+	}
+}
+
+// TestSuspendAndResume: a node that stops gossiping (nodetool
+// disablegossip) is seen down, shut down, by the others; started again,
+// it is seen up with the status it had, as a newer generation.
+func TestSuspendAndResume(t *testing.T) {
+	g1 := start(t, 1, 0, 100)
+	seed := fmt.Sprintf("127.0.0.1:%d", g1.Port())
+	g2 := start(t, 2, 0, 100, seed)
+	g3 := start(t, 3, 0, 100, seed)
+	for _, g := range []*Gossiper{g1, g2, g3} {
+		for n := 1; n <= 3; n++ {
+			e := fmt.Sprintf("127.0.0.%d", n)
+			eventually(t, "membership", func() (bool, string) { return sees(g, e, true, HostID, "host-"+strconv.Itoa(n)) })
+		}
+	}
+	port := g2.Port()
+	if err := g2.Suspend(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if !g2.Suspended() {
+		t.Fatal("not suspended after Suspend")
+	}
+	for _, g := range []*Gossiper{g1, g3} {
+		eventually(t, "a node that stopped gossiping", func() (bool, string) { return sees(g, "127.0.0.2", false, Status, StatusShutdown+",true") })
+	}
+	// Facts set meanwhile stay with the node until it gossips again.
+	g2.Set(Schema, "schema-while-suspended")
+	if err := g2.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	if g2.Suspended() || g2.Port() != port {
+		t.Fatalf("after Resume: suspended %v, port %d (was %d)", g2.Suspended(), g2.Port(), port)
+	}
+	for _, g := range []*Gossiper{g1, g3} {
+		eventually(t, "a node gossiping again", func() (bool, string) { return sees(g, "127.0.0.2", true, Status, StatusNormal+",0") })
+		eventually(t, "its facts", func() (bool, string) { return sees(g, "127.0.0.2", true, Schema, "schema-while-suspended") })
+		if gen := g.Endpoints()["127.0.0.2"].Generation; gen <= 100 {
+			t.Errorf("%s sees generation %d after the resume", g.Name(), gen)
+		}
+	}
+	// Its own view came back too: it sees the others up.
+	for _, e := range []string{"127.0.0.1", "127.0.0.3"} {
+		eventually(t, "the others, from the resumed node", func() (bool, string) { return sees(g2, e, true, Status, StatusNormal+",0") })
+	}
+	// Suspend twice, Resume twice, and Close while suspended are harmless.
+	if err := errors.Join(g2.Suspend(time.Second), g2.Suspend(time.Second), g2.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if err := g2.Resume(); err != nil || g2.Suspended() != true {
+		t.Errorf("Resume after Close: %v, suspended %v", err, g2.Suspended())
 	}
 }

@@ -135,8 +135,13 @@ func clusterLabel(name string) string {
 // Gossiper is one node's membership in the cluster.
 type Gossiper struct {
 	opts Options
-	ml   *memberlist.Memberlist
-	q    *memberlist.TransmitLimitedQueue
+	// ml is the running memberlist: a new one each time gossip starts
+	// again after Suspend.
+	ml atomic.Pointer[memberlist.Memberlist]
+	q  *memberlist.TransmitLimitedQueue
+	// transports made are how many memberlist transports were made: one
+	// given in Options serves one start only.
+	transports int
 
 	mu        sync.Mutex
 	endpoints map[string]*EndpointState // every node known, this one included
@@ -158,11 +163,21 @@ type Gossiper struct {
 	// label or their encryption: sent by no node of this cluster.
 	refused atomic.Int64
 
-	pending map[string]bool // endpoints changed since OnChange last ran (under mu)
-	wake    chan struct{}
-	joined  chan struct{} // closed once a seed has answered, or at once for a seed
-	stop    chan struct{}
-	done    sync.WaitGroup
+	pending    map[string]bool // endpoints changed since OnChange last ran (under mu)
+	wake       chan struct{}
+	joined     chan struct{} // closed once a seed has answered, or at once for a seed
+	joinedOnce sync.Once
+	stop       chan struct{}
+	done       sync.WaitGroup
+
+	// lifeMu orders Suspend, Resume and Close. While suspended the node
+	// gossips nothing: runStop is closed and the memberlist shut down;
+	// saved holds the STATUS facts it had, which Resume gossips again.
+	lifeMu    sync.Mutex
+	suspended bool
+	saved     map[ApplicationState]string
+	runStop   chan struct{}
+	runDone   sync.WaitGroup
 }
 
 // Start joins the cluster: it binds the gossip port, then reaches the
@@ -186,6 +201,35 @@ func Start(opts Options) (*Gossiper, error) {
 	}
 	g.endpoints[opts.Name] = self
 
+	if len(opts.EncryptionKeys) > 0 {
+		kr, err := memberlist.NewKeyring(opts.EncryptionKeys, opts.EncryptionKeys[0])
+		if err != nil {
+			return nil, fmt.Errorf("gossip: %w", err)
+		}
+		g.kr = kr
+	}
+	// The queue is there before memberlist listens: a peer's ping can
+	// come the moment it does (a restarted node's peers are probing its
+	// address), and the answer takes broadcasts from the queue.
+	g.q = &memberlist.TransmitLimitedQueue{RetransmitMult: memberlist.DefaultLANConfig().RetransmitMult, NumNodes: func() int {
+		if ml := g.ml.Load(); ml != nil {
+			return ml.NumMembers()
+		}
+		return 1
+	}}
+	if err := g.listen(); err != nil {
+		return nil, err
+	}
+	g.seeds, g.isSeed = otherSeeds(opts.Seeds, opts.Name, strconv.Itoa(g.Port()))
+	g.done.Add(1)
+	go g.notify()
+	g.startRun(false)
+	return g, nil
+}
+
+// listen makes and starts a memberlist on the gossip port.
+func (g *Gossiper) listen() error {
+	opts := &g.opts
 	cfg := memberlist.DefaultLANConfig()
 	cfg.Name = opts.Name
 	cfg.BindAddr, cfg.AdvertiseAddr = opts.Name, opts.Name
@@ -199,49 +243,44 @@ func Start(opts Options) (*Gossiper, error) {
 	cfg.Delegate = (*delegate)(g)
 	cfg.Events = (*events)(g)
 	cfg.LogOutput = logWriter{opts.Logger, &g.refused}
-	if len(opts.EncryptionKeys) > 0 {
-		kr, err := memberlist.NewKeyring(opts.EncryptionKeys, opts.EncryptionKeys[0])
-		if err != nil {
-			return nil, fmt.Errorf("gossip: %w", err)
-		}
-		cfg.Keyring, cfg.GossipVerifyIncoming, cfg.GossipVerifyOutgoing = kr, true, true
-		g.kr = kr
+	if g.kr != nil {
+		cfg.Keyring, cfg.GossipVerifyIncoming, cfg.GossipVerifyOutgoing = g.kr, true, true
 	}
-	if opts.Transport != nil {
+	g.transports++
+	switch {
+	case opts.Transport != nil && g.transports > 1:
+		return errors.New("gossip: a transport given in the options serves one start only")
+	case opts.Transport != nil:
 		cfg.Transport = opts.Transport
-	} else {
+	default:
 		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{opts.Name}, BindPort: opts.Port,
 			Logger: log.New(logWriter{opts.Logger, &g.refused}, "", 0)})
 		if err != nil {
-			return nil, fmt.Errorf("gossip: cannot listen on %s: %w", net.JoinHostPort(opts.Name, strconv.Itoa(opts.Port)), err)
+			return fmt.Errorf("gossip: cannot listen on %s: %w", net.JoinHostPort(opts.Name, strconv.Itoa(opts.Port)), err)
 		}
 		port := nt.GetAutoBindPort()
 		cfg.BindPort, cfg.AdvertisePort = port, port
 		cfg.Transport = boundTransport{nt, net.ParseIP(opts.Name)}
 	}
-	// The queue is there before memberlist listens: a peer's ping can
-	// come the moment it does (a restarted node's peers are probing its
-	// address), and the answer takes broadcasts from the queue.
-	var created atomic.Pointer[memberlist.Memberlist]
-	g.q = &memberlist.TransmitLimitedQueue{RetransmitMult: cfg.RetransmitMult, NumNodes: func() int {
-		if ml := created.Load(); ml != nil {
-			return ml.NumMembers()
-		}
-		return 1
-	}}
 	ml, err := memberlist.Create(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("gossip: cannot listen on %s: %w", net.JoinHostPort(opts.Name, strconv.Itoa(opts.Port)), err)
+		return fmt.Errorf("gossip: cannot listen on %s: %w", net.JoinHostPort(opts.Name, strconv.Itoa(opts.Port)), err)
 	}
-	created.Store(ml)
-	g.ml = ml
-	g.seeds, g.isSeed = otherSeeds(opts.Seeds, opts.Name, strconv.Itoa(g.Port()))
-	g.done.Add(4)
-	go g.notify()
-	go g.heartbeat()
-	go g.join()
-	go g.reconnect()
-	return g, nil
+	g.ml.Store(ml)
+	if opts.Port == 0 {
+		opts.Port = int(ml.LocalNode().Port) // a start again binds the same port
+	}
+	return nil
+}
+
+// startRun starts the heartbeat, the join and the reconnections; again
+// says gossip starts again after Suspend, and reaches every node known.
+func (g *Gossiper) startRun(again bool) {
+	g.runStop = make(chan struct{})
+	g.runDone.Add(3)
+	go g.heartbeat(g.runStop)
+	go g.join(g.runStop, again)
+	go g.reconnect(g.runStop)
 }
 
 // Joined is closed once the node is in the cluster: a seed answered, and
@@ -251,7 +290,7 @@ func Start(opts Options) (*Gossiper, error) {
 func (g *Gossiper) Joined() <-chan struct{} { return g.joined }
 
 // Port is the port gossip listens on.
-func (g *Gossiper) Port() int { return int(g.ml.LocalNode().Port) }
+func (g *Gossiper) Port() int { return int(g.ml.Load().LocalNode().Port) }
 
 // Name is this node's endpoint.
 func (g *Gossiper) Name() string { return g.opts.Name }
@@ -283,9 +322,10 @@ func (g *Gossiper) SetNow(k ApplicationState, value string) {
 // sendToAll sends a message to every other live node; one that misses it
 // learns it by gossip.
 func (g *Gossiper) sendToAll(msg []byte) {
-	for _, n := range g.ml.Members() {
+	ml := g.ml.Load()
+	for _, n := range ml.Members() {
 		if n.Name != g.opts.Name {
-			_ = g.ml.SendReliable(n, msg)
+			_ = ml.SendReliable(n, msg)
 		}
 	}
 }
@@ -352,11 +392,79 @@ func (g *Gossiper) Leave(timeout time.Duration) error {
 		g.SetNow(Status, StatusShutdown+",true")
 		g.SetNow(StatusWithPort, StatusShutdown+",true")
 	}
-	err := g.ml.Leave(timeout)
+	err := g.ml.Load().Leave(timeout)
 	if err != nil && !g.anyPeerAlive() {
 		err = nil
 	}
 	return errors.Join(err, g.Close())
+}
+
+// Suspend stops gossiping until Resume, as Cassandra's nodetool
+// disablegossip does: STATUS shutdown goes to every live peer, which then
+// see the node down, and the node leaves and stops its memberlist. What
+// it knew of the others stays as it was.
+func (g *Gossiper) Suspend(timeout time.Duration) error {
+	g.lifeMu.Lock()
+	defer g.lifeMu.Unlock()
+	if g.suspended || g.closed() {
+		return nil
+	}
+	self := g.Endpoint(g.opts.Name)
+	g.saved = map[ApplicationState]string{Status: self.Get(Status), StatusWithPort: self.Get(StatusWithPort)}
+	g.SetNow(Status, StatusShutdown+",true")
+	g.SetNow(StatusWithPort, StatusShutdown+",true")
+	ml := g.ml.Load()
+	err := ml.Leave(timeout)
+	if err != nil && !g.anyPeerAlive() {
+		err = nil
+	}
+	close(g.runStop)
+	g.runDone.Wait()
+	g.suspended = true
+	return errors.Join(err, ml.Shutdown())
+}
+
+// Resume gossips again after Suspend, as a newer generation of the node
+// (what it says then replaces what the others knew of it), with the
+// STATUS it had, and reaches every node it knows.
+func (g *Gossiper) Resume() error {
+	g.lifeMu.Lock()
+	defer g.lifeMu.Unlock()
+	if !g.suspended || g.closed() {
+		return nil
+	}
+	g.mu.Lock()
+	self := g.endpoints[g.opts.Name]
+	self.Generation = max(self.Generation+1, time.Now().Unix())
+	self.Heartbeat = 0
+	for k, v := range g.saved {
+		g.version++
+		self.States[k] = VersionedValue{Value: v, Version: g.version}
+	}
+	g.mu.Unlock()
+	if err := g.listen(); err != nil {
+		return err
+	}
+	g.suspended = false
+	g.startRun(true)
+	return nil
+}
+
+// Suspended reports whether Suspend stopped the node's gossip.
+func (g *Gossiper) Suspended() bool {
+	g.lifeMu.Lock()
+	defer g.lifeMu.Unlock()
+	return g.suspended
+}
+
+// closed reports whether Close has run.
+func (g *Gossiper) closed() bool {
+	select {
+	case <-g.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // anyPeerAlive reports whether any other node is up in this one's view.
@@ -374,14 +482,19 @@ func (g *Gossiper) anyPeerAlive() bool {
 // Close stops gossiping at once, as a crash would: peers find the node
 // dead by probing it.
 func (g *Gossiper) Close() error {
-	select {
-	case <-g.stop:
+	g.lifeMu.Lock()
+	defer g.lifeMu.Unlock()
+	if g.closed() {
 		return nil
-	default:
 	}
 	close(g.stop)
-	err := g.ml.Shutdown()
+	var err error
+	if !g.suspended {
+		close(g.runStop)
+		err = g.ml.Load().Shutdown()
+	}
 	g.done.Wait()
+	g.runDone.Wait()
 	return err
 }
 
@@ -418,8 +531,8 @@ func (g *Gossiper) notify() {
 }
 
 // heartbeat counts up while the node runs; it spreads with the full state.
-func (g *Gossiper) heartbeat() {
-	defer g.done.Done()
+func (g *Gossiper) heartbeat(stop <-chan struct{}) {
+	defer g.runDone.Done()
 	t := time.NewTicker(g.opts.ProbeInterval)
 	defer t.Stop()
 	for {
@@ -428,7 +541,7 @@ func (g *Gossiper) heartbeat() {
 			g.mu.Lock()
 			g.endpoints[g.opts.Name].Heartbeat++
 			g.mu.Unlock()
-		case <-g.stop:
+		case <-stop:
 			return
 		}
 	}
@@ -454,27 +567,33 @@ func otherSeeds(seeds []string, name, port string) (others []string, isSeed bool
 	return others, isSeed
 }
 
-func (g *Gossiper) join() {
-	defer g.done.Done()
+func (g *Gossiper) join(stop <-chan struct{}, again bool) {
+	defer g.runDone.Done()
+	joined := func() { g.joinedOnce.Do(func() { close(g.joined) }) }
 	seeds, isSeed := g.seeds, g.isSeed
+	if again {
+		// Gossip starting again after Suspend: every node known is a
+		// contact point.
+		g.mu.Lock()
+		seeds = append(slices.Clone(seeds), slices.Sorted(maps.Values(g.addrs))...)
+		g.mu.Unlock()
+	}
 	if isSeed || len(seeds) == 0 {
-		close(g.joined)
+		joined()
 	}
 	if len(seeds) == 0 {
 		return
 	}
 	for {
-		if n, err := g.ml.Join(seeds); n > 0 {
-			if !isSeed {
-				close(g.joined)
-			}
+		if n, err := g.ml.Load().Join(seeds); n > 0 {
+			joined()
 			return
 		} else {
 			g.opts.Logger.Warn().Err(err).Strs("seeds", seeds).Msg("gossip: no seed answered; trying again")
 		}
 		select {
 		case <-time.After(time.Second):
-		case <-g.stop:
+		case <-stop:
 			return
 		}
 	}
@@ -486,20 +605,20 @@ func (g *Gossiper) join() {
 // does not see up, taken in turn. memberlist alone stops contacting a
 // member once it is found dead, so two sides of a healed partition, or a
 // restarted node the others gave up on, would never meet again.
-func (g *Gossiper) reconnect() {
-	defer g.done.Done()
+func (g *Gossiper) reconnect(stop <-chan struct{}) {
+	defer g.runDone.Done()
 	t := time.NewTicker(g.opts.ReconnectInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-		case <-g.stop:
+		case <-stop:
 			return
 		}
 		if addr := g.reconnectCandidate(); addr != "" {
 			// An answer merges the two sides' states; the node is then
 			// alive again to memberlist and to OnChange.
-			_, _ = g.ml.Join([]string{addr})
+			_, _ = g.ml.Load().Join([]string{addr})
 		}
 	}
 }

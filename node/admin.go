@@ -271,6 +271,8 @@ func (n *Node) StartAdmin() (net.Addr, error) {
 	handle("GET /statusgossip", func(*http.Request) (any, error) { return map[string]bool{"running": n.gossipRunning()}, nil })
 	handle("POST /disablebinary", func(*http.Request) (any, error) { return nil, n.stopNative() })
 	handle("POST /enablebinary", func(*http.Request) (any, error) { return nil, n.EnableNative() })
+	handle("POST /disablegossip", func(*http.Request) (any, error) { return nil, n.disableGossip() })
+	handle("POST /enablegossip", func(*http.Request) (any, error) { return nil, n.enableGossip() })
 	handle("GET /traceprobability", func(*http.Request) (any, error) {
 		return map[string]float64{"probability": n.TraceProbability()}, nil
 	})

@@ -266,8 +266,53 @@ func (n *Node) gossipRunning() bool {
 	default:
 	}
 	n.ringMu.Lock()
-	defer n.ringMu.Unlock()
-	return n.gossip != nil || len(n.cfg.Seeds) == 0
+	g := n.gossip
+	n.ringMu.Unlock()
+	if g != nil {
+		return !g.Suspended()
+	}
+	return len(n.cfg.Seeds) == 0 && !n.gossipOff.Load()
+}
+
+// disableGossip is nodetool disablegossip: the node stops gossiping (the
+// others see it down, shut down) until enableGossip, and keeps serving
+// clients and replica requests with what it knew of the cluster.
+func (n *Node) disableGossip() error {
+	if mode := n.operationMode(); mode != "NORMAL" {
+		return badRequest("Unable to stop gossip because the node is not in the normal state. Try to stop the node instead.")
+	}
+	if !n.gossipRunning() {
+		return nil
+	}
+	n.cfg.Logger.Warn().Msg("node: stopping gossip by operator request")
+	if n.nativeRunning() {
+		n.cfg.Logger.Warn().Msg("node: disabling gossip while the native transport is still active is unsafe")
+	}
+	n.ringMu.Lock()
+	g := n.gossip
+	n.ringMu.Unlock()
+	if g == nil {
+		n.gossipOff.Store(true)
+		return nil
+	}
+	return g.Suspend(2 * time.Second)
+}
+
+// enableGossip is nodetool enablegossip: gossip starts again, as a newer
+// generation of the node.
+func (n *Node) enableGossip() error {
+	if n.gossipRunning() {
+		return nil
+	}
+	n.cfg.Logger.Warn().Msg("node: starting gossip by operator request")
+	n.ringMu.Lock()
+	g := n.gossip
+	n.ringMu.Unlock()
+	if g == nil {
+		n.gossipOff.Store(false)
+		return nil
+	}
+	return g.Resume()
 }
 
 // gossipChanged follows a change gossip saw: the peers tables drivers

@@ -795,3 +795,49 @@ func stopThird(t *testing.T, nodes []*Node) {
 func readLocal(n *Node, t *schema.Table, key []byte) (*request.Partition, error) {
 	return localEngine{n.engine}.Read(t.ID, key, request.Slice{Now: time.Now().Unix()})
 }
+
+// TestDisableGossip: a node whose gossip is stopped (nodetool
+// disablegossip) is seen down by the others, says so itself, and keeps
+// serving its own reads; started again (enablegossip), it is up again
+// everywhere, writes reach it, and it sees the others up.
+func TestDisableGossip(t *testing.T) {
+	nodes, _, _ := startThree(t)
+	waitAllUp(t, nodes)
+	if _, err := exec.NewSession(nodes[0]).Run("CREATE KEYSPACE g WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3};" +
+		"CREATE TABLE g.kv (k int PRIMARY KEY, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes[2].disableGossip(); err != nil {
+		t.Fatal(err)
+	}
+	if nodes[2].gossipRunning() {
+		t.Error("gossip runs after disablegossip")
+	}
+	for _, n := range nodes[:2] {
+		waitUntil(t, "127.0.0.3 down from "+n.cfg.ListenAddress, func() (bool, string) {
+			return !n.gossip.Alive("127.0.0.3"), "127.0.0.3 still up"
+		})
+	}
+	// A write at ALL cannot be met without it; its own reads still work.
+	var e *exec.Error
+	if _, err := runAt(t, nodes[0], request.All, "INSERT INTO g.kv (k, v) VALUES (1, 'one')"); !errors.As(err, &e) || e.Code != exec.Unavailable {
+		t.Errorf("a write at ALL with a node's gossip stopped: %v", err)
+	}
+	if _, err := runAt(t, nodes[2], request.One, "SELECT * FROM system.local"); err != nil {
+		t.Errorf("a local read on the node whose gossip stopped: %v", err)
+	}
+
+	if err := nodes[2].enableGossip(); err != nil {
+		t.Fatal(err)
+	}
+	if !nodes[2].gossipRunning() {
+		t.Error("gossip does not run after enablegossip")
+	}
+	waitAllUp(t, nodes)
+	if _, err := runAt(t, nodes[0], request.All, "INSERT INTO g.kv (k, v) VALUES (2, 'two')"); err != nil {
+		t.Errorf("a write at ALL after enablegossip: %v", err)
+	}
+	if p, _ := readLocal(nodes[2], mustTable(t, nodes[2], "g", "kv"), cqltypeInt(2)); p == nil || len(p.Rows) != 1 {
+		t.Errorf("the write after enablegossip is not on the node: %+v", p)
+	}
+}

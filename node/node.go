@@ -117,6 +117,8 @@ type Node struct {
 	cacheRates recentRates
 	// activity is every node's recent activity, for the dashboard.
 	activity activity
+	// gossipOff is nodetool disablegossip on a node alone (no seeds).
+	gossipOff atomic.Bool
 	// hints are what the coordinator keeps for replicas that missed
 	// writes; nil for a node alone.
 	hints *hints.Store

@@ -244,6 +244,22 @@ func TestBinaryAndGossipStatus(t *testing.T) {
 	if out, _ := run("info"); !strings.Contains(out, "Native Transport active: false\n") || !strings.Contains(out, "Gossip active          : true\n") {
 		t.Errorf("info after disablebinary:\n%s", out)
 	}
+	// disablegossip and enablegossip, on a node alone.
+	if out, code := run("disablegossip"); code != 0 || out != "" {
+		t.Fatalf("disablegossip (%d): %q", code, out)
+	}
+	if out, _ := run("statusgossip"); out != "not running\n" {
+		t.Errorf("statusgossip after disablegossip: %q", out)
+	}
+	if out, _ := run("info"); !strings.Contains(out, "Gossip active          : false\n") {
+		t.Errorf("info after disablegossip:\n%s", out)
+	}
+	if out, code := run("enablegossip"); code != 0 || out != "" {
+		t.Fatalf("enablegossip (%d): %q", code, out)
+	}
+	if out, _ := run("statusgossip"); out != "running\n" {
+		t.Errorf("statusgossip after enablegossip: %q", out)
+	}
 	cluster := gocqlCluster(nativePort)
 	cluster.ConnectTimeout, cluster.Timeout = time.Second, time.Second
 	if s, err := cluster.CreateSession(); err == nil {

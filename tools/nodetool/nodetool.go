@@ -359,6 +359,8 @@ func init() {
 		"statusgossip":            running("/statusgossip"),
 		"enablebinary":            func(c *client, _ []string) error { return c.call("POST", "/enablebinary", nil, nil) },
 		"disablebinary":           func(c *client, _ []string) error { return c.call("POST", "/disablebinary", nil, nil) },
+		"enablegossip":            func(c *client, _ []string) error { return c.call("POST", "/enablegossip", nil, nil) },
+		"disablegossip":           func(c *client, _ []string) error { return c.call("POST", "/disablegossip", nil, nil) },
 		"tablehistograms":         (*client).tableHistograms,
 		"cfhistograms":            (*client).tableHistograms,
 		"settraceprobability":     (*client).setTraceProbability,
