@@ -205,6 +205,10 @@ func TestMerge(t *testing.T) {
 	if s.Get(Load) != "20" || s.Get(Status) != StatusNormal || s.Heartbeat != 9 {
 		t.Errorf("after the merge: %+v", s)
 	}
+	// A new activity sample is taken, but is not a change of the ring's.
+	if s.merge(&EndpointState{Generation: 5, States: map[ApplicationState]VersionedValue{Activity: {`{"t":1}`, 9}}}) || s.Get(Activity) != `{"t":1}` {
+		t.Errorf("an activity sample: %+v", s)
+	}
 	// An older generation is ignored; a newer one replaces everything
 	// but liveness.
 	if s.merge(&EndpointState{Generation: 4, States: map[ApplicationState]VersionedValue{Load: {"99", 100}}}) || s.Get(Load) != "20" {

@@ -32,7 +32,8 @@ const (
 // Activity is a node's latest sample of its activity (request rates and
 // latencies, background work), as JSON, for the admin dashboard of any
 // node. Cassandra has no such state: it is not in Order, so nodetool
-// gossipinfo does not show it.
+// gossipinfo does not show it. It changes every few seconds and means
+// nothing to the ring, so a new sample alone does not call OnChange.
 const Activity ApplicationState = "SIBYL_ACTIVITY"
 
 // Order is Cassandra's order of the application states.
@@ -88,8 +89,9 @@ func (s *EndpointState) clone() *EndpointState {
 }
 
 // merge folds remote, what another node says of the same endpoint, into
-// s, and reports whether anything changed. A later generation replaces s;
-// in the same generation each fact keeps its highest version.
+// s, and reports whether anything that matters to the ring changed (a
+// new Activity sample alone does not). A later generation replaces s; in
+// the same generation each fact keeps its highest version.
 func (s *EndpointState) merge(remote *EndpointState) bool {
 	switch {
 	case remote.Generation < s.Generation:
@@ -110,7 +112,7 @@ func (s *EndpointState) merge(remote *EndpointState) bool {
 				s.States = map[ApplicationState]VersionedValue{}
 			}
 			s.States[k] = v
-			changed = true
+			changed = changed || k != Activity
 		}
 	}
 	return changed
