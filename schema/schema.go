@@ -68,16 +68,17 @@ func (s *Schema) Keyspaces() []*Keyspace {
 	return out
 }
 
-// Table returns a table, with Cassandra's errors when it or its keyspace
-// does not exist.
+// Table returns a table, with Cassandra 4.1's errors when it or its
+// keyspace does not exist (those of the statements that read and write
+// rows: SELECT, INSERT, UPDATE, DELETE, BATCH, TRUNCATE).
 func (s *Schema) Table(keyspace, name string) (*Table, error) {
 	ks := s.Keyspace(keyspace)
 	if ks == nil {
-		return nil, fmt.Errorf("Keyspace %s does not exist", keyspace)
+		return nil, fmt.Errorf("keyspace %s does not exist", keyspace)
 	}
 	t := ks.Tables[name]
 	if t == nil {
-		return nil, fmt.Errorf("unconfigured table %s", name)
+		return nil, fmt.Errorf("table %s does not exist", name)
 	}
 	return t, nil
 }

@@ -200,7 +200,7 @@ func TestDropsRemoveRows(t *testing.T) {
 	}
 	s.apply(t, ms...)
 	got := load(t, s)
-	if _, err := got.Table("shop", "kv"); err == nil || err.Error() != "unconfigured table kv" {
+	if _, err := got.Table("shop", "kv"); err == nil || err.Error() != "table kv does not exist" {
 		t.Fatalf("dropped table: %v", err)
 	}
 	if _, err := got.Table("shop", "orders"); err != nil {
@@ -210,7 +210,7 @@ func TestDropsRemoveRows(t *testing.T) {
 	if got := load(t, s); got.Keyspace("shop") != nil {
 		t.Fatalf("dropped keyspace still loads")
 	}
-	if _, err := load(t, s).Table("shop", "orders"); err == nil || err.Error() != "Keyspace shop does not exist" {
+	if _, err := load(t, s).Table("shop", "orders"); err == nil || err.Error() != "keyspace shop does not exist" {
 		t.Fatalf("table of a dropped keyspace: %v", err)
 	}
 }

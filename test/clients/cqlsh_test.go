@@ -77,7 +77,7 @@ Now Expanded output is enabled
 Disabled Expanded output.
 Page size: 1
 `
-	wantErr := "test.cql:2:InvalidRequest: Error from server: code=2200 [Invalid query] message=\"unconfigured table nope\"\n"
+	wantErr := "test.cql:2:InvalidRequest: Error from server: code=2200 [Invalid query] message=\"table nope does not exist\"\n"
 	if got != want || errText != wantErr {
 		t.Errorf("commands printed\n%s\nwant\n%s\nerrors %q, want %q", got, want, errText, wantErr)
 	}
@@ -140,7 +140,7 @@ INSERT INTO demo.t (k, c, s, b, l) VALUES (1, 'a\b', 7, 0x01, ['x']);
 	if out.String() != want {
 		t.Errorf("coloured SELECT printed\n%q\nwant\n%q", out.String(), want)
 	}
-	wantErr := red(`test.cql:3:InvalidRequest: Error from server: code=2200 [Invalid query] message="unconfigured table nope"`) + "\n"
+	wantErr := red(`test.cql:3:InvalidRequest: Error from server: code=2200 [Invalid query] message="table nope does not exist"`) + "\n"
 	if errs.String() != wantErr {
 		t.Errorf("coloured error %q, want %q", errs.String(), wantErr)
 	}
@@ -195,7 +195,7 @@ func TestCqlshSourceAndCapture(t *testing.T) {
 	capture := filepath.Join(dir, "out.txt")
 	sh.RunInput(strings.NewReader(fmt.Sprintf("SOURCE '%s'\nCAPTURE '%s'\nSELECT k FROM demo.t;\nCAPTURE\nCAPTURE OFF\nCAPTURE OFF\n", script, capture)), "main.cql")
 	wantOut := fmt.Sprintf("Now capturing query output to '%s'.\nCurrently capturing query output to '%s'.\n", capture, capture)
-	wantErr := script + ":5:InvalidRequest: Error from server: code=2200 [Invalid query] message=\"unconfigured table nope\"\nmain.cql:7:Not currently capturing output.\n"
+	wantErr := script + ":5:InvalidRequest: Error from server: code=2200 [Invalid query] message=\"table nope does not exist\"\nmain.cql:7:Not currently capturing output.\n"
 	if out.String() != wantOut || errs.String() != wantErr {
 		t.Errorf("printed %q, errors %q; want %q, %q", out.String(), errs.String(), wantOut, wantErr)
 	}

@@ -176,7 +176,7 @@ try:
     session.execute("SELECT * FROM nope")
     failures.append("SELECT from a missing table: no error")
 except InvalidRequest as e:
-    check("missing table message", "unconfigured table nope" in str(e), True)
+    check("missing table message", "table nope does not exist" in str(e), True)
 try:
     session.execute("CREATE TABLE paged (k int PRIMARY KEY)")
     failures.append("CREATE of an existing table: no error")
