@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -243,8 +244,8 @@ func (c *Coordinator) timedWrites(ms []*mutation.Mutation, start time.Time) {
 	d := c.cfg.Now().Sub(start).Microseconds()
 	c.Stats.Latency.Write.Record(d)
 	for i, m := range ms {
-		if i == 0 || m.Table != ms[i-1].Table {
-			c.Stats.TableLatency(m.Table).Write.Record(d)
+		if !slices.ContainsFunc(ms[:i], func(o *mutation.Mutation) bool { return o.Table == m.Table }) {
+			c.Stats.TableLatency(m.Table).Write.Record(d) // once per table written
 		}
 	}
 }

@@ -139,9 +139,6 @@ type Gossiper struct {
 	// again after Suspend.
 	ml atomic.Pointer[memberlist.Memberlist]
 	q  *memberlist.TransmitLimitedQueue
-	// transports made are how many memberlist transports were made: one
-	// given in Options serves one start only.
-	transports int
 
 	mu        sync.Mutex
 	endpoints map[string]*EndpointState // every node known, this one included
@@ -246,9 +243,8 @@ func (g *Gossiper) listen() error {
 	if g.kr != nil {
 		cfg.Keyring, cfg.GossipVerifyIncoming, cfg.GossipVerifyOutgoing = g.kr, true, true
 	}
-	g.transports++
 	switch {
-	case opts.Transport != nil && g.transports > 1:
+	case opts.Transport != nil && g.ml.Load() != nil: // a start again
 		return errors.New("gossip: a transport given in the options serves one start only")
 	case opts.Transport != nil:
 		cfg.Transport = opts.Transport

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -499,16 +500,16 @@ func TestExpiredMessagesAreDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { expiring.Close() })
-	ran := 0
-	expiring.Handle(VerbEcho, func(context.Context, string, []byte) ([]byte, error) { ran++; return nil, nil })
+	var ran atomic.Int32
+	expiring.Handle(VerbEcho, func(context.Context, string, []byte) ([]byte, error) { ran.Add(1); return nil, nil })
 	expiring.Handle(VerbRead, func(context.Context, string, []byte) ([]byte, error) { return []byte("read"), nil })
 	for range 3 {
 		if _, err := request(a, "127.0.0.2", "late", 200*time.Millisecond); err == nil || !strings.Contains(err.Error(), "timed out") {
 			t.Errorf("an expired request: %v, want no answer", err)
 		}
 	}
-	if got := expiring.Dropped(VerbEcho); got != 3 || ran != 0 {
-		t.Errorf("ECHO dropped %d, ran %d times; want 3 and 0", got, ran)
+	if got := expiring.Dropped(VerbEcho); got != 3 || ran.Load() != 0 {
+		t.Errorf("ECHO dropped %d, ran %d times; want 3 and 0", got, ran.Load())
 	}
 	out, err := a.Request(context.Background(), "127.0.0.2", VerbRead, nil)
 	if err != nil || string(out) != "read" || expiring.Dropped(VerbRead) != 0 {

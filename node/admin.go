@@ -119,6 +119,9 @@ type AdminCache struct {
 	// RecentHitRate is the share of the last quarter of an hour's
 	// requests that hit; nil when there were none (nodetool prints NaN).
 	RecentHitRate *float64
+	// recentRequests and recentHits are that quarter's rates a second
+	// (system_views.caches shows them).
+	recentRequests, recentHits float64
 }
 
 // AdminTableStats is one table in nodetool tablestats.
@@ -447,8 +450,9 @@ func (n *Node) adminInfo() AdminInfo {
 func (n *Node) chunkCache() AdminCache {
 	c := n.engine.CacheStats()
 	out := AdminCache{Entries: c.Entries, SizeBytes: c.Size, CapacityBytes: c.Capacity, Hits: c.Hits, Misses: c.Misses, Requests: c.Hits + c.Misses}
-	if requests, hits := n.cacheRates.rates(time.Now(), out.Requests, c.Hits); requests > 0 {
-		rate := hits / requests
+	out.recentRequests, out.recentHits = n.cacheRates.rates(time.Now(), out.Requests, c.Hits)
+	if out.recentRequests > 0 {
+		rate := out.recentHits / out.recentRequests
 		out.RecentHitRate = &rate
 	}
 	return out
@@ -574,6 +578,9 @@ func (n *Node) selectedTables(r *http.Request) ([]*schema.Table, error) {
 			}
 		}
 		return out, nil
+	}
+	if schema.IsVirtualKeyspace(ks) {
+		return nil, badRequest("%s is a virtual keyspace: its tables hold nothing on this node's disk", ks)
 	}
 	k, err := n.keyspace(ks)
 	if err != nil {

@@ -82,9 +82,7 @@ func (n *Node) adminPendingHints() []AdminPendingHints {
 }
 
 func (n *Node) peerState(endpoint string) *gossip.EndpointState {
-	n.ringMu.Lock()
-	g := n.gossip
-	n.ringMu.Unlock()
+	g := n.gossiper()
 	if g == nil {
 		return nil
 	}

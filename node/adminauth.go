@@ -118,9 +118,7 @@ func (n *Node) adminAuthenticated(next http.Handler) (http.Handler, error) {
 // node. Keys are changed only through an authenticated admin API: one
 // anyone on the network may use would hand out the seal.
 func (n *Node) adminGossipKeys(r *http.Request) (any, error) {
-	n.ringMu.Lock()
-	g := n.gossip
-	n.ringMu.Unlock()
+	g := n.gossiper()
 	if g == nil {
 		return nil, badRequest("this node runs alone: it has no gossip")
 	}

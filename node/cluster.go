@@ -255,6 +255,14 @@ func (n *Node) leaveCluster() error {
 	return err
 }
 
+// gossiper is the node's gossip, nil without seeds or before it starts;
+// under ringMu, as gossip's OnChange may run while it is set.
+func (n *Node) gossiper() *gossip.Gossiper {
+	n.ringMu.Lock()
+	defer n.ringMu.Unlock()
+	return n.gossip
+}
+
 // gossipRunning reports whether the node takes part in its cluster's
 // membership: until a storage failure, its departure or its stop ends it.
 // A node alone (no seeds) is a cluster of one, as Cassandra's gossips
@@ -265,9 +273,7 @@ func (n *Node) gossipRunning() bool {
 		return false
 	default:
 	}
-	n.ringMu.Lock()
-	g := n.gossip
-	n.ringMu.Unlock()
+	g := n.gossiper()
 	if g != nil {
 		return !g.Suspended()
 	}
@@ -288,9 +294,7 @@ func (n *Node) disableGossip() error {
 	if n.nativeRunning() {
 		n.cfg.Logger.Warn().Msg("node: disabling gossip while the native transport is still active is unsafe")
 	}
-	n.ringMu.Lock()
-	g := n.gossip
-	n.ringMu.Unlock()
+	g := n.gossiper()
 	if g == nil {
 		n.gossipOff.Store(true)
 		return nil
@@ -305,9 +309,7 @@ func (n *Node) enableGossip() error {
 		return nil
 	}
 	n.cfg.Logger.Warn().Msg("node: starting gossip by operator request")
-	n.ringMu.Lock()
-	g := n.gossip
-	n.ringMu.Unlock()
+	g := n.gossiper()
 	if g == nil {
 		n.gossipOff.Store(false)
 		return nil
@@ -318,9 +320,7 @@ func (n *Node) enableGossip() error {
 // gossipChanged follows a change gossip saw: the peers tables drivers
 // read, the events clients hear, hints for a node back up.
 func (n *Node) gossipChanged(endpoint string) {
-	n.ringMu.Lock()
-	g := n.gossip
-	n.ringMu.Unlock()
+	g := n.gossiper()
 	if g == nil || endpoint == n.cfg.ListenAddress {
 		return
 	}

@@ -92,8 +92,9 @@ type activity struct {
 	mu      sync.Mutex
 	samples map[string][]activitySample
 	// The coordinator's counts at the last sampling.
-	reads, writes, readRates, writeRates cumulativeCounts
-	at                                   time.Time
+	reads, writes         cumulativeCounts // their read and write latencies
+	readTotal, writeTotal uint64           // every read and write
+	at                    time.Time
 	// traces caches the slowest traces a short while: reading them scans
 	// system_traces.sessions.
 	traces   []dashboardTrace
@@ -140,27 +141,25 @@ func (n *Node) sampleActivity() {
 func (a *activity) sample(n *Node, now time.Time) {
 	lat := &n.coord.Stats.Latency
 	reads, writes := countsOf(lat.Read), countsOf(lat.Write)
-	readTotal := countsOf(lat.Range).count + countsOf(lat.CASRead).count + reads.count
-	writeTotal := countsOf(lat.CASWrite).count + writes.count
+	readTotal := uint64(lat.Range.Count()+lat.CASRead.Count()) + reads.count
+	writeTotal := uint64(lat.CASWrite.Count()) + writes.count
 	a.mu.Lock()
 	s := activitySample{At: now.UnixMilli()}
 	if !a.at.IsZero() {
 		secs := max(now.Sub(a.at).Seconds(), 0.001)
-		s.Reads = float64(readTotal-a.readRates.count) / secs
-		s.Writes = float64(writeTotal-a.writeRates.count) / secs
+		s.Reads = float64(readTotal-a.readTotal) / secs
+		s.Writes = float64(writeTotal-a.writeTotal) / secs
 		s.ReadP50, s.ReadP99 = intervalQuantile(a.reads, reads, 0.5), intervalQuantile(a.reads, reads, 0.99)
 		s.WriteP50, s.WriteP99 = intervalQuantile(a.writes, writes, 0.5), intervalQuantile(a.writes, writes, 0.99)
 	}
 	first := a.at.IsZero()
 	a.reads, a.writes, a.at = reads, writes, now
-	a.readRates, a.writeRates = cumulativeCounts{count: readTotal}, cumulativeCounts{count: writeTotal}
+	a.readTotal, a.writeTotal = readTotal, writeTotal
 	a.mu.Unlock()
 	if first {
 		return // rates need two samplings
 	}
-	for _, st := range n.engine.Tables() {
-		s.PendingCompactions += st.PendingCompactions()
-	}
+	s.PendingCompactions = n.engine.PendingCompactions()
 	if n.hints != nil {
 		for _, p := range n.hints.Pending() {
 			s.HintFiles += p.Files

@@ -151,7 +151,17 @@ func (n *Node) adminTableHistograms(r *http.Request) (any, error) {
 var (
 	latencyBounds = []float64{0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 	countBounds   = []float64{0, 1, 2, 3, 4, 5, 8, 10, 20, 50, 100, 1000, 10000, 100000, 1000000}
+	// The same in the recorded units: latencies in microseconds.
+	recordedLatencyBounds, recordedCountBounds = recordedBounds(latencyBounds, 1e6), recordedBounds(countBounds, 1)
 )
+
+func recordedBounds(bounds []float64, unit float64) []int64 {
+	out := make([]int64, len(bounds))
+	for i, b := range bounds {
+		out[i] = int64(math.Round(b * unit))
+	}
+	return out
+}
 
 // scrapeCollector exposes what is read at each scrape: the distributions
 // as Prometheus histograms (everything recorded since the node started),
@@ -284,13 +294,12 @@ func estimatedHistogram(desc *prometheus.Desc, h histogram.Estimated, bounds []i
 // constHistogram is h as a Prometheus histogram (latencies, recorded in
 // microseconds, in seconds), or nil when it holds nothing.
 func constHistogram(desc *prometheus.Desc, h *histogram.Histogram, latency bool, labels ...string) prometheus.Metric {
-	bounds, unit := countBounds, 1.0
-	if latency {
-		bounds, unit = latencyBounds, 1e6
+	if h.Count() == 0 {
+		return nil
 	}
-	recorded := make([]int64, len(bounds))
-	for i, b := range bounds {
-		recorded[i] = int64(math.Round(b * unit))
+	bounds, recorded, unit := countBounds, recordedCountBounds, 1.0
+	if latency {
+		bounds, recorded, unit = latencyBounds, recordedLatencyBounds, 1e6
 	}
 	count, sum, atMost := h.Cumulative(recorded)
 	if count == 0 {

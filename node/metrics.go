@@ -79,84 +79,74 @@ func (m *metrics) watchMetadata(status func() *metadata.Status) {
 		func() float64 { return float64(m.partitionRefusals.Load()) }))
 }
 
+// counterFunc registers a counter read at each scrape.
+func (m *metrics) counterFunc(name, help string, labels prometheus.Labels, read func() float64) {
+	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, read))
+}
+
 // watchAuth adds the logins and statements refused.
 func (m *metrics) watchAuth(a *auth.Service) {
-	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_auth_failures_total",
-		Help: "Logins refused: an unknown role, a wrong password, or a role that may not log in."},
-		func() float64 { return float64(a.Failures.Load()) }))
-	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_auth_unauthorized_total",
-		Help: "Statements refused for a permission their role lacks."},
-		func() float64 { return float64(a.Refusals.Load()) }))
+	m.counterFunc("sibyl_auth_failures_total", "Logins refused: an unknown role, a wrong password, or a role that may not log in.", nil,
+		func() float64 { return float64(a.Failures.Load()) })
+	m.counterFunc("sibyl_auth_unauthorized_total", "Statements refused for a permission their role lacks.", nil,
+		func() float64 { return float64(a.Refusals.Load()) })
 }
 
 // watchGossip adds the gossip dropped as coming from outside the
 // cluster (refused reads it; 0 without gossip).
 func (m *metrics) watchGossip(refused func() int64) {
-	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_gossip_refused_total",
-		Help: "Gossip packets and streams dropped for another cluster's name or a key this node does not hold (gossip_encryption_keys)."},
-		func() float64 { return float64(refused()) }))
+	m.counterFunc("sibyl_gossip_refused_total",
+		"Gossip packets and streams dropped for another cluster's name or a key this node does not hold (gossip_encryption_keys).", nil,
+		func() float64 { return float64(refused()) })
 }
 
 // watchTLS adds a TLS listener's refused handshakes and reloads.
 func (m *metrics) watchTLS(listener string, t *tlsconf.Server) {
 	labels := prometheus.Labels{"listener": listener}
-	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_tls_handshake_failures_total",
-		Help: "TLS handshakes refused: plaintext on a TLS-only port, an untrusted certificate, a protocol or cipher not allowed.", ConstLabels: labels},
-		func() float64 { return float64(t.HandshakeFailures.Load()) }))
-	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_tls_reloads_total",
-		Help: "Times the certificate files changed and were read again.", ConstLabels: labels},
-		func() float64 { return float64(t.Reloads.Load()) }))
+	m.counterFunc("sibyl_tls_handshake_failures_total",
+		"TLS handshakes refused: plaintext on a TLS-only port, an untrusted certificate, a protocol or cipher not allowed.", labels,
+		func() float64 { return float64(t.HandshakeFailures.Load()) })
+	m.counterFunc("sibyl_tls_reloads_total", "Times the certificate files changed and were read again.", labels,
+		func() float64 { return float64(t.Reloads.Load()) })
 }
 
 // watchMessaging adds the messages dropped, by verb.
 func (m *metrics) watchMessaging(s *messaging.Service) {
 	for v := messaging.Verb(0); s.QueueWait(v) != nil; v++ {
 		if name := v.String(); !strings.HasPrefix(name, "VERB_") {
-			m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_dropped_messages_total",
-				Help:        "Requests from other nodes that waited past their coordinator's timeout and were dropped unanswered: Cassandra's DroppedMessage Dropped.",
-				ConstLabels: prometheus.Labels{"verb": name + "_REQ"}},
-				func() float64 { return float64(s.Dropped(v)) }))
+			m.counterFunc("sibyl_dropped_messages_total",
+				"Requests from other nodes that waited past their coordinator's timeout and were dropped unanswered: Cassandra's DroppedMessage Dropped.",
+				prometheus.Labels{"verb": name + "_REQ"}, func() float64 { return float64(s.Dropped(v)) })
 		}
 	}
 }
 
 // watchStreaming adds the data streamed in and out.
 func (m *metrics) watchStreaming(s *streaming.Service) {
-	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_streaming_incoming_bytes_total",
-		Help: "Data streamed in from other nodes: Cassandra's Streaming TotalIncomingBytes."},
-		func() float64 { return float64(s.IncomingBytes.Load()) }))
-	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_streaming_outgoing_bytes_total",
-		Help: "Data streamed out to other nodes: Cassandra's Streaming TotalOutgoingBytes."},
-		func() float64 { return float64(s.OutgoingBytes.Load()) }))
+	m.counterFunc("sibyl_streaming_incoming_bytes_total", "Data streamed in from other nodes: Cassandra's Streaming TotalIncomingBytes.", nil,
+		func() float64 { return float64(s.IncomingBytes.Load()) })
+	m.counterFunc("sibyl_streaming_outgoing_bytes_total", "Data streamed out to other nodes: Cassandra's Streaming TotalOutgoingBytes.", nil,
+		func() float64 { return float64(s.OutgoingBytes.Load()) })
 }
 
 // watchEngine adds the engine's own counters.
 func (m *metrics) watchEngine(e *storage.Engine) {
-	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_compaction_bytes_compacted_total",
-		Help: "Data compactions wrote: Cassandra's Compaction BytesCompacted."},
-		func() float64 { _, b := e.Compacted(); return float64(b) }))
-	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_compaction_completed_total",
-		Help: "Compactions finished: Cassandra's Compaction CompletedTasks."},
-		func() float64 { c, _ := e.Compacted(); return float64(c) }))
+	m.counterFunc("sibyl_compaction_bytes_compacted_total", "Data compactions wrote: Cassandra's Compaction BytesCompacted.", nil,
+		func() float64 { _, b := e.Compacted(); return float64(b) })
+	m.counterFunc("sibyl_compaction_completed_total", "Compactions finished: Cassandra's Compaction CompletedTasks.", nil,
+		func() float64 { c, _ := e.Compacted(); return float64(c) })
 	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sibyl_compaction_pending_tasks",
 		Help: "Compactions the tables call for: Cassandra's Compaction PendingTasks."},
-		func() float64 {
-			pending := 0
-			for _, t := range e.Tables() {
-				pending += t.PendingCompactions()
-			}
-			return float64(pending)
-		}))
-	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_commitlog_segment_allocation_failures_total",
-		Help: "Times the commit log could not make a new segment (a full disk, most often); writes resume once it can."},
-		func() float64 { return float64(e.CommitLogAllocationFailures()) }))
+		func() float64 { return float64(e.PendingCompactions()) }))
+	m.counterFunc("sibyl_commitlog_segment_allocation_failures_total",
+		"Times the commit log could not make a new segment (a full disk, most often); writes resume once it can.", nil,
+		func() float64 { return float64(e.CommitLogAllocationFailures()) })
 }
 
 // watchCoordinator adds the coordinator's counters.
 func (m *metrics) watchCoordinator(s *coordinator.Stats) {
 	counter := func(name, help string, labels prometheus.Labels, v *atomic.Int64) {
-		m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
-			func() float64 { return float64(v.Load()) }))
+		m.counterFunc(name, help, labels, func() float64 { return float64(v.Load()) })
 	}
 	const (
 		coordinated = "Requests this node coordinated, by kind (write, read, range)."
@@ -194,17 +184,17 @@ func (m *metrics) watchHints(h *hints.Store) {
 
 // watchTracing adds the trace records a busy node dropped.
 func (m *metrics) watchTracing(dropped *atomic.Int64) {
-	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_trace_records_dropped_total",
-		Help: "Trace records (sessions and events of traced requests) not written to system_traces: the node had too many waiting."},
-		func() float64 { return float64(dropped.Load()) }))
+	m.counterFunc("sibyl_trace_records_dropped_total",
+		"Trace records (sessions and events of traced requests) not written to system_traces: the node had too many waiting.", nil,
+		func() float64 { return float64(dropped.Load()) })
 }
 
 // watchSlowQueries adds the requests that took longer than
 // slow_query_log_timeout (counted by the native server running).
 func (m *metrics) watchSlowQueries(count func() int64) {
-	m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sibyl_slow_queries_total",
-		Help: "Client requests that took longer than slow_query_log_timeout, and were logged, since the CQL server last started."},
-		func() float64 { return float64(count()) }))
+	m.counterFunc("sibyl_slow_queries_total",
+		"Client requests that took longer than slow_query_log_timeout, and were logged, since the CQL server last started.", nil,
+		func() float64 { return float64(count()) })
 }
 
 // handler serves the counters in Prometheus's text format.

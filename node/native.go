@@ -59,9 +59,7 @@ func (n *Node) StartNative() (net.Addr, error) {
 // (RPC_READY): they announce it to their clients (NEW_NODE, UP, DOWN) by
 // it. It goes to every live node at once, not in the next gossip round.
 func (n *Node) setRPCReady(ready bool) {
-	n.ringMu.Lock()
-	g := n.gossip
-	n.ringMu.Unlock()
+	g := n.gossiper()
 	if g != nil {
 		g.SetNow(gossip.RPCReady, strconv.FormatBool(ready))
 	}

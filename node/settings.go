@@ -56,11 +56,12 @@ func flattenSettings(v reflect.Value, prefix string, out map[string]*string) {
 		if strings.Contains(tag, "password") {
 			continue
 		}
-		if fv.Kind() == reflect.Struct && settingText(fv) == nil {
+		text := settingText(fv)
+		if fv.Kind() == reflect.Struct && text == nil {
 			flattenSettings(fv, name+".", out)
 			continue
 		}
-		out[name] = settingText(fv)
+		out[name] = text
 	}
 }
 

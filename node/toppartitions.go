@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/sibyldb/sibyl/internal/topk"
-	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
 )
@@ -75,9 +74,6 @@ func (n *Node) adminTopPartitions(r *http.Request) (any, error) {
 		}
 	}
 	for _, t := range tables {
-		if schema.IsVirtualKeyspace(t.Keyspace) {
-			return nil, badRequest("toppartitions: %s.%s is a virtual table", t.Keyspace, t.Name)
-		}
 		st, err := n.storageTable(t)
 		if err != nil {
 			stop()
@@ -100,14 +96,13 @@ func (n *Node) adminTopPartitions(r *http.Request) (any, error) {
 	for _, name := range samplers {
 		list := []AdminSample{}
 		for _, s := range running {
-			summary := map[string]*topk.Summary{"READS": s.s.Reads, "WRITES": s.s.Writes, "WRITE_SIZE": s.s.WriteSize,
-				"LOCAL_READ_TIME": s.s.ReadTime, "CAS_CONTENTIONS": s.s.CASContentions}[name]
-			for _, it := range summary.Top(top) {
-				sample := AdminSample{Table: s.t.Keyspace + "." + s.t.Name, Value: partitionKeyText(s.t, []byte(it.Item)), Count: it.Count, Error: it.Error}
-				if name == "LOCAL_READ_TIME" {
-					sample.Value = readQueryText(s.t, []byte(it.Item))
-				}
-				list = append(list, sample)
+			text := partitionKeyText
+			if name == "LOCAL_READ_TIME" {
+				text = readQueryText
+			}
+			for _, it := range samplerSummary(s.s, name).Top(top) {
+				list = append(list, AdminSample{Table: s.t.Keyspace + "." + s.t.Name, Value: text(s.t, []byte(it.Item)),
+					Count: it.Count, Error: it.Error})
 			}
 		}
 		slices.SortStableFunc(list, func(a, b AdminSample) int { return cmp.Compare(b.Count, a.Count) })
@@ -116,16 +111,31 @@ func (n *Node) adminTopPartitions(r *http.Request) (any, error) {
 	return out, nil
 }
 
+// samplerSummary is a sampling's summary of one of samplerNames.
+func samplerSummary(s *storage.Sampling, name string) *topk.Summary {
+	switch name {
+	case "READS":
+		return s.Reads
+	case "WRITES":
+		return s.Writes
+	case "WRITE_SIZE":
+		return s.WriteSize
+	case "LOCAL_READ_TIME":
+		return s.ReadTime
+	}
+	return s.CASContentions
+}
+
 // partitionKeyText is a partition key as Cassandra's samplers print it:
 // its value, or for a composite key its components joined by ':' (a ':'
 // within one escaped as '\:').
 func partitionKeyText(t *schema.Table, key []byte) string {
-	if len(t.PartitionKey) == 1 {
-		return t.PartitionKey[0].Type.Display(key)
-	}
-	parts, err := partitioner.SplitCompositeKey(key)
-	if err != nil || len(parts) != len(t.PartitionKey) {
+	parts, err := t.SplitPartitionKey(key)
+	switch {
+	case err != nil:
 		return fmt.Sprintf("0x%x", key)
+	case len(parts) == 1:
+		return t.PartitionKey[0].Type.Display(key)
 	}
 	texts := make([]string, len(parts))
 	for i, p := range parts {
@@ -138,14 +148,9 @@ func partitionKeyText(t *schema.Table, key []byte) string {
 // Cassandra prints its slowest reads: the whole partition read by key.
 func readQueryText(t *schema.Table, key []byte) string {
 	var where []string
-	values := [][]byte{key}
-	if len(t.PartitionKey) > 1 {
-		values, _ = partitioner.SplitCompositeKey(key)
-	}
-	for i, c := range t.PartitionKey {
-		if i < len(values) {
-			where = append(where, c.Name+" = "+c.Type.Format(values[i]))
-		}
+	values, _ := t.SplitPartitionKey(key) // a key the table wrote splits
+	for i, v := range values {
+		where = append(where, t.PartitionKey[i].Name+" = "+t.PartitionKey[i].Type.Format(v))
 	}
 	return "SELECT * FROM " + t.Keyspace + "." + t.Name + " WHERE " + strings.Join(where, " AND ")
 }

@@ -97,13 +97,9 @@ func (w *traceWriter) put(t *schema.Table, values map[string][]byte) {
 
 // Begin writes a session's row but its duration.
 func (w *traceWriter) Begin(s tracing.Session) {
-	keys, vals := make([][]byte, 0, len(s.Parameters)), make([][]byte, 0, len(s.Parameters))
-	for k, v := range s.Parameters {
-		keys, vals = append(keys, []byte(k)), append(vals, []byte(v))
-	}
 	values := map[string][]byte{"session_id": s.ID[:], "command": []byte(s.Command), "coordinator": inetBytes(s.Coordinator),
 		"coordinator_port": cqltype.EncodeInt(int32(s.CoordinatorPort)), "request": []byte(s.Request),
-		"started_at": cqltype.EncodeTimestamp(s.StartedAt.UnixMilli()), "parameters": cqltype.EncodeMap(keys, vals)}
+		"started_at": cqltype.EncodeTimestamp(s.StartedAt.UnixMilli()), "parameters": schema.TextMap(s.Parameters)}
 	if c := inetBytes(s.Client); c != nil {
 		values["client"] = c
 	}

@@ -88,7 +88,7 @@ func (n *Node) tableRows(build func(*storage.Table) virtual.Row) []virtual.Row {
 // microseconds: the count since the start, recent percentiles in
 // milliseconds, and the recent rate.
 func (n *Node) latencyRow(h *histogram.Histogram) virtual.Row {
-	count, _, _ := h.Cumulative(nil)
+	count := h.Count()
 	recent := h.Recent()
 	ms := func(us int64) []byte { return virtual.Double(round3(float64(us) / 1000)) }
 	return virtual.Row{"count": virtual.Bigint(int64(count)), "p50th_ms": ms(recent.Quantile(0.5)),
@@ -98,7 +98,7 @@ func (n *Node) latencyRow(h *histogram.Histogram) virtual.Row {
 
 // perReadRow is a per-read view's figures of a distribution of counts.
 func perReadRow(h *histogram.Histogram) virtual.Row {
-	count, _, _ := h.Cumulative(nil)
+	count := h.Count()
 	recent := h.Recent()
 	return virtual.Row{"count": virtual.Bigint(int64(count)), "p50th": virtual.Double(float64(recent.Quantile(0.5))),
 		"p99th": virtual.Double(float64(recent.Quantile(0.99))), "max": virtual.Double(float64(recent.Max))}
@@ -138,7 +138,7 @@ func (n *Node) clientRows() ([]virtual.Row, error) {
 			"ssl_enabled": virtual.Boolean(c.TLS != nil)}
 		if c.Options != nil {
 			r["protocol_version"] = virtual.Int(c.ProtocolVersion)
-			r["client_options"] = virtual.TextMap(c.Options)
+			r["client_options"] = schema.TextMap(c.Options)
 			if name, ok := c.Options["DRIVER_NAME"]; ok {
 				r["driver_name"] = virtual.Text(name)
 			}
@@ -202,12 +202,11 @@ func (n *Node) cacheRows() ([]virtual.Row, error) {
 	if c.Requests > 0 {
 		ratio = float64(c.Hits) / float64(c.Requests)
 	}
-	recentRequests, recentHits := n.cacheRates.rates(time.Now(), c.Requests, c.Hits)
 	return []virtual.Row{{"name": virtual.Text("chunks"), "capacity_bytes": virtual.Bigint(c.CapacityBytes),
 		"size_bytes": virtual.Bigint(c.SizeBytes), "entry_count": virtual.Int(int(c.Entries)),
 		"request_count": virtual.Bigint(c.Requests), "hit_count": virtual.Bigint(c.Hits), "hit_ratio": virtual.Double(ratio),
-		"recent_request_rate_per_second": virtual.Bigint(int64(recentRequests)),
-		"recent_hit_rate_per_second":     virtual.Bigint(int64(recentHits))}}, nil
+		"recent_request_rate_per_second": virtual.Bigint(int64(c.recentRequests)),
+		"recent_hit_rate_per_second":     virtual.Bigint(int64(c.recentHits))}}, nil
 }
 
 // pendingHintRows are the replicas this node keeps hints for.
@@ -222,8 +221,8 @@ func (n *Node) pendingHintRows() ([]virtual.Row, error) {
 		r := virtual.Row{"host_id": id, "dc": virtual.Text(h.DataCenter), "rack": virtual.Text(h.Rack),
 			"status": virtual.Text(h.Status), "files": virtual.Int(h.Files),
 			"newest": virtual.Timestamp(time.UnixMilli(h.Newest)), "oldest": virtual.Timestamp(time.UnixMilli(h.Oldest))}
-		if ip := net.ParseIP(host); ip != nil {
-			r["address"] = virtual.Inet(ip)
+		if addr := inetBytes(host); addr != nil {
+			r["address"] = addr
 		}
 		if p, err := strconv.Atoi(port); err == nil {
 			r["port"] = virtual.Int(p)

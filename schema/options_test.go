@@ -199,7 +199,7 @@ func TestTombstoneGCExtension(t *testing.T) {
 		t.Fatalf("the default is kept as an extension: %v", o.Extensions)
 	}
 	bad := DefaultTableParams()
-	bad.Extensions = map[string][]byte{"tombstone_gc": textMap(map[string]string{"mode": "later"}), "other": {1}}
+	bad.Extensions = map[string][]byte{"tombstone_gc": TextMap(map[string]string{"mode": "later"}), "other": {1}}
 	if _, _, err := bad.Checked(); err == nil || !strings.Contains(err.Error(), "Invalid value for tombstone_gc option mode: later") {
 		t.Fatalf("Checked of a bad tombstone_gc: %v", err)
 	}

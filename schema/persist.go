@@ -19,7 +19,8 @@ import (
 
 func text(s string) []byte { return []byte(s) }
 
-func textMap(m map[string]string) []byte {
+// TextMap is a map<text, text> value, its keys in order.
+func TextMap(m map[string]string) []byte {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -85,7 +86,7 @@ func KeyspaceMutation(ks *Keyspace, w *CellWriter) (*mutation.Mutation, error) {
 	return KeyspacesTable.InsertMutation(map[string][]byte{
 		"keyspace_name":  text(ks.Name),
 		"durable_writes": cqltype.EncodeBoolean(ks.DurableWrites),
-		"replication":    textMap(ks.Replication.Map()),
+		"replication":    TextMap(ks.Replication.Map()),
 	}, w)
 }
 
@@ -117,9 +118,9 @@ func TableMutations(t *Table, w *CellWriter) ([]*mutation.Mutation, error) {
 		"read_repair":                 text(o.ReadRepair),
 		"memtable":                    text("default"),
 		"cdc":                         cqltype.EncodeBoolean(false),
-		"caching":                     textMap(o.Caching),
-		"compaction":                  textMap(o.Compaction),
-		"compression":                 textMap(o.Compression),
+		"caching":                     TextMap(o.Caching),
+		"compaction":                  TextMap(o.Compaction),
+		"compression":                 TextMap(o.Compression),
 		"extensions":                  blobMap(o.Extensions),
 	}
 	m, err := TablesTable.InsertMutation(row, w)

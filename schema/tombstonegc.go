@@ -85,7 +85,7 @@ func (o *TableParams) SetTombstoneGC(g TombstoneGC) {
 	o.Extensions = cloneExtensions(o.Extensions)
 	delete(o.Extensions, tombstoneGCExtension)
 	if g != DefaultTombstoneGC {
-		o.Extensions[tombstoneGCExtension] = textMap(g.Map())
+		o.Extensions[tombstoneGCExtension] = TextMap(g.Map())
 	}
 }
 

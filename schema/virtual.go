@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/sibyldb/sibyl/cqltype"
-	"github.com/sibyldb/sibyl/partitioner"
 )
 
 // The virtual keyspaces: their tables hold nothing; each read builds
@@ -130,11 +129,8 @@ func VirtualKeyspaces() []*Keyspace {
 // UTF-8 bytes, inet by address), as Cassandra orders a virtual table by
 // its key rather than by token.
 func CompareVirtualKeys(t *Table, a, b []byte) int {
-	if len(t.PartitionKey) < 2 {
-		return bytes.Compare(a, b)
-	}
-	ca, errA := partitioner.SplitCompositeKey(a)
-	cb, errB := partitioner.SplitCompositeKey(b)
+	ca, errA := t.SplitPartitionKey(a)
+	cb, errB := t.SplitPartitionKey(b)
 	if errA != nil || errB != nil {
 		return bytes.Compare(a, b)
 	}

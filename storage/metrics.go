@@ -81,3 +81,12 @@ func (e *Engine) StageLimits() (flushes, compactions int) {
 func (e *Engine) Compacted() (compactions, bytes int64) {
 	return e.compactions.Load(), e.compactedBytes.Load()
 }
+
+// PendingCompactions is the sum of the tables' PendingCompactions.
+func (e *Engine) PendingCompactions() int {
+	pending := 0
+	for _, t := range e.tables() {
+		pending += t.PendingCompactions()
+	}
+	return pending
+}

@@ -3,7 +3,6 @@ package virtual
 import (
 	"bytes"
 	"fmt"
-	"maps"
 	"net"
 	"slices"
 	"time"
@@ -200,14 +199,4 @@ func Inet(ip net.IP) []byte {
 		return []byte(v4)
 	}
 	return []byte(ip.To16())
-}
-
-// TextMap is a map<text, text> value.
-func TextMap(m map[string]string) []byte {
-	keys := make([][]byte, 0, len(m))
-	vals := make([][]byte, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		keys, vals = append(keys, []byte(k)), append(vals, []byte(m[k]))
-	}
-	return cqltype.EncodeMap(keys, vals)
 }

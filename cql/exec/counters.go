@@ -148,6 +148,29 @@ func (s *Session) applyCounters(ms []*mutation.Mutation) (*Result, error) {
 	return voidResult, nil
 }
 
+// checkBatchVirtual refuses what Cassandra refuses of a batch writing
+// virtual tables: in a logged batch, or beside regular tables. (Their
+// writes themselves are refused as each is built.)
+func (s *Session) checkBatchVirtual(items []batchItem, kind cql.BatchKind) error {
+	saved := s.keyspace
+	defer func() { s.keyspace = saved }()
+	virtual, regular := false, false
+	for _, item := range items {
+		s.keyspace = item.keyspace
+		if t, err := s.table(statementTable(item.st)); err == nil {
+			isVirtual := schema.IsVirtualKeyspace(t.Keyspace)
+			virtual, regular = virtual || isVirtual, regular || !isVirtual
+		}
+	}
+	switch {
+	case virtual && kind == cql.LoggedBatch:
+		return invalidf("Cannot include a virtual table statement in a logged batch")
+	case virtual && regular:
+		return invalidf("Mutations for virtual and regular tables cannot exist in the same batch")
+	}
+	return nil
+}
+
 // checkBatchCounters refuses a batch that mixes counter and other writes,
 // counters in a logged batch, and other writes in a counter batch, in
 // Cassandra's order; it reports whether the batch writes counters.

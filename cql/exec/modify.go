@@ -388,19 +388,11 @@ func (s *Session) batch(st *cql.Batch, bound *binding) (*Result, error) {
 		batchTS = &ts
 	}
 	items := make([]batchItem, len(st.Statements))
-	virtual, regular := false, false
 	for i, stmt := range st.Statements {
 		items[i] = batchItem{st: stmt, bound: bound, keyspace: s.keyspace}
-		if t, err := s.table(statementTable(stmt)); err == nil {
-			isVirtual := schema.IsVirtualKeyspace(t.Keyspace)
-			virtual, regular = virtual || isVirtual, regular || !isVirtual
-		}
 	}
-	switch {
-	case virtual && st.Kind == cql.LoggedBatch:
-		return nil, invalidf("Cannot include a virtual table statement in a logged batch")
-	case virtual && regular:
-		return nil, invalidf("Mutations for virtual and regular tables cannot exist in the same batch")
+	if err := s.checkBatchVirtual(items, st.Kind); err != nil {
+		return nil, err
 	}
 	if IsConditional(st) {
 		return s.conditionalBatch(items, batchTS != nil, s.serial)
@@ -440,6 +432,9 @@ func (s *Session) RunBatch(kind cql.BatchKind, stmts []BatchStatement, opts Quer
 		items[i] = batchItem{st: b.Statement, keyspace: b.Keyspace,
 			bound: &binding{values: b.Values, unset: b.Unset, defaultTimestamp: opts.DefaultTimestamp}}
 		conditional = conditional || IsConditional(b.Statement)
+	}
+	if err := s.checkBatchVirtual(items, kind); err != nil {
+		return nil, err
 	}
 	if conditional {
 		return s.conditionalBatch(items, false, s.serial)

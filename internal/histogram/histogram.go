@@ -94,6 +94,20 @@ func (h *Histogram) Recent() Summary {
 	return s
 }
 
+// Count is how many values were recorded since the start.
+func (h *Histogram) Count() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.retired == nil {
+		return 0
+	}
+	n := h.retired.TotalCount()
+	for _, w := range h.windows {
+		n += w.TotalCount()
+	}
+	return n
+}
+
 // Cumulative is everything recorded since the start, in Prometheus's
 // form: the count, the sum, and for each upper bound (in the recorded
 // unit, ascending) how many values were at most it. A value counts

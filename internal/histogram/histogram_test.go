@@ -94,7 +94,7 @@ func BenchmarkRecord(b *testing.B) {
 		v := int64(1)
 		for pb.Next() {
 			h.Record(v)
-			v = v*7 + 3&0xFFFFF
+			v = (v*7 + 3) & 0xFFFFF
 		}
 	})
 }
@@ -161,5 +161,25 @@ func TestEstimatedCumulative(t *testing.T) {
 	}
 	if sum < least {
 		t.Errorf("sum %d below the values' %d", sum, least)
+	}
+}
+
+// TestCountKeepsEverything checks Count counts every value recorded,
+// windows rotated out included.
+func TestCountKeepsEverything(t *testing.T) {
+	h := New(1000)
+	if h.Count() != 0 {
+		t.Fatalf("an empty histogram counts %d", h.Count())
+	}
+	for i := range 3 * Windows {
+		h.Record(int64(i))
+		h.Rotate()
+	}
+	h.Record(5)
+	if got := h.Count(); got != 3*Windows+1 {
+		t.Errorf("count %d, want %d", got, 3*Windows+1)
+	}
+	if c, _, _ := h.Cumulative(nil); int64(c) != h.Count() {
+		t.Errorf("Cumulative counts %d, Count %d", c, h.Count())
 	}
 }

@@ -408,7 +408,19 @@ func TestVirtualSchemaAndRefusals(t *testing.T) {
 			t.Errorf("%s: %v, want %s %q", c.stmt, err, c.code, c.message)
 		}
 	}
-	// The batch that mixed a virtual table in wrote nothing.
+	// A protocol BATCH message meets the same rules.
+	for kind, want := range map[gocql.BatchType]string{
+		gocql.LoggedBatch:   "Cannot include a virtual table statement in a logged batch",
+		gocql.UnloggedBatch: "Mutations for virtual and regular tables cannot exist in the same batch",
+	} {
+		b := s.NewBatch(kind)
+		b.Query("INSERT INTO system_views.settings (name, value) VALUES ('a', 'b')")
+		b.Query("INSERT INTO ks.t (k, v) VALUES (1, 1)")
+		if err := s.ExecuteBatch(b); err == nil || err.Error() != want {
+			t.Errorf("a BATCH message of kind %v: %v, want %q", kind, err, want)
+		}
+	}
+	// The batches that mixed a virtual table in wrote nothing.
 	if row := viewRow(t, s, "SELECT v FROM ks.t WHERE k = 1"); row != nil {
 		t.Errorf("a refused batch wrote %v", row)
 	}

@@ -156,7 +156,7 @@ func (c *client) tpStats(args []string) error {
 		pools = append(pools, []string{p.Name, strconv.FormatInt(p.Active, 10), strconv.FormatInt(p.Pending, 10),
 			strconv.FormatInt(p.Completed, 10), "0", "0"})
 	}
-	c.table(pools)
+	fmt.Fprint(c.out, table(pools, " "))
 	fmt.Fprintln(c.out)
 	fmt.Fprintln(c.out, "Latencies waiting in queue (micros) per dropped message types")
 	messages := [][]string{{"Message type", "Dropped    ", "50%     ", "95%     ", "99%     ", "Max"}}
@@ -164,28 +164,6 @@ func (c *client) tpStats(args []string) error {
 		messages = append(messages, []string{m.Verb, strconv.FormatInt(m.Dropped, 10), javaDouble(m.P50), javaDouble(m.P95),
 			javaDouble(m.P99), javaDouble(m.Max)})
 	}
-	c.table(messages)
+	fmt.Fprint(c.out, table(messages, " "))
 	return nil
-}
-
-// table prints rows as nodetool's TableBuilder does: each cell padded on
-// the right to its column's widest, one space between columns, the last
-// column padded too.
-func (c *client) table(rows [][]string) {
-	var widths []int
-	for _, r := range rows {
-		for i, cell := range r {
-			if i == len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], len(cell))
-		}
-	}
-	for _, r := range rows {
-		cells := make([]string, len(r))
-		for i, cell := range r {
-			cells[i] = fmt.Sprintf("%-*s", widths[i], cell)
-		}
-		fmt.Fprintln(c.out, strings.Join(cells, " "))
-	}
 }

@@ -795,7 +795,7 @@ func (c *client) compactionStats(args []string) error {
 		}
 		remaining += max(a.Total-a.Completed, 0)
 	}
-	c.table(rows)
+	fmt.Fprint(c.out, table(rows, " "))
 	left := "n/a"
 	if st.ThroughputMiB > 0 {
 		secs := remaining / (st.ThroughputMiB << 20)

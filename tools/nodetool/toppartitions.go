@@ -98,7 +98,7 @@ func (c *client) profileLoad(args []string) error {
 		for _, s := range list {
 			rows = append(rows, append([]string{"  "}, row(s)...))
 		}
-		c.table(rows)
+		fmt.Fprint(c.out, table(rows, " "))
 	}
 	for _, sampler := range []string{"READS", "WRITES", "CAS_CONTENTIONS"} {
 		section(sampler, "Frequency of "+strings.ReplaceAll(strings.ToLower(sampler), "_", " ")+" by partition",
