@@ -15,7 +15,7 @@ type Node interface {
 
 // Statement is one parsed CQL statement: one of the pointer types
 // *CreateKeyspace, *AlterKeyspace, *DropKeyspace, *Use, *CreateTable,
-// *AlterTable, *DropTable, *Truncate, *CreateType, *DropType, *Insert,
+// *AlterTable, *DropTable, *Truncate, *CreateType, *AlterType, *DropType, *Insert,
 // *Update, *Delete, *Batch and *Select.
 type Statement interface {
 	Node
@@ -48,7 +48,8 @@ func (n QualifiedName) String() string {
 // USING, function arguments) are *Constant, *Null, *BindMarker, *ListLiteral,
 // *SetLiteral, *MapLiteral, *UDTLiteral, *TupleLiteral, *TypeHint,
 // *FunctionCall and *Cast. Selectors (SELECT's list and GROUP BY) may also be
-// *ColumnRef, *FieldSelection, *WritetimeOrTTL and *CountRows, and their
+// *ColumnRef, *FieldSelection, *ElementSelection, *SliceSelection,
+// *WritetimeOrTTL and *CountRows, and their
 // function arguments and collection elements may be selectors too.
 type Expr interface {
 	Node
@@ -217,6 +218,32 @@ type FieldSelection struct {
 
 func (f *FieldSelection) String() string { return f.Value.String() + "." + quoteIdent(f.Field) }
 
+// ElementSelection is value[key]: a map's value for a key, or a set's
+// element if present.
+type ElementSelection struct {
+	Value Expr
+	Key   Expr
+}
+
+func (e *ElementSelection) String() string { return e.Value.String() + "[" + e.Key.String() + "]" }
+
+// SliceSelection is value[from..to]: the elements of a map or set between
+// two bounds, both included; a nil bound is open.
+type SliceSelection struct {
+	Value    Expr
+	From, To Expr
+}
+
+func (e *SliceSelection) String() string {
+	bound := func(b Expr) string {
+		if b == nil {
+			return ""
+		}
+		return b.String()
+	}
+	return e.Value.String() + "[" + bound(e.From) + ".." + bound(e.To) + "]"
+}
+
 // WritetimeKind says which cell metadata a WritetimeOrTTL selector reads.
 type WritetimeKind uint8
 
@@ -249,21 +276,23 @@ type CountRows struct{}
 
 func (*CountRows) String() string { return "count(*)" }
 
-func (*Constant) expr()       {}
-func (*Null) expr()           {}
-func (*BindMarker) expr()     {}
-func (*ListLiteral) expr()    {}
-func (*SetLiteral) expr()     {}
-func (*MapLiteral) expr()     {}
-func (*UDTLiteral) expr()     {}
-func (*TupleLiteral) expr()   {}
-func (*TypeHint) expr()       {}
-func (*FunctionCall) expr()   {}
-func (*Cast) expr()           {}
-func (*ColumnRef) expr()      {}
-func (*FieldSelection) expr() {}
-func (*WritetimeOrTTL) expr() {}
-func (*CountRows) expr()      {}
+func (*Constant) expr()         {}
+func (*Null) expr()             {}
+func (*BindMarker) expr()       {}
+func (*ListLiteral) expr()      {}
+func (*SetLiteral) expr()       {}
+func (*MapLiteral) expr()       {}
+func (*UDTLiteral) expr()       {}
+func (*TupleLiteral) expr()     {}
+func (*TypeHint) expr()         {}
+func (*FunctionCall) expr()     {}
+func (*Cast) expr()             {}
+func (*ColumnRef) expr()        {}
+func (*FieldSelection) expr()   {}
+func (*ElementSelection) expr() {}
+func (*SliceSelection) expr()   {}
+func (*WritetimeOrTTL) expr()   {}
+func (*CountRows) expr()        {}
 
 func joinExprs(es []Expr) string {
 	var b strings.Builder

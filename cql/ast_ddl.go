@@ -287,6 +287,53 @@ type DropType struct {
 
 func (s *DropType) String() string { return "DROP TYPE " + ifExists(s.IfExists) + typeName(s.Name) }
 
+// AlterTypeAction says what an ALTER TYPE does.
+type AlterTypeAction uint8
+
+// The ALTER TYPE actions.
+const (
+	AddField       AlterTypeAction = iota // ADD [IF NOT EXISTS] f type
+	RenameFields                          // RENAME [IF EXISTS] a TO b [AND c TO d]
+	AlterFieldType                        // ALTER f TYPE type, which Cassandra refuses
+)
+
+// AlterType is ALTER TYPE [IF EXISTS] name followed by one action: Add for
+// ADD and ALTER, Rename for RENAME. IfFieldNotExists is ADD IF NOT EXISTS;
+// IfFieldExists is RENAME IF EXISTS.
+type AlterType struct {
+	Name             QualifiedName
+	IfExists         bool
+	Action           AlterTypeAction
+	IfFieldExists    bool
+	IfFieldNotExists bool
+	Add              FieldDef
+	Rename           []ColumnRename
+}
+
+func (s *AlterType) String() string {
+	var b strings.Builder
+	b.WriteString("ALTER TYPE " + ifExists(s.IfExists) + typeName(s.Name))
+	switch s.Action {
+	case AddField:
+		b.WriteString(" ADD ")
+		if s.IfFieldNotExists {
+			b.WriteString("IF NOT EXISTS ")
+		}
+		b.WriteString(s.Add.String())
+	case AlterFieldType:
+		b.WriteString(" ALTER " + quoteIdent(s.Add.Name) + " TYPE " + s.Add.Type.String())
+	case RenameFields:
+		b.WriteString(" RENAME " + ifExists(s.IfFieldExists))
+		for i, r := range s.Rename {
+			if i > 0 {
+				b.WriteString(" AND ")
+			}
+			b.WriteString(r.String())
+		}
+	}
+	return b.String()
+}
+
 func typeName(n QualifiedName) string {
 	if n.Keyspace == "" {
 		return quoteTypeName(n.Name)
@@ -311,3 +358,4 @@ func (*DropTable) statement()      {}
 func (*Truncate) statement()       {}
 func (*CreateType) statement()     {}
 func (*DropType) statement()       {}
+func (*AlterType) statement()      {}

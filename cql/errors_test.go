@@ -20,9 +20,14 @@ var errorCases = []errorCase{
 	{"42", "line 1:0 no viable alternative at input '42'"},
 	{"CREATE INDEXX i ON t (v)", "line 1:7 no viable alternative at input 'INDEXX'"},
 	{"DROP t", "line 1:5 no viable alternative at input 't'"},
-	{"ALTER TYPE t ADD f int", "line 1:6 no viable alternative at input 'TYPE'"},
+	{"ALTER TYPE t ADD f", "line 1:18 no viable alternative at input '<EOF>'"},
+	{"ALTER TYPE t DROP f", "line 1:13 no viable alternative at input 'DROP'"},
+	{"ALTER TYPE t RENAME f g", "line 1:22 mismatched input 'g' expecting K_TO"},
 
 	// SELECT.
+	{"SELECT m[] FROM t", "line 1:9 no viable alternative at input ']'"},
+	{"SELECT m[..] FROM t", "line 1:11 no viable alternative at input ']'"},
+	{"SELECT m['a' FROM t", "line 1:13 mismatched input 'FROM' expecting ']'"},
 	{"SELECT * FRO t", "line 1:9 mismatched input 'FRO' expecting K_FROM"},
 	{"SELECT FRO", "line 1:10 mismatched input '<EOF>' expecting K_FROM"},
 	{"SELECT a b FROM t", "line 1:9 mismatched input 'b' expecting K_FROM"},

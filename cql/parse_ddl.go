@@ -128,7 +128,8 @@ func (p *parser) columnDef() ColumnDef {
 	return c
 }
 
-// alterStatement parses ALTER KEYSPACE and ALTER TABLE.
+// alterStatement parses ALTER KEYSPACE, ALTER TABLE, ALTER TYPE and
+// ALTER ROLE.
 func (p *parser) alterStatement() Statement {
 	p.expectKw("alter")
 	t := p.peek()
@@ -142,12 +143,46 @@ func (p *parser) alterStatement() Statement {
 	case isKeyword(t, "table"), isKeyword(t, "columnfamily"):
 		p.next()
 		return p.alterTable()
+	case isKeyword(t, "type"):
+		p.next()
+		return p.alterType()
 	case isKeyword(t, "role"), isKeyword(t, "user"):
 		p.next()
 		return p.alterRole(isKeyword(t, "user"))
 	}
 	p.noViable(t)
 	return nil
+}
+
+func (p *parser) alterType() Statement {
+	s := &AlterType{IfExists: p.ifExists(), Name: p.typeName()}
+	t := p.peek()
+	switch {
+	case p.acceptKw("add"):
+		s.Action = AddField
+		s.IfFieldNotExists = p.ifNotExists()
+		s.Add = FieldDef{Name: p.ident(), Type: p.typeRef()}
+	case p.acceptKw("alter"):
+		s.Action = AlterFieldType
+		s.Add.Name = p.ident()
+		p.expectKw("type")
+		s.Add.Type = p.typeRef()
+	case p.acceptKw("rename"):
+		s.Action = RenameFields
+		s.IfFieldExists = p.ifExists()
+		for {
+			r := ColumnRename{From: p.ident()}
+			p.expectKw("to")
+			r.To = p.ident()
+			s.Rename = append(s.Rename, r)
+			if p.err != nil || !p.acceptKw("and") {
+				break
+			}
+		}
+	default:
+		p.noViable(t)
+	}
+	return stmtOrNil(p, s)
 }
 
 func (p *parser) alterTable() Statement {

@@ -21,17 +21,41 @@ func (p *parser) expr(sel bool) Expr {
 	if !sel {
 		return e
 	}
-	// Field selection: a.b, f(x).b, a.b.c.
-	for p.err == nil && isPunctTok(p.peek(), ".") {
+	// Field, element and slice selection: a.b, f(x).b, m['k'].c, s[1..3].
+	for p.err == nil {
 		switch e.(type) {
-		case *ColumnRef, *FunctionCall, *FieldSelection:
+		case *ColumnRef, *FunctionCall, *FieldSelection, *ElementSelection, *SliceSelection:
 		default:
 			return e
 		}
-		p.next()
-		e = &FieldSelection{Value: e, Field: p.ident()}
+		switch {
+		case p.acceptPunct("."):
+			e = &FieldSelection{Value: e, Field: p.ident()}
+		case p.acceptPunct("["):
+			e = p.subSelection(e)
+			p.expectPunct("]")
+		default:
+			return e
+		}
 	}
 	return e
+}
+
+// subSelection parses what is between the brackets of value[...]: a key,
+// or a slice with at least one bound.
+func (p *parser) subSelection(value Expr) Expr {
+	if p.acceptPunct("..") {
+		return &SliceSelection{Value: value, To: p.term()}
+	}
+	key := p.term()
+	if !p.acceptPunct("..") {
+		return &ElementSelection{Value: value, Key: key}
+	}
+	s := &SliceSelection{Value: value, From: key}
+	if !p.isPunct("]") {
+		s.To = p.term()
+	}
+	return s
 }
 
 func (p *parser) primary(sel bool) Expr {

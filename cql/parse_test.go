@@ -410,6 +410,16 @@ var parseCases = []parseCase{
 	{"list roles of alice norecursive", "LIST ROLES OF 'alice' NORECURSIVE"},
 	{"LIST USERS", "LIST USERS"},
 
+	// Element, slice and field selection.
+	{"SELECT m['k'], s[1..3], m[..'z'], m['a'..], u.f, m[?].g.h, m[:x] AS e FROM t",
+		"SELECT m['k'], s[1..3], m[..'z'], m['a'..], u.f, m[?].g.h, m[:x] AS e FROM t"},
+
+	// ALTER TYPE.
+	{"ALTER TYPE ks.t ADD f frozen<list<int>>", "ALTER TYPE ks.t ADD f frozen<list<int>>"},
+	{"alter type if exists t add if not exists \"F\" text", "ALTER TYPE IF EXISTS t ADD IF NOT EXISTS \"F\" text"},
+	{"ALTER TYPE t RENAME IF EXISTS a TO b AND c TO \"D\"", "ALTER TYPE t RENAME IF EXISTS a TO b AND c TO \"D\""},
+	{"ALTER TYPE t ALTER a TYPE blob", "ALTER TYPE t ALTER a TYPE blob"},
+
 	// BATCH.
 	{"BEGIN BATCH INSERT INTO t (k) VALUES (1); APPLY BATCH", "BEGIN BATCH INSERT INTO t (k) VALUES (1); APPLY BATCH"},
 	{"BEGIN BATCH APPLY BATCH", "BEGIN BATCH APPLY BATCH"},

@@ -34,7 +34,7 @@ func WalkExprs(st Statement, fn func(Expr)) {
 		w.options(s.Options)
 	case *AlterTable:
 		w.options(s.Options)
-	case *DropKeyspace, *Use, *DropTable, *Truncate, *CreateType, *DropType, *Describe, *DropRole, *RoleGrant,
+	case *DropKeyspace, *Use, *DropTable, *Truncate, *CreateType, *AlterType, *DropType, *Describe, *DropRole, *RoleGrant,
 		*PermissionGrant, *ListPermissions, *ListRoles:
 	case *CreateRole:
 		w.expr(s.Options.Options)
@@ -108,6 +108,17 @@ func (w walker) expr(e Expr) {
 		w.expr(e.Value)
 	case *FieldSelection:
 		w.expr(e.Value)
+	case *ElementSelection:
+		w.expr(e.Value)
+		w.expr(e.Key)
+	case *SliceSelection:
+		w.expr(e.Value)
+		if e.From != nil {
+			w.expr(e.From)
+		}
+		if e.To != nil {
+			w.expr(e.To)
+		}
 	}
 }
 

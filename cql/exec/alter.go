@@ -2,6 +2,8 @@ package exec
 
 import (
 	"maps"
+	"slices"
+	"strings"
 
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
@@ -190,6 +192,92 @@ func (s *Session) dropType(st *cql.DropType) (*Result, error) {
 		return nil, err
 	}
 	return changed("DROPPED", "TYPE", ksName, st.Name.Name), nil
+}
+
+func (s *Session) alterType(st *cql.AlterType) (*Result, error) {
+	ksName, err := s.keyspaceOf(st.Name)
+	if err != nil {
+		return nil, err
+	}
+	ks := s.schema().Keyspace(ksName)
+	var old *cqltype.Type
+	if ks != nil {
+		old = ks.Types[st.Name.Name]
+	}
+	if old == nil {
+		if st.IfExists {
+			return &Result{Kind: SchemaChangeResult}, nil
+		}
+		return nil, invalidf("Type %s.%s doesn't exist", ksName, st.Name.Name)
+	}
+	fullName := cqltype.QuoteIdent(ksName) + "." + cqltype.QuoteIdent(old.Name)
+	names := slices.Clone(old.FieldNames)
+	types := slices.Clone(old.Params)
+	switch st.Action {
+	case cql.AlterFieldType:
+		return nil, invalidf("Altering field types is no longer supported")
+	case cql.AddField:
+		f := st.Add
+		if err := checkFieldType(f.Type); err != nil {
+			return nil, err
+		}
+		if slices.Contains(names, f.Name) {
+			if st.IfFieldNotExists {
+				return &Result{Kind: SchemaChangeResult}, nil
+			}
+			return nil, invalidf("Cannot add field %s to type %s: a field with name %s already exists", f.Name, fullName, f.Name)
+		}
+		t, err := f.Type.Resolve(ksName, typeResolver(ks))
+		if err != nil {
+			return nil, asInvalid(err)
+		}
+		if usesType(t, ksName, old.Name) {
+			return nil, invalidf("Cannot add new field %s of type %s to user type %s as it would create a circular reference", f.Name, f.Type, fullName)
+		}
+		var keyed []string
+		for _, tbl := range sortedTables(ks) {
+			for _, c := range tbl.PartitionKey {
+				if usesType(c.Type, ksName, old.Name) {
+					keyed = append(keyed, cqltype.QuoteIdent(ksName)+"."+cqltype.QuoteIdent(tbl.Name))
+					break
+				}
+			}
+		}
+		if len(keyed) > 0 {
+			return nil, invalidf("Cannot add new field %s of type %s to user type %s as the type is being used in partition key by the following tables: %s",
+				f.Name, f.Type, fullName, strings.Join(keyed, ", "))
+		}
+		names, types = append(names, f.Name), append(types, t)
+	case cql.RenameFields:
+		for _, r := range st.Rename {
+			i := slices.Index(old.FieldNames, r.From)
+			if i < 0 {
+				if st.IfFieldExists {
+					continue
+				}
+				// Cassandra's spelling.
+				return nil, invalidf("Unkown field %s in user type %s", r.From, fullName)
+			}
+			names[i] = r.To
+		}
+		for i, n := range names {
+			if slices.Index(names, n) != i {
+				// Cassandra names the keyspace where the type was meant.
+				return nil, invalidf("Duplicate field name %s in type %s", n, ksName)
+			}
+		}
+	}
+	if slices.Equal(names, old.FieldNames) {
+		return &Result{Kind: SchemaChangeResult}, nil // RENAME IF EXISTS of no field
+	}
+	m, err := schema.TypeMutation(cqltype.UDTOf(ksName, old.Name, names, types, false), s.writer())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.apply(m); err != nil {
+		return nil, err
+	}
+	return changed("UPDATED", "TYPE", ksName, old.Name), nil
 }
 
 // usesType reports whether t is, or contains, the named user type.

@@ -175,6 +175,8 @@ func (s *Session) authorize(st cql.Statement, keyspace string) error {
 		}
 	case *cql.CreateType:
 		return s.ensurePermission(auth.Create, auth.AllTablesResource(keyspaceOf(st.Name)))
+	case *cql.AlterType:
+		return s.ensurePermission(auth.Alter, auth.AllTablesResource(keyspaceOf(st.Name)))
 	case *cql.DropType:
 		return s.ensurePermission(auth.Drop, auth.AllTablesResource(keyspaceOf(st.Name)))
 	}

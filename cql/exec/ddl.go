@@ -342,11 +342,18 @@ func (s *Session) createType(st *cql.CreateType) (*Result, error) {
 	names := make([]string, len(st.Fields))
 	types := make([]*cqltype.Type, len(st.Fields))
 	seen := map[string]bool{}
-	for i, f := range st.Fields {
+	for _, f := range st.Fields {
 		if seen[f.Name] {
-			return nil, invalidf("Duplicate field name %s in type %s", f.Name, st.Name.Name)
+			return nil, invalidf("Duplicate field name '%s' in type '%s'", f.Name, st.Name.Name)
 		}
 		seen[f.Name] = true
+	}
+	for _, f := range st.Fields {
+		if err := checkFieldType(f.Type); err != nil {
+			return nil, err
+		}
+	}
+	for i, f := range st.Fields {
 		t, err := f.Type.Resolve(ksName, typeResolver(ks))
 		if err != nil {
 			return nil, asInvalid(err)
@@ -362,6 +369,18 @@ func (s *Session) createType(st *cql.CreateType) (*Result, error) {
 		return nil, err
 	}
 	return changed("CREATED", "TYPE", ksName, st.Name.Name), nil
+}
+
+// checkFieldType refuses, as Cassandra does before it resolves the type,
+// what a user type's field may not be.
+func checkFieldType(t *cql.TypeRef) error {
+	if t.Kind == cqltype.Counter {
+		return invalidf("A user type cannot contain counters")
+	}
+	if t.Kind == cqltype.UDT && !t.Frozen {
+		return invalidf("A user type cannot contain non-frozen UDTs")
+	}
+	return nil
 }
 
 // typeResolver finds the user types of a keyspace; its errors are the

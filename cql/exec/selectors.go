@@ -2,6 +2,7 @@ package exec
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
@@ -25,6 +26,9 @@ const (
 	selTerm      // a constant, evaluated once
 	selCall      // a scalar function of other selectors
 	selAggregate // an aggregate of other selectors
+	selField     // a field of a user type value (args[0])
+	selElement   // a map's value or a set's element (args[0])
+	selSlice     // a slice of a map or set (args[0])
 )
 
 // selector is one node of a selection.
@@ -36,6 +40,9 @@ type selector struct {
 	value  []byte         // selTerm
 	fn     *function      // selCall, selAggregate
 	args   []*selector
+	field  int    // selField: the field's index
+	from   []byte // selElement: the key; selSlice: the lower bound, nil if open
+	to     []byte // selSlice: the upper bound, nil if open
 }
 
 func (s *selector) aggregates() bool {
@@ -130,10 +137,90 @@ func (b *selectionBuilder) build(e cql.Expr) (*selector, error) {
 		return b.cast(e)
 	case *cql.TypeHint:
 		return b.hint(e)
+	case *cql.FieldSelection:
+		return b.fieldSelection(e)
+	case *cql.ElementSelection:
+		return b.subSelection(e, e.Value, "Element")
+	case *cql.SliceSelection:
+		return b.subSelection(e, e.Value, "Slice")
 	case *cql.Constant, *cql.Null, *cql.BindMarker:
 		return nil, invalidf("Cannot infer type for term %s in selection clause (try using a cast to force a type)", termArg(e))
 	}
 	return nil, invalidf("%s is not supported yet as a selector", e)
+}
+
+// fieldSelection prepares value.field, as Selectable.WithFieldSelection.
+func (b *selectionBuilder) fieldSelection(e *cql.FieldSelection) (*selector, error) {
+	inner, err := b.build(e.Value)
+	if err != nil {
+		return nil, err
+	}
+	if inner.typ.Kind != cqltype.UDT {
+		return nil, invalidf("Invalid field selection: %s of type %s is not a user type", e.Value, inner.typ.SchemaString())
+	}
+	i := slices.Index(inner.typ.FieldNames, e.Field)
+	if i < 0 {
+		return nil, invalidf("%s of type %s has no field %s", e.Value, inner.typ.SchemaString(), cqltype.QuoteIdent(e.Field))
+	}
+	return &selector{kind: selField, name: e.String(), typ: inner.typ.Params[i], args: []*selector{inner}, field: i}, nil
+}
+
+// subSelection prepares value[key] and value[from..to] (what says which,
+// "Element" or "Slice"), as Selectable.WithElementSelection and
+// WithSliceSelection: only of maps and sets, the keys read as the map's
+// keys or the set's elements.
+func (b *selectionBuilder) subSelection(e, value cql.Expr, what string) (*selector, error) {
+	inner, err := b.build(value)
+	if err != nil {
+		return nil, err
+	}
+	t := inner.typ
+	if !t.IsCollection() {
+		if what == "Element" {
+			return nil, invalidf("Invalid element selection: %s is of type %s is not a collection", value, t.SchemaString())
+		}
+		return nil, invalidf("Invalid slice selection: %s of type %s is not a collection", value, t.SchemaString())
+	}
+	receiver := "key(" + inner.name + ")"
+	switch t.Kind {
+	case cqltype.List:
+		return nil, invalidf("%s selection is only allowed on sets and maps, but %s is a list", what, value)
+	case cqltype.Set:
+		receiver = "value(" + inner.name + ")"
+	}
+	s := &selector{name: e.String(), args: []*selector{inner}}
+	bound := func(x cql.Expr) ([]byte, error) {
+		if x == nil {
+			return nil, nil
+		}
+		b.takesTerms = true
+		v, err := term(x, t.Params[0], receiver, b.bound)
+		switch {
+		case isUnset(err) && what == "Element":
+			return nil, invalidf("Invalid unset value for element selection on %s", inner.name)
+		case isUnset(err):
+			return nil, nil // an unset bound is an open one
+		case err != nil:
+			return nil, err
+		case v == nil:
+			return nil, invalidf("Invalid null value for %s selection on %s", strings.ToLower(what), inner.name)
+		}
+		return v, nil
+	}
+	switch e := e.(type) {
+	case *cql.ElementSelection:
+		s.kind, s.typ = selElement, t.Params[len(t.Params)-1]
+		s.from, err = bound(e.Key)
+	case *cql.SliceSelection:
+		s.kind, s.typ = selSlice, t
+		if s.from, err = bound(e.From); err == nil {
+			s.to, err = bound(e.To)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func (b *selectionBuilder) writetimeOrTTL(e *cql.WritetimeOrTTL) (*selector, error) {
@@ -305,6 +392,12 @@ func (s *selector) eval(r *rowInput) ([]byte, error) {
 	switch s.kind {
 	case selTerm:
 		return s.value, nil
+	case selField, selElement, selSlice:
+		v, err := s.args[0].eval(r)
+		if err != nil {
+			return nil, err
+		}
+		return s.sub(v)
 	case selCall:
 		vals := make([][]byte, len(s.args))
 		for i, a := range s.args {
@@ -333,6 +426,24 @@ func (s *selector) eval(r *rowInput) ([]byte, error) {
 		return nil, nil
 	}
 	return c.Value, nil
+}
+
+// sub selects a part of v, the value of s.args[0].
+func (s *selector) sub(v []byte) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	t := s.args[0].typ
+	var err error
+	switch s.kind {
+	case selField:
+		v, err = t.Field(v, s.field)
+	case selElement:
+		v, err = t.Element(v, s.from)
+	case selSlice:
+		v, err = t.Slice(v, s.from, s.to)
+	}
+	return v, asInvalid(err)
 }
 
 // aggregation runs the aggregates of a selection over its rows.
@@ -400,6 +511,12 @@ func (a *aggregation) final(s *selector) ([]byte, error) {
 	switch s.kind {
 	case selAggregate:
 		return a.states[s].result(), nil
+	case selField, selElement, selSlice:
+		v, err := a.final(s.args[0])
+		if err != nil {
+			return nil, err
+		}
+		return s.sub(v)
 	case selCall:
 		vals := make([][]byte, len(s.args))
 		for i, arg := range s.args {

@@ -226,6 +226,8 @@ func (s *Session) run(st cql.Statement, opts QueryParams, bound *binding) (*Resu
 		return s.schemaChange(func() (*Result, error) { return s.createType(st) })
 	case *cql.AlterTable:
 		return s.schemaChange(func() (*Result, error) { return s.alterTable(st) })
+	case *cql.AlterType:
+		return s.schemaChange(func() (*Result, error) { return s.alterType(st) })
 	case *cql.DropType:
 		return s.schemaChange(func() (*Result, error) { return s.dropType(st) })
 	case *cql.Truncate:

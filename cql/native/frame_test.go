@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/cqltype"
 )
 
 // requestFrame builds a request envelope.
@@ -192,6 +193,28 @@ func TestReplicaFailureBodies(t *testing.T) {
 	} {
 		if got := body(c.code, c.version); !bytes.Equal(got, c.want) {
 			t.Errorf("%s:\n got %x\nwant %x", c.name, got, c.want)
+		}
+	}
+}
+
+func TestResultMetadataIDFollowsUserTypeFields(t *testing.T) {
+	addr := func(fields ...string) *cqltype.Type {
+		types := make([]*cqltype.Type, len(fields))
+		for i := range types {
+			types[i] = cqltype.Native(cqltype.Text)
+		}
+		return cqltype.UDTOf("ks", "addr", fields, types, true)
+	}
+	cols := func(t *cqltype.Type) []exec.ColumnSpec {
+		return []exec.ColumnSpec{{Keyspace: "ks", Table: "t", Name: "a", Type: t}}
+	}
+	before := resultMetadataID(cols(addr("street")))
+	if !bytes.Equal(before, resultMetadataID(cols(addr("street")))) {
+		t.Fatal("the same columns hash differently")
+	}
+	for _, changed := range []*cqltype.Type{addr("street", "city"), addr("road"), cqltype.ListOf(addr("street"), true)} {
+		if bytes.Equal(before, resultMetadataID(cols(changed))) {
+			t.Errorf("columns of %s keep the metadata id of frozen<addr> with one field", changed)
 		}
 	}
 }

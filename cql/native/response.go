@@ -4,9 +4,11 @@ import (
 	"crypto/md5"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/sibyldb/sibyl/cql/exec"
+	"github.com/sibyldb/sibyl/cqltype"
 )
 
 // Result kinds (cql-clients.md 1.12).
@@ -71,9 +73,29 @@ func (w *writer) rows(rows [][][]byte) {
 func resultMetadataID(cols []exec.ColumnSpec) []byte {
 	h := md5.New()
 	for _, c := range cols {
-		fmt.Fprintf(h, "%s.%s.%s %s\n", c.Keyspace, c.Table, c.Name, c.Type.String())
+		fmt.Fprintf(h, "%s.%s.%s ", c.Keyspace, c.Table, c.Name)
+		hashType(h, c.Type)
+		h.Write([]byte{'\n'})
 	}
 	return h.Sum(nil)
+}
+
+// hashType writes a type as the client decodes it: a user type by its
+// fields too, which its name alone does not show (ALTER TYPE changes them).
+func hashType(h io.Writer, t *cqltype.Type) {
+	fmt.Fprintf(h, "%s", t)
+	if t.Kind == cqltype.UDT {
+		for i, f := range t.FieldNames {
+			fmt.Fprintf(h, " %q:", f)
+			hashType(h, t.Params[i])
+		}
+		h.Write([]byte{';'})
+		return
+	}
+	for _, p := range t.Params {
+		h.Write([]byte{' '})
+		hashType(h, p)
+	}
 }
 
 // sameColumns reports whether two column lists name the same columns of
