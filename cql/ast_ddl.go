@@ -287,6 +287,88 @@ type DropType struct {
 
 func (s *DropType) String() string { return "DROP TYPE " + ifExists(s.IfExists) + typeName(s.Name) }
 
+// IndexTargetKind is what part of a column an index reads.
+type IndexTargetKind uint8
+
+// The index targets, as Cassandra's IndexTarget.Type.
+const (
+	IndexSimple  IndexTargetKind = iota // c: the value (a collection's values, once prepared)
+	IndexValues                         // values(c)
+	IndexKeys                           // keys(c)
+	IndexEntries                        // entries(c)
+	IndexFull                           // full(c): a frozen collection whole
+)
+
+var indexTargetWords = [...]string{"", "values", "keys", "entries", "full"}
+
+// String is the word Cassandra writes around the column, "" for simple.
+func (k IndexTargetKind) String() string { return indexTargetWords[k] }
+
+// IndexTarget is one column of CREATE INDEX, with its modifier.
+type IndexTarget struct {
+	Column string
+	Kind   IndexTargetKind
+}
+
+func (t IndexTarget) String() string {
+	if t.Kind == IndexSimple {
+		return quoteIdent(t.Column)
+	}
+	return t.Kind.String() + "(" + quoteIdent(t.Column) + ")"
+}
+
+// CreateIndex is CREATE [CUSTOM] INDEX [IF NOT EXISTS] [name] ON table
+// (targets) [USING 'class'] [WITH options]. Name.Name is "" when the
+// statement gives none.
+type CreateIndex struct {
+	Name        QualifiedName
+	Table       QualifiedName
+	IfNotExists bool
+	Custom      bool
+	Targets     []IndexTarget
+	Using       string // the class; "" when not given
+	HasUsing    bool
+	Options     []Option
+}
+
+func (s *CreateIndex) String() string {
+	var b strings.Builder
+	b.WriteString("CREATE ")
+	if s.Custom {
+		b.WriteString("CUSTOM ")
+	}
+	b.WriteString("INDEX ")
+	if s.IfNotExists {
+		b.WriteString("IF NOT EXISTS ")
+	}
+	if s.Name.Name != "" {
+		b.WriteString(s.Name.String() + " ")
+	}
+	b.WriteString("ON " + s.Table.String() + " (")
+	for i, t := range s.Targets {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(t.String())
+	}
+	b.WriteByte(')')
+	if s.HasUsing {
+		b.WriteString(" USING " + quoteString(s.Using))
+	}
+	if len(s.Options) > 0 {
+		b.WriteString(" WITH " + joinOptions(s.Options))
+	}
+	return b.String()
+}
+
+// DropIndex is DROP INDEX [IF EXISTS] [keyspace.]name.
+type DropIndex struct {
+	Name     QualifiedName
+	IfExists bool
+}
+
+func (s *DropIndex) String() string { return "DROP INDEX " + ifExists(s.IfExists) + s.Name.String() }
+
 // AlterTypeAction says what an ALTER TYPE does.
 type AlterTypeAction uint8
 
@@ -359,3 +441,5 @@ func (*Truncate) statement()       {}
 func (*CreateType) statement()     {}
 func (*DropType) statement()       {}
 func (*AlterType) statement()      {}
+func (*CreateIndex) statement()    {}
+func (*DropIndex) statement()      {}

@@ -19,6 +19,8 @@ var errorCases = []errorCase{
 	{"FROM t", "line 1:0 no viable alternative at input 'FROM'"},
 	{"42", "line 1:0 no viable alternative at input '42'"},
 	{"CREATE INDEXX i ON t (v)", "line 1:7 no viable alternative at input 'INDEXX'"},
+	{"CREATE INDEX i t (v)", "line 1:15 mismatched input 't' expecting K_ON"},
+	{"CREATE INDEX ON t (v) USING x", "line 1:28 mismatched input 'x' expecting STRING_LITERAL"},
 	{"DROP t", "line 1:5 no viable alternative at input 't'"},
 	{"ALTER TYPE t ADD f", "line 1:18 no viable alternative at input '<EOF>'"},
 	{"ALTER TYPE t DROP f", "line 1:13 no viable alternative at input 'DROP'"},

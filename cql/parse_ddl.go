@@ -17,6 +17,13 @@ func (p *parser) createStatement() Statement {
 	case isKeyword(t, "role"), isKeyword(t, "user"):
 		p.next()
 		return p.createRole(isKeyword(t, "user"))
+	case isKeyword(t, "index"):
+		p.next()
+		return p.createIndex(false)
+	case isKeyword(t, "custom") && isKeyword(p.peekAt(1), "index"):
+		p.next()
+		p.next()
+		return p.createIndex(true)
 	case isKeyword(t, "type"):
 		p.next()
 		s := &CreateType{IfNotExists: p.ifNotExists(), Name: p.typeName()}
@@ -32,6 +39,50 @@ func (p *parser) createStatement() Statement {
 	}
 	p.noViable(t)
 	return nil
+}
+
+func (p *parser) createIndex(custom bool) Statement {
+	s := &CreateIndex{Custom: custom, IfNotExists: p.ifNotExists()}
+	if !p.isKw("on") {
+		s.Name = p.qualifiedName()
+	}
+	p.expectKw("on")
+	s.Table = p.qualifiedName()
+	p.expectPunct("(")
+	for p.err == nil && !p.isPunct(")") {
+		s.Targets = append(s.Targets, p.indexTarget())
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	p.expectPunct(")")
+	if p.acceptKw("using") {
+		t := p.peek()
+		if t.kind != tkString {
+			p.fail(t, "mismatched input "+t.display()+" expecting STRING_LITERAL")
+			return nil
+		}
+		p.next()
+		s.Using, s.HasUsing = t.text, true
+	}
+	if p.acceptKw("with") {
+		s.Options = p.options(nil)
+	}
+	return stmtOrNil(p, s)
+}
+
+var indexTargetKinds = map[string]IndexTargetKind{"values": IndexValues, "keys": IndexKeys, "entries": IndexEntries, "full": IndexFull}
+
+func (p *parser) indexTarget() IndexTarget {
+	t := p.peek()
+	if kind, ok := indexTargetKinds[t.lower]; ok && t.kind == tkIdent && isPunctTok(p.peekAt(1), "(") {
+		p.next()
+		p.next()
+		target := IndexTarget{Column: p.ident(), Kind: kind}
+		p.expectPunct(")")
+		return target
+	}
+	return IndexTarget{Column: p.ident()}
 }
 
 // stmtOrNil returns s, or nil once the parse has failed, so that no
@@ -246,6 +297,9 @@ func (p *parser) dropStatement() Statement {
 	case isKeyword(t, "type"):
 		p.next()
 		return stmtOrNil(p, &DropType{IfExists: p.ifExists(), Name: p.typeName()})
+	case isKeyword(t, "index"):
+		p.next()
+		return stmtOrNil(p, &DropIndex{IfExists: p.ifExists(), Name: p.qualifiedName()})
 	case isKeyword(t, "role"), isKeyword(t, "user"):
 		p.next()
 		return p.dropRole(isKeyword(t, "user"))

@@ -414,6 +414,19 @@ var parseCases = []parseCase{
 	{"SELECT m['k'], s[1..3], m[..'z'], m['a'..], u.f, m[?].g.h, m[:x] AS e FROM t",
 		"SELECT m['k'], s[1..3], m[..'z'], m['a'..], u.f, m[?].g.h, m[:x] AS e FROM t"},
 
+	// Indexes.
+	{"CREATE INDEX ON t (v)", "CREATE INDEX ON t (v)"},
+	{"create index if not exists ks.i on ks.t (keys(m))", "CREATE INDEX IF NOT EXISTS ks.i ON ks.t (keys(m))"},
+	{"CREATE INDEX i ON t (values(l))", "CREATE INDEX i ON t (values(l))"},
+	{"CREATE INDEX i ON t (ENTRIES(m))", "CREATE INDEX i ON t (entries(m))"},
+	{"CREATE INDEX i ON t (full(f))", "CREATE INDEX i ON t (full(f))"},
+	{"CREATE INDEX i ON t (keys)", "CREATE INDEX i ON t (keys)"},
+	{"CREATE CUSTOM INDEX i ON t (v) USING 'StorageAttachedIndex' WITH OPTIONS = {'case_sensitive': 'false'}",
+		"CREATE CUSTOM INDEX i ON t (v) USING 'StorageAttachedIndex' WITH options = {'case_sensitive': 'false'}"},
+	{"CREATE CUSTOM INDEX ON t () USING 'x'", "CREATE CUSTOM INDEX ON t () USING 'x'"},
+	{"DROP INDEX IF EXISTS ks.i", "DROP INDEX IF EXISTS ks.i"},
+	{"DROP INDEX i", "DROP INDEX i"},
+
 	// ALTER TYPE.
 	{"ALTER TYPE ks.t ADD f frozen<list<int>>", "ALTER TYPE ks.t ADD f frozen<list<int>>"},
 	{"alter type if exists t add if not exists \"F\" text", "ALTER TYPE IF EXISTS t ADD IF NOT EXISTS \"F\" text"},

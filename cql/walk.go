@@ -34,7 +34,9 @@ func WalkExprs(st Statement, fn func(Expr)) {
 		w.options(s.Options)
 	case *AlterTable:
 		w.options(s.Options)
-	case *DropKeyspace, *Use, *DropTable, *Truncate, *CreateType, *AlterType, *DropType, *Describe, *DropRole, *RoleGrant,
+	case *CreateIndex:
+		w.options(s.Options)
+	case *DropKeyspace, *Use, *DropTable, *Truncate, *CreateType, *AlterType, *DropType, *DropIndex, *Describe, *DropRole, *RoleGrant,
 		*PermissionGrant, *ListPermissions, *ListRoles:
 	case *CreateRole:
 		w.expr(s.Options.Options)

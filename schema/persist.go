@@ -407,7 +407,7 @@ func loadTables(read RowReader, keyspaces map[string]*Keyspace, unusable Unusabl
 		}
 		t.Dropped[string(r["column_name"].Value)] = ms * 1000
 	}
-	return nil
+	return loadIndexes(read, keyspaces)
 }
 
 func decodeColumn(ks *Keyspace, r map[string]Cell) (*Column, error) {

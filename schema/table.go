@@ -86,6 +86,8 @@ type Table struct {
 	// (microseconds): its cells written until then stay invisible even if
 	// a column of that name comes back.
 	Dropped map[string]int64
+	// Indexes are the table's secondary indexes, by name.
+	Indexes []*Index
 	layout  mutation.ClusteringLayout
 }
 

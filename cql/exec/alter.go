@@ -71,6 +71,9 @@ func (s *Session) alterTable(st *cql.AlterTable) (*Result, error) {
 			if c.IsPrimaryKey() {
 				return nil, invalidf("Cannot drop PRIMARY KEY part %s", name)
 			}
+			if deps := dependentIndexes(old, name); deps != "" {
+				return nil, invalidf("Cannot drop column %s because it has dependent secondary indexes (%s)", name, deps)
+			}
 			cols = withoutColumn(cols, name)
 			ms, err := schema.DropColumnMutations(old, c, w)
 			if err != nil {
@@ -97,6 +100,9 @@ func (s *Session) alterTable(st *cql.AlterTable) (*Result, error) {
 			}
 			if !c.IsPrimaryKey() {
 				return nil, invalidf("Cannot rename non PRIMARY KEY column %s", r.From)
+			}
+			if deps := dependentIndexes(old, r.From); deps != "" {
+				return nil, invalidf("Can't rename column %s because it has dependent secondary indexes (%s)", r.From, deps)
 			}
 			if other := findColumn(cols, r.To); other != nil && other != c {
 				return nil, invalidf("Cannot rename column %s to %s in table %s; another column with that name already exists", r.From, r.To, old.Name)

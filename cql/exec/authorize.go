@@ -179,6 +179,16 @@ func (s *Session) authorize(st cql.Statement, keyspace string) error {
 		return s.ensurePermission(auth.Alter, auth.AllTablesResource(keyspaceOf(st.Name)))
 	case *cql.DropType:
 		return s.ensurePermission(auth.Drop, auth.AllTablesResource(keyspaceOf(st.Name)))
+	case *cql.CreateIndex:
+		if ks := nameKeyspace(st.Table, keyspaceOf(st.Name)); ks != "" {
+			return s.ensurePermission(auth.Alter, auth.TableResource(ks, st.Table.Name))
+		}
+	case *cql.DropIndex:
+		if ks := s.schema().Keyspace(keyspaceOf(st.Name)); ks != nil {
+			if t, _ := ks.FindIndex(st.Name.Name); t != nil {
+				return s.ensurePermission(auth.Alter, auth.TableResource(ks.Name, t.Name))
+			}
+		}
 	}
 	// USE, DESCRIBE, and the role and permission statements, which check
 	// as they run.

@@ -114,7 +114,7 @@ func (s *Session) describe(st *cql.Describe) (*Result, error) {
 			if t == nil {
 				return nil, invalidf("Table '%s' not found in keyspace '%s'", name, ks.Name)
 			}
-			rows = append(rows, describedElement{ks.Name, "table", t.Name, tableStatement(t, st.WithInternals)})
+			rows = append(rows, tableElements(t, st.WithInternals)...)
 		case cql.DescribeType:
 			t := ks.Types[name]
 			if t == nil {
@@ -122,7 +122,11 @@ func (s *Session) describe(st *cql.Describe) (*Result, error) {
 			}
 			rows = append(rows, describedElement{ks.Name, "type", name, typeStatement(ks.Name, t)})
 		case cql.DescribeIndex:
-			return nil, invalidf("Table for existing index '%s' not found in '%s'", name, ks.Name)
+			t, ix := ks.FindIndex(name)
+			if t == nil {
+				return nil, invalidf("Table for existing index '%s' not found in '%s'", name, ks.Name)
+			}
+			rows = append(rows, indexElement(t, ix))
 		case cql.DescribeView:
 			return nil, invalidf("Materialized view '%s' not found in '%s'", name, ks.Name)
 		case cql.DescribeFunction:
@@ -146,11 +150,15 @@ func (s *Session) describe(st *cql.Describe) (*Result, error) {
 		if ks == nil {
 			return nil, invalidf("'%s' not found in keyspaces", ksName)
 		}
-		t := ks.Tables[name]
-		if t == nil {
-			return nil, invalidf("'%s' not found in keyspace '%s'", name, ks.Name)
+		if t := ks.Tables[name]; t != nil {
+			rows = append(rows, tableElements(t, st.WithInternals)...)
+			break
 		}
-		rows = append(rows, describedElement{ks.Name, "table", t.Name, tableStatement(t, st.WithInternals)})
+		if t, ix := ks.FindIndex(name); t != nil {
+			rows = append(rows, indexElement(t, ix))
+			break
+		}
+		return nil, invalidf("'%s' not found in keyspace '%s'", name, ks.Name)
 	default:
 		return nil, invalidf("%s is not supported yet", st)
 	}
@@ -267,9 +275,44 @@ func describeKeyspace(ks *schema.Keyspace, only, internals bool) []describedElem
 		visit(name)
 	}
 	for _, t := range sortedTables(ks) {
-		rows = append(rows, describedElement{ks.Name, "table", t.Name, tableStatement(t, internals)})
+		rows = append(rows, tableElements(t, internals)...)
 	}
 	return rows
+}
+
+// tableElements are a table and its indexes, by name ignoring case, as
+// Cassandra describes a table.
+func tableElements(t *schema.Table, internals bool) []describedElement {
+	rows := []describedElement{{t.Keyspace, "table", t.Name, tableStatement(t, internals)}}
+	indexes := slices.Clone(t.Indexes)
+	slices.SortStableFunc(indexes, func(a, b *schema.Index) int { return compareIgnoringCase(a.Name, b.Name) })
+	for _, ix := range indexes {
+		rows = append(rows, indexElement(t, ix))
+	}
+	return rows
+}
+
+// indexElement is an index's CREATE statement as Cassandra's
+// IndexMetadata writes it.
+func indexElement(t *schema.Table, ix *schema.Index) describedElement {
+	var b strings.Builder
+	on := cqltype.QuoteIdent(t.Keyspace) + "." + cqltype.QuoteIdent(t.Name)
+	if ix.Kind == schema.IndexCustom {
+		b.WriteString("CREATE CUSTOM INDEX " + cqltype.QuoteIdent(ix.Name) + " ON " + on + " (" + ix.Options[schema.IndexTargetOption] + ") USING " + quoted(ix.Options[schema.IndexClassOption]))
+		var rest []string
+		for _, k := range slices.Sorted(maps.Keys(ix.Options)) {
+			if k != schema.IndexTargetOption && k != schema.IndexClassOption {
+				rest = append(rest, quoted(k)+": "+quoted(ix.Options[k]))
+			}
+		}
+		if len(rest) > 0 {
+			b.WriteString(" WITH OPTIONS = {" + strings.Join(rest, ", ") + "}")
+		}
+	} else {
+		b.WriteString("CREATE INDEX " + cqltype.QuoteIdent(ix.Name) + " ON " + on + " (" + ix.Options[schema.IndexTargetOption] + ")")
+	}
+	b.WriteByte(';')
+	return describedElement{t.Keyspace, "index", ix.Name, b.String()}
 }
 
 // usedTypes are the user types a type refers to, directly or inside

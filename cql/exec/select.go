@@ -21,6 +21,9 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 	case len(st.GroupBy) > 0:
 		return nil, invalidf("GROUP BY is not supported yet")
 	}
+	// A query an index serves reads as one that allows filtering: the
+	// same rows, found by the index.
+	filtering := st.AllowFiltering || indexedQuery(t, st.Where)
 	pl, err := s.planFor(st, t, func(p *plan) error {
 		sels, takesTerms, err := selections(t, s.partitioner(), st.Selectors, bound)
 		if err != nil {
@@ -31,7 +34,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 			p.sel.sels, p.sel.columns = sels, resultColumns(t, sels)
 			p.sel.need = neededColumns(t, sels, nil)
 		}
-		if !st.AllowFiltering {
+		if !filtering {
 			p.sel.point = newPointRead(t, st.Where)
 		}
 		return nil
@@ -72,7 +75,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 		kr, err = pl.sel.point.restrictions(t, bound, &s.point)
 	} else {
 		where := st.Where
-		if st.AllowFiltering {
+		if filtering {
 			var rest []cql.Relation
 			where, rest = splitForFiltering(t, st.Where)
 			if filters, err = newFilters(t, rest, bound); err != nil {

@@ -226,6 +226,10 @@ func (s *Session) run(st cql.Statement, opts QueryParams, bound *binding) (*Resu
 		return s.schemaChange(func() (*Result, error) { return s.createType(st) })
 	case *cql.AlterTable:
 		return s.schemaChange(func() (*Result, error) { return s.alterTable(st) })
+	case *cql.CreateIndex:
+		return s.schemaChange(func() (*Result, error) { return s.createIndex(st) })
+	case *cql.DropIndex:
+		return s.schemaChange(func() (*Result, error) { return s.dropIndex(st) })
 	case *cql.AlterType:
 		return s.schemaChange(func() (*Result, error) { return s.alterType(st) })
 	case *cql.DropType:

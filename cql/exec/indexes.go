@@ -1,0 +1,395 @@
+package exec
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/sibyldb/sibyl/cql"
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/schema"
+)
+
+// Secondary indexes as Cassandra 4.1 defines them (CreateIndexStatement,
+// IndexAttributes, IndexTarget), with Cassandra 5.0's storage-attached
+// index class accepted by its names.
+
+// saiClassNames are the names USING may give a storage-attached index by,
+// folded to lower case.
+var saiClassNames = map[string]bool{
+	"sai":                  true,
+	"storageattachedindex": true,
+	strings.ToLower(schema.StorageAttachedIndexClass): true,
+}
+
+const sasiClass = "org.apache.cassandra.index.sasi.SASIIndex"
+
+// saiBooleanOptions are the text analysis options of a storage-attached
+// index; similarity_function is its vector option.
+var saiBooleanOptions = map[string]bool{"case_sensitive": true, "normalize": true, "ascii": true}
+
+var similarityFunctions = []string{"COSINE", "DOT_PRODUCT", "EUCLIDEAN"}
+
+// saiTypes are the types a storage-attached index reads (Cassandra 5.0's
+// SUPPORTED_TYPES), besides frozen ones and vectors.
+var saiTypes = map[cqltype.Kind]bool{
+	cqltype.Ascii: true, cqltype.Bigint: true, cqltype.Date: true, cqltype.Double: true, cqltype.Float: true,
+	cqltype.Int: true, cqltype.Smallint: true, cqltype.Text: true, cqltype.Time: true, cqltype.Timestamp: true,
+	cqltype.Timeuuid: true, cqltype.Tinyint: true, cqltype.UUID: true, cqltype.Inet: true, cqltype.Varint: true,
+	cqltype.Decimal: true, cqltype.Boolean: true,
+}
+
+var nonWord = regexp.MustCompile(`\W`)
+
+func (s *Session) createIndex(st *cql.CreateIndex) (*Result, error) {
+	ksName := nameKeyspace(st.Table, "")
+	if ksName == "" {
+		ksName = nameKeyspace(st.Name, s.keyspace)
+	}
+	if ksName == "" {
+		return nil, invalidf("No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
+	}
+	if st.Name.Keyspace != "" && st.Name.Keyspace != ksName {
+		return nil, invalidf("Keyspace name '%s' doesn't match index name '%s'", ksName, st.Table)
+	}
+	kind, opts, err := indexAttributes(st)
+	if err != nil {
+		return nil, err
+	}
+	if schema.IsSystemKeyspace(ksName) || schema.IsVirtualKeyspace(ksName) {
+		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ksName)
+	}
+	ks := s.schema().Keyspace(ksName)
+	if ks == nil {
+		return nil, invalidf("Keyspace '%s' doesn't exist", ksName)
+	}
+	t := ks.Tables[st.Table.Name]
+	if t == nil {
+		return nil, invalidf("Table '%s' doesn't exist", st.Table.Name)
+	}
+	if st.Name.Name != "" {
+		if other, _ := ks.FindIndex(st.Name.Name); other != nil {
+			if st.IfNotExists {
+				return &Result{Kind: SchemaChangeResult}, nil
+			}
+			return nil, invalidf("Index '%s' already exists", st.Name.Name)
+		}
+	}
+	if t.IsCounter() {
+		return nil, invalidf("Secondary indexes on counter tables aren't supported")
+	}
+	targets := make([]schema.IndexTarget, len(st.Targets))
+	for i, raw := range st.Targets {
+		c := t.Column(raw.Column)
+		if c == nil {
+			return nil, invalidf("Undefined column name %s in table %s", cqltype.QuoteIdent(raw.Column), t)
+		}
+		mod := raw.Kind.String()
+		if raw.Kind == cql.IndexSimple && c.Type.IsCollection() {
+			mod = cql.IndexValues.String()
+		}
+		targets[i] = schema.IndexTarget{Column: c.Name, Modifier: mod}
+	}
+	switch {
+	case len(targets) == 0 && kind != schema.IndexCustom:
+		return nil, invalidf("Only CUSTOM indexes can be created without specifying a target column")
+	case len(targets) > 1 && kind != schema.IndexCustom:
+		return nil, invalidf("Only CUSTOM indexes support multiple columns")
+	case len(targets) > 1:
+		seen := map[string]bool{}
+		for _, tg := range targets {
+			if seen[tg.Column] {
+				return nil, invalidf("Duplicate column '%s' in index target list", tg.Column)
+			}
+			seen[tg.Column] = true
+		}
+	}
+	for i, raw := range st.Targets {
+		if err := checkIndexTarget(t, t.Column(targets[i].Column), raw.Kind, targets[i]); err != nil {
+			return nil, err
+		}
+	}
+	cqlTargets := make([]string, len(targets))
+	for i, tg := range targets {
+		cqlTargets[i] = tg.CQL()
+	}
+	opts[schema.IndexTargetOption] = strings.Join(cqlTargets, ",")
+	if kind == schema.IndexCustom {
+		if err := checkStorageAttached(t, targets, opts, st.Name.Name); err != nil {
+			return nil, err
+		}
+	}
+	name := st.Name.Name
+	if name == "" {
+		base := nonWord.ReplaceAllString(t.Name+"_"+targets[0].Column+"_idx", "")
+		name = base
+		for i := 1; ; i++ {
+			if other, _ := ks.FindIndex(name); other == nil {
+				break
+			}
+			name = fmt.Sprintf("%s_%d", base, i)
+		}
+	}
+	ix := &schema.Index{Name: name, Kind: kind, Options: opts}
+	for _, other := range t.Indexes {
+		if other.Kind == ix.Kind && maps.Equal(other.Options, ix.Options) {
+			if st.IfNotExists {
+				return &Result{Kind: SchemaChangeResult}, nil
+			}
+			return nil, invalidf("Index %s is a duplicate of existing index %s", ix.Name, other.Name)
+		}
+	}
+	m, err := schema.IndexMutation(t, ix, s.writer())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.apply(m); err != nil {
+		return nil, err
+	}
+	return changed("UPDATED", "TABLE", ksName, t.Name), nil
+}
+
+// indexAttributes reads USING and WITH OPTIONS as IndexAttributes does,
+// and returns the index's kind and its options but the target.
+func indexAttributes(st *cql.CreateIndex) (schema.IndexKind, map[string]string, error) {
+	if err := checkRepeats(st.Options); err != nil {
+		return "", nil, err
+	}
+	opts := map[string]string{}
+	for _, o := range st.Options {
+		if o.Name != "options" {
+			return "", nil, syntaxf("Unknown property '%s'", o.Name)
+		}
+		m, err := optionMap(o)
+		if err != nil {
+			return "", nil, err
+		}
+		opts = m
+	}
+	sai := st.HasUsing && saiClassNames[strings.ToLower(st.Using)]
+	switch {
+	case st.Custom && !st.HasUsing:
+		return "", nil, invalidf("CUSTOM index requires specifying the index class")
+	case !st.Custom && st.HasUsing && !sai:
+		// Cassandra 5.0 takes CREATE INDEX ... USING 'sai' without CUSTOM.
+		return "", nil, invalidf("Cannot specify index class for a non-CUSTOM index")
+	case !st.Custom && !st.HasUsing && len(st.Options) > 0:
+		return "", nil, invalidf("Cannot specify options for a non-CUSTOM index")
+	}
+	if _, ok := opts[schema.IndexClassOption]; ok {
+		return "", nil, invalidf("Cannot specify class_name as a CUSTOM option")
+	}
+	if _, ok := opts[schema.IndexTargetOption]; ok {
+		return "", nil, invalidf("Cannot specify target as a CUSTOM option")
+	}
+	if !st.HasUsing {
+		return schema.IndexComposites, opts, nil
+	}
+	switch {
+	case st.Using == sasiClass:
+		return "", nil, invalidf("SASI indexes are disabled. Enable in cassandra.yaml to use.")
+	case !sai:
+		return "", nil, configf("Unable to find custom indexer class '%s'", st.Using)
+	}
+	var unknown []string
+	for k := range opts {
+		if !saiBooleanOptions[k] && k != "similarity_function" {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return "", nil, configf("Properties specified [%s] are not understood by StorageAttachedIndex", strings.Join(unknown, ", "))
+	}
+	opts[schema.IndexClassOption] = schema.StorageAttachedIndexClass
+	return schema.IndexCustom, opts, nil
+}
+
+// checkStorageAttached refuses what Cassandra 5.0's StorageAttachedIndex
+// refuses: several columns, a type it cannot read, a second index of the
+// same target, and options that do not fit.
+func checkStorageAttached(t *schema.Table, targets []schema.IndexTarget, opts map[string]string, name string) error {
+	if len(targets) != 1 {
+		return invalidf("A storage-attached index cannot be created over multiple columns: %s", opts[schema.IndexTargetOption])
+	}
+	tg := targets[0]
+	c := t.Column(tg.Column)
+	typ := c.Type
+	if typ.IsCollection() && typ.IsMultiCell() {
+		switch tg.Modifier {
+		case "keys":
+			typ = typ.Params[0]
+		case "entries":
+			for _, p := range typ.Params {
+				if !saiTypes[p.Kind] && !p.Frozen {
+					return invalidf("Unsupported type: %s", p.SchemaString())
+				}
+			}
+			typ = nil
+		default:
+			typ = typ.Params[len(typ.Params)-1]
+		}
+	}
+	if typ != nil && !saiTypes[typ.Kind] && !typ.Frozen && typ.Kind != cqltype.Tuple {
+		return invalidf("Unsupported type: %s", typ.SchemaString())
+	}
+	for _, other := range t.Indexes {
+		if other.Options[schema.IndexClassOption] != schema.StorageAttachedIndexClass {
+			continue
+		}
+		if others, _ := other.Targets(); len(others) == 1 && others[0] == tg {
+			return invalidf("Cannot create more than one storage-attached index on the same column: %s", c.Name)
+		}
+	}
+	for k, v := range opts {
+		switch {
+		case saiBooleanOptions[k] && v == "":
+			return invalidf("Empty value for boolean option '%s'", k)
+		case saiBooleanOptions[k] && !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false"):
+			return invalidf("Illegal value for boolean option '%s': %s", k, v)
+		case k == "similarity_function" && !slices.Contains(similarityFunctions, strings.ToUpper(v)):
+			return invalidf("Similarity function %s was not recognized for index %s. Valid values are: [%s]", v, name, strings.Join(similarityFunctions, ", "))
+		case k == "similarity_function":
+			return invalidf("CQL type %s cannot have vector options", c.Type.SchemaString())
+		}
+	}
+	return nil
+}
+
+// checkIndexTarget refuses what Cassandra refuses of an index's column.
+func checkIndexTarget(t *schema.Table, c *schema.Column, written cql.IndexTargetKind, tg schema.IndexTarget) error {
+	typ := c.Type
+	if usesDuration(typ) {
+		switch {
+		case typ.IsCollection():
+			return invalidf("Secondary indexes are not supported on collections containing durations")
+		case typ.Kind == cqltype.Tuple:
+			return invalidf("Secondary indexes are not supported on tuples containing durations")
+		case typ.Kind == cqltype.UDT:
+			return invalidf("Secondary indexes are not supported on UDTs containing durations")
+		}
+		return invalidf("Secondary indexes are not supported on duration columns")
+	}
+	if c.Kind == schema.PartitionKey && len(t.PartitionKey) == 1 {
+		return invalidf("Cannot create secondary index on the only partition key column %s", c.Name)
+	}
+	frozenCollection := typ.IsCollection() && !typ.IsMultiCell()
+	switch {
+	case frozenCollection && written != cql.IndexFull:
+		return invalidf("Cannot create %s() index on frozen column %s. Frozen collections are immutable and must be fully indexed by using the 'full(%s)' modifier",
+			tg.Modifier, c.Name, c.Name)
+	case !frozenCollection && written == cql.IndexFull:
+		return invalidf("full() indexes can only be created on frozen collections")
+	case !typ.IsCollection() && written != cql.IndexSimple:
+		return invalidf("Cannot create %s() index on %s. Non-collection columns only support simple indexes", tg.Modifier, c.Name)
+	case (written == cql.IndexKeys || written == cql.IndexEntries) && !(typ.Kind == cqltype.Map && typ.IsMultiCell()):
+		return invalidf("Cannot create index on %s of column %s with non-map type", tg.Modifier, c.Name)
+	case typ.Kind == cqltype.UDT && typ.IsMultiCell():
+		return invalidf("Cannot create index on non-frozen UDT column %s", c.Name)
+	}
+	return nil
+}
+
+// usesDuration reports whether t is, or contains, a duration.
+func usesDuration(t *cqltype.Type) bool {
+	return t.Kind == cqltype.Duration || slices.ContainsFunc(t.Params, usesDuration)
+}
+
+func (s *Session) dropIndex(st *cql.DropIndex) (*Result, error) {
+	ksName, err := s.keyspaceOf(st.Name)
+	if err != nil {
+		return nil, err
+	}
+	var t *schema.Table
+	if ks := s.schema().Keyspace(ksName); ks != nil {
+		t, _ = ks.FindIndex(st.Name.Name)
+	}
+	if t == nil {
+		if st.IfExists {
+			return &Result{Kind: SchemaChangeResult}, nil
+		}
+		// The stray quote is Cassandra's.
+		return nil, invalidf("Index '%s.%s' doesn't exist'", ksName, st.Name.Name)
+	}
+	m, err := schema.DropIndexMutation(t, st.Name.Name, s.writer())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.apply(m); err != nil {
+		return nil, err
+	}
+	return changed("UPDATED", "TABLE", ksName, t.Name), nil
+}
+
+// dependentIndexes names the indexes that read a column, for ALTER
+// TABLE's refusals; "" when none does.
+func dependentIndexes(t *schema.Table, column string) string {
+	var names []string
+	for _, ix := range t.Indexes {
+		if ix.DependsOn(column) {
+			names = append(names, ix.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// indexedQuery reports whether the table's indexes serve a query's
+// restrictions, as a storage-attached index does: some relation is one an
+// index answers, and so is every relation on a column outside the primary
+// key.
+func indexedQuery(t *schema.Table, where []cql.Relation) bool {
+	if len(t.Indexes) == 0 {
+		return false
+	}
+	served := false
+	for _, r := range where {
+		if indexServes(t, r) {
+			served = true
+			continue
+		}
+		if r.Kind == cql.ColumnRelation || r.Kind == cql.ElementRelation {
+			if c := t.Column(r.Columns[0]); c != nil && !c.IsPrimaryKey() {
+				return false
+			}
+		}
+	}
+	return served
+}
+
+// indexServes reports whether an index of the table answers a relation:
+// equality on a value (or a frozen collection whole), ranges too for a
+// storage-attached index, CONTAINS on a collection's values and CONTAINS
+// KEY on a map's keys.
+func indexServes(t *schema.Table, r cql.Relation) bool {
+	if r.Kind != cql.ColumnRelation || len(r.Columns) != 1 {
+		return false
+	}
+	for _, ix := range t.Indexes {
+		targets, err := ix.Targets()
+		if err != nil || len(targets) != 1 || targets[0].Column != r.Columns[0] {
+			continue
+		}
+		switch targets[0].Modifier {
+		case "", "full":
+			switch r.Op {
+			case cql.OpEq:
+				return true
+			case cql.OpLt, cql.OpLte, cql.OpGt, cql.OpGte:
+				if ix.Kind == schema.IndexCustom {
+					return true
+				}
+			}
+		case "values":
+			if r.Op == cql.OpContains {
+				return true
+			}
+		case "keys":
+			if r.Op == cql.OpContainsKey {
+				return true
+			}
+		}
+	}
+	return false
+}

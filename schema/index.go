@@ -1,0 +1,179 @@
+package schema
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/mutation"
+)
+
+// IndexKind is an index's kind in system_schema.indexes.
+type IndexKind string
+
+// The index kinds Cassandra writes: COMPOSITES for CREATE INDEX, CUSTOM for
+// CREATE CUSTOM INDEX (a storage-attached index among them).
+const (
+	IndexComposites IndexKind = "COMPOSITES"
+	IndexCustom     IndexKind = "CUSTOM"
+)
+
+// The options every index has, and a custom index's class.
+const (
+	IndexTargetOption = "target"
+	IndexClassOption  = "class_name"
+)
+
+// StorageAttachedIndexClass is the class Cassandra 5.0 names its
+// storage-attached indexes by.
+const StorageAttachedIndexClass = "org.apache.cassandra.index.sai.StorageAttachedIndex"
+
+// Index is a secondary index of a table, as system_schema.indexes holds it.
+type Index struct {
+	Name    string
+	Kind    IndexKind
+	Options map[string]string
+}
+
+// IndexTarget is what an index reads: a column, and for a collection
+// which part of it: "" (the value itself), "values", "keys", "entries" or
+// "full", Cassandra's words.
+type IndexTarget struct {
+	Column   string
+	Modifier string
+}
+
+// CQL renders the target as Cassandra writes it in the "target" option
+// and in CREATE INDEX: keys(m), or the column alone.
+func (t IndexTarget) CQL() string {
+	name := cqltype.QuoteIdent(t.Column)
+	if t.Modifier == "" {
+		return name
+	}
+	return t.Modifier + "(" + name + ")"
+}
+
+var targetPattern = regexp.MustCompile(`^(keys|entries|values|full)\((.+)\)$`)
+
+// Targets parses the "target" option: targets separated by commas.
+func (ix *Index) Targets() ([]IndexTarget, error) {
+	raw := ix.Options[IndexTargetOption]
+	if raw == "" {
+		return nil, nil
+	}
+	var out []IndexTarget
+	for _, part := range splitTargets(raw) {
+		t := IndexTarget{Column: part}
+		if m := targetPattern.FindStringSubmatch(part); m != nil {
+			t.Modifier, t.Column = m[1], m[2]
+		}
+		if strings.HasPrefix(t.Column, `"`) {
+			if len(t.Column) < 2 || !strings.HasSuffix(t.Column, `"`) {
+				return nil, fmt.Errorf("schema: index %s: bad target %q", ix.Name, raw)
+			}
+			t.Column = strings.ReplaceAll(t.Column[1:len(t.Column)-1], `""`, `"`)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// splitTargets splits at the commas outside double quotes.
+func splitTargets(s string) []string {
+	var out []string
+	quoted, start := false, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			quoted = !quoted
+		case ',':
+			if !quoted {
+				out = append(out, strings.TrimSpace(s[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	return append(out, strings.TrimSpace(s[start:]))
+}
+
+// DependsOn reports whether the index reads the column.
+func (ix *Index) DependsOn(column string) bool {
+	targets, _ := ix.Targets()
+	return slices.ContainsFunc(targets, func(t IndexTarget) bool { return t.Column == column })
+}
+
+// Index returns the table's index of that name, or nil.
+func (t *Table) Index(name string) *Index {
+	for _, ix := range t.Indexes {
+		if ix.Name == name {
+			return ix
+		}
+	}
+	return nil
+}
+
+// FindIndex returns the index of that name in the keyspace and its table;
+// index names are unique in a keyspace.
+func (k *Keyspace) FindIndex(name string) (*Table, *Index) {
+	for _, t := range k.Tables {
+		if ix := t.Index(name); ix != nil {
+			return t, ix
+		}
+	}
+	return nil, nil
+}
+
+// IndexMutation is an index's row in system_schema.indexes.
+func IndexMutation(t *Table, ix *Index, w *CellWriter) (*mutation.Mutation, error) {
+	return IndexesTable.InsertMutation(map[string][]byte{
+		"keyspace_name": text(t.Keyspace),
+		"table_name":    text(t.Name),
+		"index_name":    text(ix.Name),
+		"kind":          text(string(ix.Kind)),
+		"options":       TextMap(ix.Options),
+	}, w)
+}
+
+// DropIndexMutation deletes an index's row.
+func DropIndexMutation(t *Table, name string, w *CellWriter) (*mutation.Mutation, error) {
+	clustering, err := IndexesTable.layout.Encode(nil, [][]byte{text(t.Name), text(name)})
+	if err != nil {
+		return nil, err
+	}
+	m := mutation.NewMutation(IndexesTable.ID, text(t.Keyspace))
+	row := mutation.NewRow()
+	row.Deletion = mutation.DeletionTime{MarkedForDeleteAt: w.Timestamp, LocalDeletionTime: w.Now}
+	m.Rows = []mutation.RowUpdate{{Clustering: clustering, Row: row}}
+	return m, nil
+}
+
+// loadIndexes attaches the stored indexes to their tables, by name.
+func loadIndexes(read RowReader, keyspaces map[string]*Keyspace) error {
+	rows, err := read(IndexesTable)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		ks := keyspaces[string(r["keyspace_name"].Value)]
+		if ks == nil {
+			continue
+		}
+		t := ks.Tables[string(r["table_name"].Value)]
+		if t == nil {
+			continue
+		}
+		opts, err := decodeTextMap(r["options"].Value)
+		if err != nil {
+			return fmt.Errorf("schema: %s: index %s: %w", t, r["index_name"].Value, err)
+		}
+		t.Indexes = append(t.Indexes, &Index{Name: string(r["index_name"].Value), Kind: IndexKind(r["kind"].Value), Options: opts})
+	}
+	for _, ks := range keyspaces {
+		for _, t := range ks.Tables {
+			slices.SortFunc(t.Indexes, func(a, b *Index) int { return strings.Compare(a.Name, b.Name) })
+		}
+	}
+	return nil
+}
