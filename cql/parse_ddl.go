@@ -17,6 +17,30 @@ func (p *parser) createStatement() Statement {
 	case isKeyword(t, "role"), isKeyword(t, "user"):
 		p.next()
 		return p.createRole(isKeyword(t, "user"))
+	case isKeyword(t, "or"):
+		p.next()
+		p.expectKw("replace")
+		switch u := p.peek(); {
+		case isKeyword(u, "function"):
+			p.next()
+			return p.createFunction(true)
+		case isKeyword(u, "aggregate"):
+			p.next()
+			return p.createAggregate(true)
+		default:
+			p.noViable(u)
+			return nil
+		}
+	case isKeyword(t, "function"):
+		p.next()
+		return p.createFunction(false)
+	case isKeyword(t, "aggregate"):
+		p.next()
+		return p.createAggregate(false)
+	case isKeyword(t, "materialized"):
+		p.next()
+		p.expectKw("view")
+		return p.createView()
 	case isKeyword(t, "index"):
 		p.next()
 		return p.createIndex(false)
@@ -57,13 +81,7 @@ func (p *parser) createIndex(custom bool) Statement {
 	}
 	p.expectPunct(")")
 	if p.acceptKw("using") {
-		t := p.peek()
-		if t.kind != tkString {
-			p.fail(t, "mismatched input "+t.display()+" expecting STRING_LITERAL")
-			return nil
-		}
-		p.next()
-		s.Using, s.HasUsing = t.text, true
+		s.Using, s.HasUsing = p.expectString(), true
 	}
 	if p.acceptKw("with") {
 		s.Options = p.options(nil)
@@ -83,6 +101,113 @@ func (p *parser) indexTarget() IndexTarget {
 		return target
 	}
 	return IndexTarget{Column: p.ident()}
+}
+
+func (p *parser) createFunction(orReplace bool) Statement {
+	s := &CreateFunction{OrReplace: orReplace, IfNotExists: p.ifNotExists(), Name: p.functionRef()}
+	p.expectPunct("(")
+	for p.err == nil && !p.isPunct(")") {
+		s.ArgNames = append(s.ArgNames, p.ident())
+		s.ArgTypes = append(s.ArgTypes, p.typeRef())
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	p.expectPunct(")")
+	if p.acceptKw("called") {
+		s.CalledOnNull = true
+	} else {
+		p.expectKw("returns")
+		p.expectKw("null")
+	}
+	p.expectKw("on")
+	p.expectKw("null")
+	p.expectKw("input")
+	p.expectKw("returns")
+	s.Returns = p.typeRef()
+	p.expectKw("language")
+	if t := p.peek(); t.kind == tkIdent {
+		p.next()
+		s.Language = t.lower
+	} else {
+		p.fail(t, "mismatched input "+t.display()+" expecting IDENT")
+	}
+	p.expectKw("as")
+	s.Body = p.expectString()
+	return stmtOrNil(p, s)
+}
+
+func (p *parser) createAggregate(orReplace bool) Statement {
+	s := &CreateAggregate{OrReplace: orReplace, IfNotExists: p.ifNotExists(), Name: p.functionRef()}
+	p.expectPunct("(")
+	s.ArgTypes = p.typeRefsUntil(")")
+	p.expectKw("sfunc")
+	s.StateFunc = p.ident()
+	p.expectKw("stype")
+	s.StateType = p.typeRef()
+	if p.acceptKw("finalfunc") {
+		s.FinalFunc = p.ident()
+	}
+	if p.acceptKw("initcond") {
+		s.InitCond = p.term()
+	}
+	return stmtOrNil(p, s)
+}
+
+func (p *parser) createView() Statement {
+	s := &CreateView{IfNotExists: p.ifNotExists(), Name: p.qualifiedName()}
+	p.expectKw("as")
+	p.expectKw("select")
+	s.Select = &Select{}
+	p.selectors(s.Select)
+	p.expectKw("from")
+	s.Select.Table = p.qualifiedName()
+	if p.acceptKw("where") {
+		s.Select.Where = p.whereClause()
+	}
+	p.expectKw("primary")
+	p.expectKw("key")
+	s.PrimaryKey = p.primaryKeySpec()
+	if p.acceptKw("with") {
+		s.ClusteringOrder, s.Options = p.tableProperties()
+	}
+	return stmtOrNil(p, s)
+}
+
+// functionRef parses a function's name, [keyspace.]name.
+func (p *parser) functionRef() QualifiedName {
+	if isNameTok(p.peek()) && isPunctTok(p.peekAt(1), ".") {
+		ks := p.ident()
+		p.next()
+		return QualifiedName{Keyspace: ks, Name: p.ident()}
+	}
+	return QualifiedName{Name: p.ident()}
+}
+
+// typeRefsUntil parses types separated by commas up to the closing
+// punctuation, which it consumes.
+func (p *parser) typeRefsUntil(end string) []*TypeRef {
+	var out []*TypeRef
+	for p.err == nil && !p.isPunct(end) {
+		out = append(out, p.typeRef())
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	p.expectPunct(end)
+	return out
+}
+
+// expectString parses a string constant where the grammar has nothing
+// else.
+func (p *parser) expectString() string {
+	t := p.peek()
+	if t.kind != tkString {
+		p.fail(t, "mismatched input "+t.display()+" expecting STRING_LITERAL")
+		return ""
+	}
+	p.next()
+	return t.text
 }
 
 // stmtOrNil returns s, or nil once the parse has failed, so that no
@@ -106,17 +231,7 @@ func (p *parser) createTable() Statement {
 				p.fail(t, "Multiple PRIMARY KEYs specified (exactly one required)")
 			}
 			seenKey = true
-			p.expectPunct("(")
-			if p.acceptPunct("(") {
-				s.PrimaryKey.PartitionKey = p.identList()
-				p.expectPunct(")")
-			} else {
-				s.PrimaryKey.PartitionKey = []string{p.ident()}
-			}
-			for p.err == nil && p.acceptPunct(",") {
-				s.PrimaryKey.Clustering = append(s.PrimaryKey.Clustering, p.ident())
-			}
-			p.expectPunct(")")
+			s.PrimaryKey = p.primaryKeySpec()
 		} else {
 			c := p.columnDef()
 			s.Columns = append(s.Columns, c)
@@ -136,40 +251,64 @@ func (p *parser) createTable() Statement {
 	}
 	p.expectPunct(")")
 	if p.acceptKw("with") {
-		for p.err == nil {
-			t := p.peek()
-			switch {
-			case isKeyword(t, "clustering") && isKeyword(p.peekAt(1), "order"):
-				p.next()
-				p.next()
-				p.expectKw("by")
-				p.expectPunct("(")
-				for p.err == nil {
-					o := ClusteringOrder{Column: p.ident()}
-					if !p.acceptKw("asc") {
-						if !p.isKw("desc") {
-							p.noViable(p.peek())
-						}
-						p.next()
-						o.Descending = true
-					}
-					s.ClusteringOrder = append(s.ClusteringOrder, o)
-					if !p.acceptPunct(",") {
-						break
-					}
-				}
-				p.expectPunct(")")
-			case isKeyword(t, "compact") && isKeyword(p.peekAt(1), "storage"):
-				p.fail(t, "Compact tables are not allowed in Cassandra starting with 4.0 version.")
-			default:
-				s.Options = p.option(s.Options)
-			}
-			if !p.acceptKw("and") {
-				break
-			}
-		}
+		s.ClusteringOrder, s.Options = p.tableProperties()
 	}
 	return stmtOrNil(p, s)
+}
+
+// primaryKeySpec parses the parenthesized key after PRIMARY KEY.
+func (p *parser) primaryKeySpec() PrimaryKey {
+	var k PrimaryKey
+	p.expectPunct("(")
+	if p.acceptPunct("(") {
+		k.PartitionKey = p.identList()
+		p.expectPunct(")")
+	} else {
+		k.PartitionKey = []string{p.ident()}
+	}
+	for p.err == nil && p.acceptPunct(",") {
+		k.Clustering = append(k.Clustering, p.ident())
+	}
+	p.expectPunct(")")
+	return k
+}
+
+// tableProperties parses what follows WITH in CREATE TABLE and CREATE
+// MATERIALIZED VIEW: CLUSTERING ORDER BY and options, joined by AND.
+func (p *parser) tableProperties() (order []ClusteringOrder, opts []Option) {
+	for p.err == nil {
+		t := p.peek()
+		switch {
+		case isKeyword(t, "clustering") && isKeyword(p.peekAt(1), "order"):
+			p.next()
+			p.next()
+			p.expectKw("by")
+			p.expectPunct("(")
+			for p.err == nil {
+				o := ClusteringOrder{Column: p.ident()}
+				if !p.acceptKw("asc") {
+					if !p.isKw("desc") {
+						p.noViable(p.peek())
+					}
+					p.next()
+					o.Descending = true
+				}
+				order = append(order, o)
+				if !p.acceptPunct(",") {
+					break
+				}
+			}
+			p.expectPunct(")")
+		case isKeyword(t, "compact") && isKeyword(p.peekAt(1), "storage"):
+			p.fail(t, "Compact tables are not allowed in Cassandra starting with 4.0 version.")
+		default:
+			opts = p.option(opts)
+		}
+		if !p.acceptKw("and") {
+			break
+		}
+	}
+	return order, opts
 }
 
 // columnDef parses name type [STATIC].
@@ -197,6 +336,13 @@ func (p *parser) alterStatement() Statement {
 	case isKeyword(t, "type"):
 		p.next()
 		return p.alterType()
+	case isKeyword(t, "materialized"):
+		p.next()
+		p.expectKw("view")
+		s := &AlterView{IfExists: p.ifExists(), Name: p.qualifiedName()}
+		p.expectKw("with")
+		s.Options = p.options(nil)
+		return stmtOrNil(p, s)
 	case isKeyword(t, "role"), isKeyword(t, "user"):
 		p.next()
 		return p.alterRole(isKeyword(t, "user"))
@@ -300,6 +446,18 @@ func (p *parser) dropStatement() Statement {
 	case isKeyword(t, "index"):
 		p.next()
 		return stmtOrNil(p, &DropIndex{IfExists: p.ifExists(), Name: p.qualifiedName()})
+	case isKeyword(t, "function"), isKeyword(t, "aggregate"):
+		p.next()
+		s := &DropFunction{Aggregate: isKeyword(t, "aggregate"), IfExists: p.ifExists(), Name: p.functionRef()}
+		if p.acceptPunct("(") {
+			s.ArgsGiven = true
+			s.ArgTypes = p.typeRefsUntil(")")
+		}
+		return stmtOrNil(p, s)
+	case isKeyword(t, "materialized"):
+		p.next()
+		p.expectKw("view")
+		return stmtOrNil(p, &DropView{IfExists: p.ifExists(), Name: p.qualifiedName()})
 	case isKeyword(t, "role"), isKeyword(t, "user"):
 		p.next()
 		return p.dropRole(isKeyword(t, "user"))

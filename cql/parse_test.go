@@ -427,6 +427,23 @@ var parseCases = []parseCase{
 	{"DROP INDEX IF EXISTS ks.i", "DROP INDEX IF EXISTS ks.i"},
 	{"DROP INDEX i", "DROP INDEX i"},
 
+	// Functions, aggregates and views.
+	{"CREATE OR REPLACE FUNCTION ks.f (a int, \"B\" list<text>) CALLED ON NULL INPUT RETURNS int LANGUAGE Java AS 'return a;'",
+		"CREATE OR REPLACE FUNCTION ks.f (a int, \"B\" list<text>) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS 'return a;'"},
+	{"create function if not exists f () returns null on null input returns text language lua as $$x$$",
+		"CREATE FUNCTION IF NOT EXISTS f () RETURNS NULL ON NULL INPUT RETURNS text LANGUAGE lua AS 'x'"},
+	{"CREATE AGGREGATE ks.a (int, text) SFUNC s STYPE tuple<int, int> FINALFUNC f INITCOND (0, 0)",
+		"CREATE AGGREGATE ks.a (int, text) SFUNC s STYPE tuple<int, int> FINALFUNC f INITCOND (0, 0)"},
+	{"CREATE OR REPLACE AGGREGATE a () SFUNC s STYPE int", "CREATE OR REPLACE AGGREGATE a () SFUNC s STYPE int"},
+	{"DROP FUNCTION IF EXISTS ks.f (int, frozen<list<int>>)", "DROP FUNCTION IF EXISTS ks.f (int, frozen<list<int>>)"},
+	{"DROP AGGREGATE a", "DROP AGGREGATE a"},
+	{"DROP AGGREGATE a ()", "DROP AGGREGATE a ()"},
+	{"CREATE MATERIALIZED VIEW IF NOT EXISTS ks.v AS SELECT k, c FROM ks.t WHERE k IS NOT NULL AND c IS NOT NULL PRIMARY KEY (c, k) WITH CLUSTERING ORDER BY (k DESC) AND comment = 'x'",
+		"CREATE MATERIALIZED VIEW IF NOT EXISTS ks.v AS SELECT k, c FROM ks.t WHERE k IS NOT NULL AND c IS NOT NULL PRIMARY KEY (c, k) WITH CLUSTERING ORDER BY (k DESC) AND comment = 'x'"},
+	{"CREATE MATERIALIZED VIEW v AS SELECT * FROM t PRIMARY KEY ((a, b))", "CREATE MATERIALIZED VIEW v AS SELECT * FROM t PRIMARY KEY ((a, b))"},
+	{"DROP MATERIALIZED VIEW IF EXISTS ks.v", "DROP MATERIALIZED VIEW IF EXISTS ks.v"},
+	{"ALTER MATERIALIZED VIEW v WITH comment = 'x'", "ALTER MATERIALIZED VIEW v WITH comment = 'x'"},
+
 	// ALTER TYPE.
 	{"ALTER TYPE ks.t ADD f frozen<list<int>>", "ALTER TYPE ks.t ADD f frozen<list<int>>"},
 	{"alter type if exists t add if not exists \"F\" text", "ALTER TYPE IF EXISTS t ADD IF NOT EXISTS \"F\" text"},

@@ -36,7 +36,15 @@ func WalkExprs(st Statement, fn func(Expr)) {
 		w.options(s.Options)
 	case *CreateIndex:
 		w.options(s.Options)
-	case *DropKeyspace, *Use, *DropTable, *Truncate, *CreateType, *AlterType, *DropType, *DropIndex, *Describe, *DropRole, *RoleGrant,
+	case *CreateView:
+		w.options(s.Options)
+	case *AlterView:
+		w.options(s.Options)
+	case *CreateAggregate:
+		if s.InitCond != nil {
+			w.expr(s.InitCond)
+		}
+	case *DropKeyspace, *Use, *DropTable, *Truncate, *CreateType, *AlterType, *DropType, *DropIndex, *CreateFunction, *DropFunction, *DropView, *Describe, *DropRole, *RoleGrant,
 		*PermissionGrant, *ListPermissions, *ListRoles:
 	case *CreateRole:
 		w.expr(s.Options.Options)

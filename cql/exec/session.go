@@ -226,6 +226,18 @@ func (s *Session) run(st cql.Statement, opts QueryParams, bound *binding) (*Resu
 		return s.schemaChange(func() (*Result, error) { return s.createType(st) })
 	case *cql.AlterTable:
 		return s.schemaChange(func() (*Result, error) { return s.alterTable(st) })
+	case *cql.CreateFunction:
+		return s.createFunction(st)
+	case *cql.CreateAggregate:
+		return s.createAggregate(st)
+	case *cql.DropFunction:
+		return s.dropFunction(st)
+	case *cql.CreateView:
+		return s.createView(st)
+	case *cql.DropView:
+		return s.missingView(st.Name, st.IfExists)
+	case *cql.AlterView:
+		return s.missingView(st.Name, st.IfExists)
 	case *cql.CreateIndex:
 		return s.schemaChange(func() (*Result, error) { return s.createIndex(st) })
 	case *cql.DropIndex:
