@@ -15,8 +15,8 @@ import (
 // Cassandra 4.1's native scalar functions that work on single values: the
 // time functions (TimeFcts), uuid() (UuidFcts) and the blob conversions
 // (BytesConversionFcts), with Cassandra's overload resolution
-// (FunctionResolver) and its error messages. Aggregates, token(), casts,
-// floor(), JSON and arithmetic belong to the executor.
+// (FunctionResolver) and its error messages, and floor(). Aggregates,
+// token(), casts, JSON and arithmetic belong to the executor.
 
 // Function is one native scalar function signature. Overloads (todate of a
 // timeuuid and of a timestamp) are separate Functions with the same Name.
@@ -334,6 +334,7 @@ func init() {
 	toDate(TimestampType)
 	toUnix(DateType)
 	toTimestamp(DateType)
+	registerFloor()
 
 	// Cassandra walks its native type list in this order, blob excluded.
 	for _, k := range []Kind{Ascii, Bigint, Boolean, Counter, Date, Decimal, Double, Duration, Float, Inet, Int,

@@ -261,7 +261,7 @@ func checkStorageAttached(t *schema.Table, targets []schema.IndexTarget, opts ma
 // checkIndexTarget refuses what Cassandra refuses of an index's column.
 func checkIndexTarget(t *schema.Table, c *schema.Column, written cql.IndexTargetKind, tg schema.IndexTarget) error {
 	typ := c.Type
-	if usesDuration(typ) {
+	if typ.ReferencesDuration() {
 		switch {
 		case typ.IsCollection():
 			return invalidf("Secondary indexes are not supported on collections containing durations")
@@ -290,11 +290,6 @@ func checkIndexTarget(t *schema.Table, c *schema.Column, written cql.IndexTarget
 		return invalidf("Cannot create index on non-frozen UDT column %s", c.Name)
 	}
 	return nil
-}
-
-// usesDuration reports whether t is, or contains, a duration.
-func usesDuration(t *cqltype.Type) bool {
-	return t.Kind == cqltype.Duration || slices.ContainsFunc(t.Params, usesDuration)
 }
 
 func (s *Session) dropIndex(st *cql.DropIndex) (*Result, error) {

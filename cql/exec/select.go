@@ -18,8 +18,6 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 	switch {
 	case st.JSON:
 		return s.selectJSON(st, opts, bound)
-	case len(st.GroupBy) > 0:
-		return nil, invalidf("GROUP BY is not supported yet")
 	}
 	// A query an index serves reads as one that allows filtering: the
 	// same rows, found by the index.
@@ -48,9 +46,15 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 			return nil, err
 		}
 	}
+	var grp *grouping
+	if len(st.GroupBy) > 0 {
+		if grp, err = newGrouping(t, s.partitioner(), st, bound); err != nil {
+			return nil, err
+		}
+	}
 	var agg *aggregation
 	for _, sel := range sels {
-		if sel.aggregates() {
+		if sel.aggregates() && grp == nil {
 			agg = newAggregation(sels)
 			break
 		}
@@ -99,9 +103,9 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 			return nil, err
 		}
 	}
-	if agg != nil {
-		// An aggregation reads every row: LIMIT counts result rows, and it
-		// has one; it is not paged.
+	if agg != nil || grp != nil {
+		// An aggregation reads every row: LIMIT counts result rows (it has
+		// one, or one per group); it is not paged.
 		opts.PageSize, opts.PagingState = 0, nil
 	}
 	pg := pager{size: max(opts.PageSize, 0), limit: limit}
@@ -113,7 +117,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 	now := s.Now().Unix()
 	rd := partitionReader{s: s, t: t, kr: kr, reverse: reverse, now: now}
 	rd.resumeAt(pg.resume)
-	if agg == nil {
+	if agg == nil && grp == nil {
 		rd.limit = pg.want()
 		if len(filters) == 0 {
 			rd.perPartition = perPartition
@@ -125,9 +129,10 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 	if res.Columns == nil {
 		res.Columns = resultColumns(t, sels)
 	}
-	if agg != nil {
+	if agg != nil || grp != nil {
 		res.Warnings = aggregationWarnings(t, st.Where)
 	}
+	var group groupState
 	var partitionKey []byte
 	kept := 0 // rows of this partition the filters let through
 	cells := s.rowScratch(len(t.Columns))
@@ -169,11 +174,11 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 					continue
 				}
 			}
-			if perPartition > 0 && kept >= perPartition {
+			if grp == nil && perPartition > 0 && kept >= perPartition {
 				break // before paging: every page sees the same rows
 			}
 			kept++
-			if agg == nil {
+			if agg == nil && grp == nil {
 				take, done := pg.take(p.Key, r.Clustering, kept)
 				if done {
 					res.PagingState = pg.state()
@@ -189,6 +194,16 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 				}
 			}
 			in := &rowInput{cells: cells, now: now}
+			if grp != nil {
+				full, err := group.add(grp, sels, p.Key, in, perPartition, res)
+				if err != nil {
+					return nil, err
+				}
+				if full && limit > 0 && len(res.Rows) >= limit {
+					return res, nil
+				}
+				continue
+			}
 			if agg != nil {
 				if err := agg.add(in); err != nil {
 					return nil, err
@@ -203,6 +218,9 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 			}
 			res.Rows = append(res.Rows, out)
 		}
+	}
+	if err := group.finish(res); err != nil {
+		return nil, err
 	}
 	if agg != nil {
 		// Aggregates answer one row even over no rows (count 0).
