@@ -385,8 +385,12 @@ func TestDataDriven(t *testing.T) {
 					return render(nil, err) + "\n"
 				}
 				var out strings.Builder
+				params := QueryParams{Consistency: request.One} // as a driver's default
+				if d.HasArg("page") {
+					d.ScanArgs(t, "page", &params.PageSize)
+				}
 				for _, st := range stmts {
-					r, err := s.Query(st, QueryParams{Consistency: request.One}) // as a driver's default
+					r, err := s.Query(st, params)
 					out.WriteString(render(r, err) + "\n")
 				}
 				return out.String()

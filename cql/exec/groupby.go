@@ -30,12 +30,6 @@ type grouping struct {
 
 func newGrouping(t *schema.Table, p partitioner.Partitioner, st *cql.Select, bound *binding) (*grouping, error) {
 	g := &grouping{}
-	eq := map[string]bool{}
-	for _, r := range st.Where {
-		if r.Kind == cql.ColumnRelation && len(r.Columns) == 1 && r.Op == cql.OpEq {
-			eq[r.Columns[0]] = true
-		}
-	}
 	keyColumns := append(append([]*schema.Column(nil), t.PartitionKey...), t.Clustering...)
 	next := 0
 	prefix := 0
@@ -93,7 +87,7 @@ func newGrouping(t *schema.Table, p partitioner.Partitioner, st *cql.Select, bou
 			if c == def {
 				break
 			}
-			if !eq[c.Name] {
+			if !restrictedByEq(c, st.Where) {
 				return nil, invalidf("Group by currently only support groups of columns following their declared order in the PRIMARY KEY")
 			}
 		}

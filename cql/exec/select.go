@@ -2,6 +2,8 @@ package exec
 
 import (
 	"bytes"
+	"cmp"
+	"slices"
 
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
@@ -92,15 +94,25 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 		return nil, err
 	}
 	reverse := false
+	var sorted *postOrder
 	if len(st.OrderBy) > 0 {
-		switch {
-		case !kr.keyed:
+		if !kr.keyed {
 			return nil, invalidf("ORDER BY is only supported when the partition key is restricted by an EQ or an IN.")
-		case kr.key == nil:
-			return nil, invalidf("ORDER BY together with IN on the partition key is not supported yet")
 		}
-		if reverse, err = orderBy(t, st.OrderBy); err != nil {
+		if reverse, err = orderBy(t, st.OrderBy, st.Where); err != nil {
 			return nil, err
+		}
+		if kr.key == nil && agg == nil && grp == nil {
+			// IN on the partition key: each partition's rows come in the
+			// order asked, and the rows of all of them are sorted after.
+			// That cannot be paged; Cassandra reads such a query whole
+			// when it is not paged or its LIMIT fits one page.
+			if opts.PageSize > 0 && (limit == 0 || limit > opts.PageSize) {
+				return nil, invalidf("Cannot page queries with both ORDER BY and a IN restriction on the partition key; " +
+					"you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query")
+			}
+			opts.PageSize, opts.PagingState = 0, nil
+			sorted = newPostOrder(t, st.OrderBy, reverse)
 		}
 	}
 	if agg != nil || grp != nil {
@@ -182,6 +194,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 				take, done := pg.take(p.Key, r.Clustering, kept)
 				if done {
 					res.PagingState = pg.state()
+					sorted.sort(res.Rows, len(sels))
 					return res, nil
 				}
 				if !take {
@@ -210,18 +223,19 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 				}
 				continue
 			}
-			out := make([][]byte, len(sels))
+			out := make([][]byte, len(sels), len(sels)+sorted.width())
 			for i, sel := range sels {
 				if out[i], err = sel.eval(in); err != nil {
 					return nil, err
 				}
 			}
-			res.Rows = append(res.Rows, out)
+			res.Rows = append(res.Rows, sorted.withKey(out, cells))
 		}
 	}
 	if err := group.finish(res); err != nil {
 		return nil, err
 	}
+	sorted.sort(res.Rows, len(sels))
 	if agg != nil {
 		// Aggregates answer one row even over no rows (count 0).
 		row, err := agg.row()
@@ -283,7 +297,8 @@ func positiveLimit(e cql.Expr, receiver, clause string, bound *binding) (int, er
 
 // orderBy checks ORDER BY against the clustering columns and reports
 // whether it reverses their declared order.
-func orderBy(t *schema.Table, order []cql.Ordering) (reverse bool, err error) {
+func orderBy(t *schema.Table, order []cql.Ordering, where []cql.Relation) (reverse bool, err error) {
+	next := 0 // the clustering column an ordering may name next
 	for i, o := range order {
 		c := t.Column(o.Column)
 		if c == nil {
@@ -292,9 +307,13 @@ func orderBy(t *schema.Table, order []cql.Ordering) (reverse bool, err error) {
 		if c.Kind != schema.Clustering {
 			return false, invalidf("Order by is currently only supported on the clustered columns of the PRIMARY KEY, got %s", o.Column)
 		}
-		if c.Position != i {
+		// Columns restricted by equality may be skipped.
+		for ; next < c.Position && restrictedByEq(t.Clustering[next], where); next++ {
+		}
+		if c.Position != next {
 			return false, invalidf("Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY")
 		}
+		next++
 		r := o.Descending != c.Descending
 		if i > 0 && r != reverse {
 			return false, invalidf("Unsupported order by relation")
@@ -302,6 +321,88 @@ func orderBy(t *schema.Table, order []cql.Ordering) (reverse bool, err error) {
 		reverse = r
 	}
 	return reverse, nil
+}
+
+// restrictedByEq reports whether a relation gives the column one value.
+func restrictedByEq(c *schema.Column, where []cql.Relation) bool {
+	for _, r := range where {
+		if r.Kind == cql.ColumnRelation && len(r.Columns) == 1 && r.Columns[0] == c.Name && r.Op == cql.OpEq {
+			return true
+		}
+	}
+	return false
+}
+
+// postOrder sorts the rows of an IN query on the partition key by its
+// ORDER BY columns, as Cassandra's ordering comparator does: by the
+// columns' clustering order, all of it reversed when the query reverses
+// it. Each row carries its ordering values after its selected ones until
+// it is sorted.
+type postOrder struct {
+	columns []*schema.Column
+	reverse bool
+}
+
+func newPostOrder(t *schema.Table, order []cql.Ordering, reverse bool) *postOrder {
+	p := &postOrder{reverse: reverse}
+	for _, o := range order {
+		p.columns = append(p.columns, t.Column(o.Column))
+	}
+	return p
+}
+
+func (p *postOrder) width() int {
+	if p == nil {
+		return 0
+	}
+	return len(p.columns)
+}
+
+// withKey appends the row's ordering values to its selected ones.
+func (p *postOrder) withKey(out [][]byte, cells schema.RowValues) [][]byte {
+	if p == nil {
+		return out
+	}
+	for _, c := range p.columns {
+		out = append(out, cells[c.Index].Value)
+	}
+	return out
+}
+
+// sort orders rows (each width values past n) and drops their ordering
+// values.
+func (p *postOrder) sort(rows [][][]byte, n int) {
+	if p == nil {
+		return
+	}
+	slices.SortStableFunc(rows, func(a, b [][]byte) int {
+		for i, c := range p.columns {
+			var x int
+			switch u, v := a[n+i], b[n+i]; {
+			case u == nil || v == nil: // a partition's static row: nulls first
+				x = cmp.Compare(boolInt(u != nil), boolInt(v != nil))
+			default:
+				x = c.Type.Compare(u, v)
+			}
+			if c.Descending != p.reverse {
+				x = -x
+			}
+			if x != 0 {
+				return x
+			}
+		}
+		return 0
+	})
+	for i := range rows {
+		rows[i] = rows[i][:n]
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // checkDistinct holds SELECT DISTINCT to partition key and static columns,
