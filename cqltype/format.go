@@ -1,11 +1,13 @@
 package cqltype
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"math"
 	"math/big"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -81,12 +83,47 @@ func (t *Type) DisplayPainted(v []byte, paint func(DisplayClass, string) string)
 	return w.String()
 }
 
+// DisplayOptions change what DisplayWith writes, as cqlsh's COPY TO
+// changes its display form.
+type DisplayOptions struct {
+	// Precision is the significant digits of floats and doubles; 0 is
+	// cqlsh's display precision, 5.
+	Precision int
+	// Exact writes floats and doubles in the shortest form that reads
+	// back as the same value, whatever Precision says.
+	Exact bool
+	// Timestamp writes a timestamp (Unix milliseconds); nil writes
+	// cqlsh's display form.
+	Timestamp func(ms int64) string
+	// True and False are how booleans are written; "" is True and False.
+	True, False string
+}
+
+// DisplayWith is Display with options.
+func (t *Type) DisplayWith(v []byte, o DisplayOptions) string {
+	w := valueWriter{display: true, opts: o}
+	if t.Validate(v) != nil {
+		w.put(DisplayError, hexDump(v))
+	} else {
+		t.format(&w, v, false)
+	}
+	return w.String()
+}
+
 // valueWriter collects a formatted value: Format's rules, or Display's
-// when display is set, with pieces painted when paint is set.
+// when display is set (with opts), with pieces painted when paint is set.
 type valueWriter struct {
 	strings.Builder
 	display bool
+	opts    DisplayOptions
 	paint   func(DisplayClass, string) string
+}
+
+func (w *valueWriter) precision() int {
+	if w.opts.Precision > 0 {
+		return w.opts.Precision
+	}
+	return 5
 }
 
 func (w *valueWriter) put(class DisplayClass, s string) {
@@ -184,17 +221,35 @@ func (t *Type) format(w *valueWriter, v []byte, nested bool) {
 		switch {
 		case !display:
 			number(strconv.FormatBool(v[0] != 0))
+		case v[0] != 0 && w.opts.True != "":
+			number(w.opts.True)
 		case v[0] != 0:
 			number("True")
+		case w.opts.False != "":
+			number(w.opts.False)
 		default:
 			number("False")
 		}
 	case Float:
-		number(formatFloat(float64(math.Float32frombits(binary.BigEndian.Uint32(v))), 5))
+		f := math.Float32frombits(binary.BigEndian.Uint32(v))
+		if w.opts.Exact {
+			number(formatFloatExact(float64(f), 32))
+		} else {
+			number(formatFloat(float64(f), w.precision()))
+		}
 	case Double:
-		number(formatFloat(math.Float64frombits(binary.BigEndian.Uint64(v)), 5))
+		f := math.Float64frombits(binary.BigEndian.Uint64(v))
+		if w.opts.Exact {
+			number(formatFloatExact(f, 64))
+		} else {
+			number(formatFloat(f, w.precision()))
+		}
 	case Timestamp:
-		s := formatTimestamp(int64(binary.BigEndian.Uint64(v)))
+		ms := int64(binary.BigEndian.Uint64(v))
+		s := formatTimestamp(ms)
+		if w.opts.Timestamp != nil {
+			s = w.opts.Timestamp(ms)
+		}
 		if nested {
 			s = "'" + s + "'"
 		}
@@ -222,6 +277,9 @@ func (t *Type) format(w *valueWriter, v []byte, nested bool) {
 		open, end := "[", "]"
 		if t.Kind == Set {
 			open, end = "{", "}"
+			if display {
+				elems = pythonSetOrder(t.Params[0], elems)
+			}
 		}
 		w.put(DisplayPunct, open)
 		for i, e := range elems {
@@ -274,6 +332,22 @@ func (t *Type) format(w *valueWriter, v []byte, nested bool) {
 	}
 }
 
+// pythonSetOrder orders a set's elements as cqlsh shows them: the Python
+// driver sorts a set by its Python values, which for inet addresses (kept
+// as strings) and uuids (ordered as 128-bit integers) is not the server's
+// order.
+func pythonSetOrder(elem *Type, elems [][]byte) [][]byte {
+	switch elem.Kind {
+	case Inet:
+		elems = slices.Clone(elems)
+		slices.SortStableFunc(elems, func(a, b []byte) int { return strings.Compare(formatInet(a), formatInet(b)) })
+	case UUID, Timeuuid:
+		elems = slices.Clone(elems)
+		slices.SortStableFunc(elems, bytes.Compare)
+	}
+	return elems
+}
+
 // formatDecimal writes unscaled × 10^-scale as Java's BigDecimal.toString
 // (and Python's Decimal, which cqlsh prints) do: plain digits when the scale
 // is not negative and the number is not tiny, scientific notation otherwise.
@@ -312,6 +386,20 @@ func formatDecimal(u *big.Int, scale int32) string {
 		b.WriteString(strconv.FormatInt(adjusted, 10))
 	}
 	return b.String()
+}
+
+// formatFloatExact writes the shortest decimal that reads back as f (of
+// bitSize bits), with cqlsh's names for the special values.
+func formatFloatExact(f float64, bitSize int) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	return strconv.FormatFloat(f, 'g', -1, bitSize)
 }
 
 // formatFloat follows cqlsh's format_floating_point_type: Python's '%.*g'

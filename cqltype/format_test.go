@@ -3,6 +3,7 @@ package cqltype
 import (
 	"math"
 	"math/big"
+	"net/netip"
 	"testing"
 )
 
@@ -163,5 +164,32 @@ func TestDisplay(t *testing.T) {
 		if got := tt.typ.DisplayPainted(tt.v, mark); got != tt.marked {
 			t.Errorf("%s DisplayPainted(%x) = %q, want %q", tt.typ, tt.v, got, tt.marked)
 		}
+	}
+}
+
+// The Python driver sorts a set by its Python values: cqlsh shows sets of
+// inet addresses in string order and sets of uuids in integer order.
+func TestDisplaySetsInPythonOrder(t *testing.T) {
+	inet := func(s string) []byte {
+		a := netip.MustParseAddr(s)
+		if a.Is4() {
+			b := a.As4()
+			return b[:]
+		}
+		b := a.As16()
+		return b[:]
+	}
+	set := EncodeCollection([][]byte{inet("::1"), inet("127.0.0.1")}) // the server's order
+	if got := SetOf(InetType, false).Display(set); got != "{'127.0.0.1', '::1'}" {
+		t.Errorf("set<inet> displays %s", got)
+	}
+	early, _ := UUIDType.FromLiteral(UUIDLiteral, "00000000-0000-1000-8000-000000000002")
+	late, _ := UUIDType.FromLiteral(UUIDLiteral, "ffffffff-0000-1000-8000-000000000001")
+	uuids := EncodeCollection([][]byte{late, early})
+	if got := SetOf(TimeuuidType, false).Display(uuids); got != "{00000000-0000-1000-8000-000000000002, ffffffff-0000-1000-8000-000000000001}" {
+		t.Errorf("set<timeuuid> displays %s", got)
+	}
+	if got := ListOf(InetType, false).Display(set); got != "['::1', '127.0.0.1']" {
+		t.Errorf("a list keeps its order: %s", got)
 	}
 }

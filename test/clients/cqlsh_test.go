@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -146,39 +147,124 @@ INSERT INTO demo.t (k, c, s, b, l) VALUES (1, 'a\b', 7, 0x01, ['x']);
 	}
 }
 
-// TestCqlshCopy exports a table with COPY TO and imports the file into
-// another table with COPY FROM: the rows come back identical.
+// copyTable has every CQL type, static columns, collections of the types
+// cqlsh quotes, user types frozen and not, and text cqlsh must escape.
+const copyTable = `(k int, c text, s text static, s2 frozen<list<int>> static, a ascii, b blob, bo boolean, bi bigint,
+  d double, de decimal, du duration, f float, i inet, i6 inet, l list<text>, lt list<timestamp>, m map<text, double>,
+  md map<date, frozen<set<time>>>, st set<inet>, si smallint, ti tinyint, tm time, ts timestamp, tup frozen<tuple<int, text, boolean>>,
+  u uuid, tu timeuuid, vi varint, ad frozen<addr>, an addr, dt date, PRIMARY KEY (k, c))`
+
+// TestCqlshCopy exports a table of every type with COPY TO and imports the
+// file into another table with COPY FROM, in the default dialect and in
+// one with every CSV option changed: the rows come back identical,
+// doubles to the last bit, text with quotes, commas, backslashes and line
+// breaks included.
 func TestCqlshCopy(t *testing.T) {
 	var out, errs bytes.Buffer
 	sh := newShell(t, &out, &errs)
-	file := filepath.Join(t.TempDir(), "rows.csv")
-	script := `CREATE KEYSPACE demo WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
-USE demo;
-CREATE TYPE addr (street text, zip int);
-CREATE TABLE src (k int, c text, b blob, bo boolean, d double, l list<text>, m map<text, int>, ts timestamp, u uuid, tup frozen<tuple<int, text>>, ad frozen<addr>, du duration, PRIMARY KEY (k, c));
-CREATE TABLE dst (k int, c text, b blob, bo boolean, d double, l list<text>, m map<text, int>, ts timestamp, u uuid, tup frozen<tuple<int, text>>, ad frozen<addr>, du duration, PRIMARY KEY (k, c));
-`
-	for k := 0; k < 50; k++ {
-		script += fmt.Sprintf("INSERT INTO src (k, c, b, bo, d, l, m, ts, u, tup, ad, du) VALUES (%d, 'row, \"%d\" it''s', 0x%02x, %v, %d.25, ['x', 'y''s'], {'a': %d}, '2024-01-02 03:04:05.678+0000', 550e8400-e29b-41d4-a716-4466554400%02d, (%d, 'z'), {street: 'S', zip: %d}, 1h%dm);\n",
-			k, k, k, k%2 == 0, k, k, k, k, k, k+1)
+	dir := t.TempDir()
+	script := "CREATE KEYSPACE demo WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};\nUSE demo;\n" +
+		"CREATE TYPE addr (street text, zip int);\n"
+	for _, table := range []string{"src", "dst", "dst2"} {
+		script += "CREATE TABLE " + table + " " + copyTable + ";\n"
 	}
-	script += "INSERT INTO src (k, c) VALUES (99, 'nulls');\n"
-	script += fmt.Sprintf("COPY src TO '%s' WITH HEADER = true\nCOPY dst FROM '%s' WITH HEADER = true\n", file, file)
+	for k := 0; k < 40; k++ {
+		script += fmt.Sprintf("INSERT INTO src (k, c, s, s2, a, b, bo, bi, d, de, du, f, i, i6, l, lt, m, md, st, si, ti, tm, ts, tup, u, tu, vi, ad, an, dt) VALUES "+
+			"(%d, 'row, \"%d\" it''s\\n', 'static %d', [%d, 2], 'ascii', 0x%02x, %v, %d, %d.%d, 1.%d0, 1mo%dd3ns, %d.25, '10.0.0.%d', '::%x', "+
+			"['x, y', 'y''s', 'back\\slash'], ['2024-01-02 03:04:05.678+0000'], {'a': 0.1, 'b': 12345.678901, 'c': 1e300, 'n': NaN}, "+
+			"{'2020-02-29': {'12:34:56.123456789'}}, {'127.0.0.1', '::1'}, %d, %d, '23:59:59.999999999', '2024-01-02 03:04:05.678+0000', "+
+			"(%d, 'z''s', true), 550e8400-e29b-41d4-a716-4466554400%02d, now(), %d00000000000000000000, {street: 'S, %d', zip: %d}, "+
+			"{street: 'multi\nline', zip: null}, '2020-01-%02d');\n",
+			k, k, k%3, k, k, k%2 == 0, int64(k)<<40, k, k, k, k, k, k+1, k, k, -k, k, k, k, k, k, k%28+1)
+	}
+	script += "INSERT INTO src (k, c) VALUES (99, 'nulls');\nINSERT INTO src (k, c, d, f) VALUES (98, 'exact', 0.30000000000000004, 1.1);\n"
+	script += "INSERT INTO src (k, c, d, f, a) VALUES (97, 'specials', -Infinity, NaN, '');\n"
+	plain, custom := filepath.Join(dir, "rows.csv"), filepath.Join(dir, "custom.csv")
+	script += fmt.Sprintf("COPY src TO '%s' WITH HEADER = true\nCOPY dst FROM '%s' WITH HEADER = true AND CHUNKSIZE = 7 AND NUMPROCESSES = 3\n", plain, plain)
+	options := "DELIMITER = '|' AND QUOTE = '''' AND ESCAPE = '#' AND NULL = '<null>' AND BOOLSTYLE = 'yes, no' AND DATETIMEFORMAT = '%d/%m/%Y %H:%M:%S.%f %z'"
+	script += fmt.Sprintf("COPY src TO '%s' WITH %s\nCOPY dst2 FROM '%s' WITH %s AND MAXBATCHSIZE = 3 AND INGESTRATE = 100000\n", custom, options, custom, options)
 	sh.RunInput(strings.NewReader(script), "copy.cql")
 	if errs.Len() > 0 {
 		t.Fatalf("errors: %s", errs.String())
 	}
-	if !strings.Contains(out.String(), "51 rows exported to 1 files in") || !strings.Contains(out.String(), "51 rows imported from 1 files in") {
-		t.Fatalf("COPY printed %q", out.String())
+	for _, want := range []string{"Using 1 child processes\n\nStarting copy of demo.src with columns [k, c, a, ad, an, b, bi, bo, d, de, dt, du, f, i, i6, l, lt, m, md, s, s2, si, st, ti, tm, ts, tu, tup, u, vi].",
+		"43 rows exported to 1 files in", "Using 3 child processes", "43 rows imported from 1 files in", "(0 skipped)."} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("COPY printed %q, which lacks %q", out.String(), want)
+		}
+	}
+	csv, _ := os.ReadFile(plain)
+	for _, want := range []string{"\r\n", `"row, \"3\" it's\\\\n"`, "0.30000000000000004", `'back\\\\slash'`, ",True,", "2024-01-02 03:04:05.678+0000"} {
+		if !strings.Contains(string(csv), want) {
+			t.Errorf("COPY TO wrote no %q:\n%s", want, csv)
+		}
 	}
 	sh.RunInput(strings.NewReader("PAGING OFF\n"), "paging.cql")
-	read := func(table string) string {
+	read := func(table, where string) string {
 		out.Reset()
-		sh.RunInput(strings.NewReader("SELECT * FROM "+table+";\n"), "read.cql")
+		sh.RunInput(strings.NewReader("SELECT * FROM "+table+where+";\n"), "read.cql")
 		return out.String()
 	}
-	if src, dst := read("src"), read("dst"); src != dst || !strings.Contains(src, "(51 rows)") {
-		t.Fatalf("src and dst differ:\n%s\n%s", src, dst)
+	// With the default NULL (''), an empty string reads back as null, as
+	// with cqlsh: row 97's empty ascii is compared in dst2 alone.
+	keys := []string{"98", "99"}
+	for k := 0; k < 40; k++ {
+		keys = append(keys, strconv.Itoa(k))
+	}
+	notEmpty := " WHERE k IN (" + strings.Join(keys, ", ") + ")"
+	if src, dst := read("src", notEmpty), read("dst", notEmpty); src != dst || !strings.Contains(src, "(42 rows)") {
+		t.Errorf("dst differs from src:\n%s\n%s", src, dst)
+	}
+	if src, dst2 := read("src", ""), read("dst2", ""); src != dst2 || !strings.Contains(src, "(43 rows)") {
+		t.Errorf("dst2 differs from src:\n%s\n%s", src, dst2)
+	}
+	out.Reset()
+	sh.RunInput(strings.NewReader("SELECT d, f FROM src WHERE k = 98 AND c = 'exact';\nSELECT d, f FROM dst WHERE k = 98 AND c = 'exact';\n"), "exact.cql")
+	if strings.Count(out.String(), "0.3") != 2 {
+		t.Errorf("exact doubles: %s", out.String())
+	}
+}
+
+// TestCqlshCopyRowsAndErrors checks the options that choose rows (SKIPROWS,
+// MAXROWS, SKIPCOLS) and the handling of bad rows: reported, written to
+// ERRFILE, counted, the others imported.
+func TestCqlshCopyRowsAndErrors(t *testing.T) {
+	var out, errs bytes.Buffer
+	sh := newShell(t, &out, &errs)
+	dir := t.TempDir()
+	in, errFile := filepath.Join(dir, "in.csv"), filepath.Join(dir, "bad.err")
+	rows := "k,v,extra\n1,one,x\n2,two,x\nnot a number,three,x\n4,four,x\n5,five\n6,six,x\n7,seven,x\n"
+	if err := os.WriteFile(in, []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sh.RunInput(strings.NewReader(fmt.Sprintf(`CREATE KEYSPACE demo WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+CREATE TABLE demo.t (k int PRIMARY KEY, v text);
+COPY demo.t (k, v, extra) FROM '%s' WITH HEADER = true AND SKIPCOLS = 'extra' AND SKIPROWS = 1 AND MAXROWS = 5 AND ERRFILE = '%s'
+COPY demo.t (v) FROM '%s'
+COPY demo.t FROM '%s' WITH BOGUS = 1 AND HEADER = true
+SELECT k, v FROM demo.t;
+`, in, errFile, in, in)), "rows.cql")
+	for _, want := range []string{
+		"Failed to import 1 rows: ParseError - Invalid row length 2 should be 3,  given up without retries",
+		"Failed to import 1 rows: ParseError - invalid literal for int() with base 10: 'not a number',  given up without retries",
+		"Failed to process 2 rows; failed rows written to " + errFile,
+		"Primary key column 'k' missing or skipped",
+		"Unrecognized COPY FROM options: bogus",
+	} {
+		if !strings.Contains(errs.String(), want) {
+			t.Errorf("errors lack %q:\n%s", want, errs.String())
+		}
+	}
+	if !strings.Contains(out.String(), "3 rows imported from 1 files in") || !strings.Contains(out.String(), "(1 skipped).") {
+		t.Errorf("COPY printed %q", out.String())
+	}
+	if !strings.Contains(out.String(), " 4 | four\n") || !strings.Contains(out.String(), " 6 |  six\n") ||
+		strings.Contains(out.String(), "seven") || strings.Contains(out.String(), " one") {
+		t.Errorf("the rows imported: %s", out.String())
+	}
+	bad, _ := os.ReadFile(errFile)
+	if string(bad) != "not a number,three,x\r\n5,five\r\n" && string(bad) != "5,five\r\nnot a number,three,x\r\n" {
+		t.Errorf("ERRFILE holds %q", bad)
 	}
 }
 
