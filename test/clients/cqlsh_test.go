@@ -180,9 +180,9 @@ func TestCqlshCopy(t *testing.T) {
 	script += "INSERT INTO src (k, c) VALUES (99, 'nulls');\nINSERT INTO src (k, c, d, f) VALUES (98, 'exact', 0.30000000000000004, 1.1);\n"
 	script += "INSERT INTO src (k, c, d, f, a) VALUES (97, 'specials', -Infinity, NaN, '');\n"
 	plain, custom := filepath.Join(dir, "rows.csv"), filepath.Join(dir, "custom.csv")
-	script += fmt.Sprintf("COPY src TO '%s' WITH HEADER = true\nCOPY dst FROM '%s' WITH HEADER = true AND CHUNKSIZE = 7 AND NUMPROCESSES = 3\n", plain, plain)
+	script += fmt.Sprintf("COPY src TO '%s' WITH HEADER = true;\nCOPY dst FROM '%s' WITH HEADER = true AND CHUNKSIZE = 7 AND NUMPROCESSES = 3;\n", plain, plain)
 	options := "DELIMITER = '|' AND QUOTE = '''' AND ESCAPE = '#' AND NULL = '<null>' AND BOOLSTYLE = 'yes, no' AND DATETIMEFORMAT = '%d/%m/%Y %H:%M:%S.%f %z'"
-	script += fmt.Sprintf("COPY src TO '%s' WITH %s\nCOPY dst2 FROM '%s' WITH %s AND MAXBATCHSIZE = 3 AND INGESTRATE = 100000\n", custom, options, custom, options)
+	script += fmt.Sprintf("COPY src TO '%s' WITH %s;\nCOPY dst2 FROM '%s' WITH %s AND MAXBATCHSIZE = 3 AND INGESTRATE = 100000;\n", custom, options, custom, options)
 	sh.RunInput(strings.NewReader(script), "copy.cql")
 	if errs.Len() > 0 {
 		t.Fatalf("errors: %s", errs.String())
@@ -239,9 +239,9 @@ func TestCqlshCopyRowsAndErrors(t *testing.T) {
 	}
 	sh.RunInput(strings.NewReader(fmt.Sprintf(`CREATE KEYSPACE demo WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
 CREATE TABLE demo.t (k int PRIMARY KEY, v text);
-COPY demo.t (k, v, extra) FROM '%s' WITH HEADER = true AND SKIPCOLS = 'extra' AND SKIPROWS = 1 AND MAXROWS = 5 AND ERRFILE = '%s'
-COPY demo.t (v) FROM '%s'
-COPY demo.t FROM '%s' WITH BOGUS = 1 AND HEADER = true
+COPY demo.t (k, v, extra) FROM '%s' WITH HEADER = true AND SKIPCOLS = 'extra' AND SKIPROWS = 1 AND MAXROWS = 5 AND ERRFILE = '%s';
+COPY demo.t (v) FROM '%s';
+COPY demo.t FROM '%s' WITH BOGUS = 1 AND HEADER = true;
 SELECT k, v FROM demo.t;
 `, in, errFile, in, in)), "rows.cql")
 	for _, want := range []string{

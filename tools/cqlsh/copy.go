@@ -49,9 +49,9 @@ type copyOptions struct {
 	// without either, floats and doubles are written exactly (cqlsh's
 	// defaults, 5 and 12 digits, lose some).
 	precisionGiven bool
-	beginToken      string
-	endToken        string
-	maxOutputSize   int
+	beginToken     string
+	endToken       string
+	maxOutputSize  int
 	// COPY FROM.
 	chunkSize       int
 	ingestRate      int
@@ -401,7 +401,7 @@ func (s *Shell) copyTo(ks, table string, tm *gocql.TableMetadata, cols []string,
 		return err
 	}
 	s.copyProgress(rows, start)
-	fmt.Fprintf(s.opts.Out, "\n%d rows exported to %d files in %s.\n", rows, out.files, describeInterval(time.Since(start).Seconds()))
+	fmt.Fprintf(s.opts.Out, "%d rows exported to %d files in %s.\n", rows, out.files, describeInterval(time.Since(start).Seconds()))
 	return nil
 }
 
@@ -598,7 +598,7 @@ func (s *Shell) copyFrom(ks, table string, tm *gocql.TableMetadata, cols []strin
 	if failed > 0 {
 		s.error(fmt.Sprintf("Failed to process %d rows; failed rows written to %s", failed, opts.errFile))
 	}
-	fmt.Fprintf(s.opts.Out, "\n%d rows imported from 1 files in %s (%d skipped).\n", imported, describeInterval(time.Since(start).Seconds()), skipped)
+	fmt.Fprintf(s.opts.Out, "%d rows imported from 1 files in %s (%d skipped).\n", imported, describeInterval(time.Since(start).Seconds()), skipped)
 	return nil
 }
 

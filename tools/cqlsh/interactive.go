@@ -41,14 +41,6 @@ func (s *Shell) Interactive(historyFile string) error {
 		case err != nil:
 			return err
 		}
-		if !sp.pending() {
-			if cmd, ok := s.shellLine(line); ok {
-				if s.command(cmd) {
-					return nil
-				}
-				continue
-			}
-		}
 		for _, st := range sp.add(line) {
 			if s.Run(st) {
 				return nil

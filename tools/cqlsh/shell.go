@@ -183,14 +183,6 @@ func (s *Shell) RunInput(r io.Reader, source string) {
 	for sc.Scan() {
 		text := sc.Text()
 		s.line++
-		if !sp.pending() {
-			if cmd, ok := s.shellLine(text); ok {
-				if s.command(cmd) {
-					return
-				}
-				continue
-			}
-		}
 		for _, st := range sp.add(text) {
 			if s.Run(st) {
 				return
@@ -202,8 +194,8 @@ func (s *Shell) RunInput(r io.Reader, source string) {
 	}
 }
 
-// shellLine recognises the shell commands, which end at the end of their
-// line, semicolon or not.
+// shellLine recognises the shell commands (the splitter decides where
+// they end).
 func (s *Shell) shellLine(line string) (string, bool) {
 	t := strings.TrimSpace(line)
 	word := strings.ToUpper(strings.TrimRight(strings.SplitN(t, " ", 2)[0], ";"))

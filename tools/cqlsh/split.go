@@ -2,11 +2,25 @@ package cqlsh
 
 import "strings"
 
-// splitter gathers input lines into complete statements: text up to a
-// semicolon that is not inside a string, a quoted name, a $$ string or a
-// comment. Comments are kept; the server reads them as whitespace.
+// splitter gathers input lines into complete statements as cqlsh splits
+// them: text up to a semicolon that is not inside a string, a quoted name,
+// a $$ string or a comment; a batch ends at the semicolon after APPLY
+// BATCH; and a statement whose first word is one of the shell commands
+// that end with their line (newlineCommands) ends at the end of its line
+// too. So "SHOW VERSION; DESCRIBE KEYSPACES; SELECT ..." is three
+// statements, and "PAGING OFF" needs no semicolon, while COPY, like CQL,
+// runs on until one. Comments are kept; the server reads them as
+// whitespace.
 type splitter struct {
 	buf strings.Builder
+}
+
+// newlineCommands are cqlsh's commands that end at the end of their line
+// (cqlshhandling's my_commands_ending_with_newline).
+var newlineCommands = map[string]bool{
+	"help": true, "?": true, "consistency": true, "serial": true, "describe": true, "desc": true, "show": true,
+	"source": true, "capture": true, "login": true, "debug": true, "tracing": true, "expand": true,
+	"paging": true, "exit": true, "quit": true, "clear": true, "cls": true,
 }
 
 // add appends a line and returns the statements it completes (without
@@ -19,44 +33,68 @@ func (s *splitter) add(line string) []string {
 	text := s.buf.String()
 	var out []string
 	start := 0
-	for i := 0; i < len(text); i++ {
+	end := func(i int) {
+		// Leading comments go: the first word says what the statement is.
+		if st, _ := skipComments(text[start:i]); st != "" {
+			out = append(out, strings.TrimSpace(st))
+		}
+		start = min(i+1, len(text))
+	}
+	for i := 0; i <= len(text); i++ {
+		if i == len(text) || text[i] == '\n' {
+			if endsWithLine(text[start:i]) {
+				end(i)
+			}
+			continue
+		}
 		switch c := text[i]; {
 		case c == '\'' || c == '"':
-			end := closing(text, i+1, c)
-			if end < 0 {
+			close := closing(text, i+1, c)
+			if close < 0 {
 				return s.keep(text[start:], out)
 			}
-			i = end
+			i = close
 		case c == '$' && strings.HasPrefix(text[i:], "$$"):
-			end := strings.Index(text[i+2:], "$$")
-			if end < 0 {
+			close := strings.Index(text[i+2:], "$$")
+			if close < 0 {
 				return s.keep(text[start:], out)
 			}
-			i += 2 + end + 1
+			i += 2 + close + 1
 		case c == '-' && strings.HasPrefix(text[i:], "--"), c == '/' && strings.HasPrefix(text[i:], "//"):
-			end := strings.IndexByte(text[i:], '\n')
-			if end < 0 {
-				i = len(text)
+			nl := strings.IndexByte(text[i:], '\n')
+			if nl < 0 {
+				i = len(text) - 1
 				break
 			}
-			i += end
+			i += nl - 1 // the line's end is looked at next
 		case c == '/' && strings.HasPrefix(text[i:], "/*"):
-			end := strings.Index(text[i+2:], "*/")
-			if end < 0 {
+			close := strings.Index(text[i+2:], "*/")
+			if close < 0 {
 				return s.keep(text[start:], out)
 			}
-			i += 2 + end + 1
+			i += 2 + close + 1
 		case c == ';':
 			if openBatch(text[start:i]) {
 				continue // a statement of the batch ends, not the batch
 			}
-			if st := strings.TrimSpace(text[start:i]); st != "" && !onlyComments(st) {
-				out = append(out, st)
-			}
-			start = i + 1
+			end(i)
 		}
 	}
 	return s.keep(text[start:], out)
+}
+
+// endsWithLine reports whether a statement begun is one of the commands
+// that end at the end of their line.
+func endsWithLine(stmt string) bool {
+	rest, closed := skipComments(stmt)
+	if !closed || rest == "" {
+		return false
+	}
+	word := rest
+	if i := strings.IndexAny(rest, " \t\n;"); i >= 0 {
+		word = rest[:i]
+	}
+	return newlineCommands[strings.ToLower(word)]
 }
 
 // keep holds what follows the last statement for the next line.
