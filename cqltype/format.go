@@ -83,9 +83,9 @@ func (t *Type) DisplayPainted(v []byte, paint func(DisplayClass, string) string)
 	return w.String()
 }
 
-// DisplayOptions change what DisplayWith writes, as cqlsh's COPY TO
+// DisplayStyle changes what DisplayWith writes, as cqlsh's COPY TO
 // changes its display form.
-type DisplayOptions struct {
+type DisplayStyle struct {
 	// Precision is the significant digits of floats and doubles; 0 is
 	// cqlsh's display precision, 5.
 	Precision int
@@ -100,7 +100,7 @@ type DisplayOptions struct {
 }
 
 // DisplayWith is Display with options.
-func (t *Type) DisplayWith(v []byte, o DisplayOptions) string {
+func (t *Type) DisplayWith(v []byte, o DisplayStyle) string {
 	w := valueWriter{display: true, opts: o}
 	if t.Validate(v) != nil {
 		w.put(DisplayError, hexDump(v))
@@ -115,7 +115,7 @@ func (t *Type) DisplayWith(v []byte, o DisplayOptions) string {
 type valueWriter struct {
 	strings.Builder
 	display bool
-	opts    DisplayOptions
+	opts    DisplayStyle
 	paint   func(DisplayClass, string) string
 }
 

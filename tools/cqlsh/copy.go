@@ -320,7 +320,7 @@ func exportValue(t *cqltype.Type, v *rawValue, opts *copyOptions) string {
 	if t.Kind == cqltype.Double {
 		prec = opts.doublePrecision
 	}
-	return t.DisplayWith(v.data, cqltype.DisplayOptions{
+	return t.DisplayWith(v.data, cqltype.DisplayStyle{
 		Precision: prec,
 		Exact:     !opts.precisionGiven,
 		Timestamp: func(ms int64) string { return formatCopyTimestamp(ms, opts.dateTimeFormat) },
