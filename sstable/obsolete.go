@@ -129,7 +129,7 @@ func CompleteObsoleteLogs(fs vfs.FS, dir string) (removed []uint64, pending []Pe
 			if present[StatisticsFileName(g)] {
 				removed = append(removed, g)
 			}
-			for _, c := range ComponentNames(g) {
+			for _, c := range append(ComponentNames(g), indexFilesOf(names, g)...) {
 				if !present[c] {
 					continue
 				}

@@ -358,6 +358,9 @@ func RemoveIncomplete(fs vfs.FS, dir string) ([]string, error) {
 		if g, ok := parseName(name, "-Filter.db"); ok && !published[g] {
 			incomplete = true
 		}
+		if g, ok := indexGeneration(name); ok && !published[g] {
+			incomplete = true
+		}
 		if !incomplete {
 			continue
 		}
@@ -375,6 +378,17 @@ func Remove(fs vfs.FS, dir string, gen uint64) error {
 	for _, name := range ComponentNames(gen) {
 		err := fs.Remove(fs.PathJoin(dir, name))
 		if err != nil && !(name == FilterFileName(gen) && errors.Is(err, os.ErrNotExist)) {
+			return fmt.Errorf("sstable: remove generation %d: %w", gen, err)
+		}
+	}
+	// Its index files, once it is unpublished: one left by a crash here
+	// goes with RemoveIncomplete.
+	names, err := fs.List(dir)
+	if err != nil {
+		return fmt.Errorf("sstable: remove generation %d: %w", gen, err)
+	}
+	for _, name := range indexFilesOf(names, gen) {
+		if err := fs.Remove(fs.PathJoin(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("sstable: remove generation %d: %w", gen, err)
 		}
 	}

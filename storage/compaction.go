@@ -299,7 +299,8 @@ type compactionOutputs struct {
 
 	w       *sstable.Writer
 	gen     uint64
-	written uint64 // bytes of the finished outputs
+	index   *indexBuilder // the indexes of the output being written
+	written uint64        // bytes of the finished outputs
 	done    []*sstableRef
 }
 
@@ -315,7 +316,9 @@ func (o *compactionOutputs) add(e *mutation.Entry, partitionStart bool) error {
 		if o.w, o.gen, err = o.t.createSSTable(o.level); err != nil {
 			return err
 		}
+		o.index = &indexBuilder{specs: o.t.indexSpecs()}
 	}
+	o.index.add(e, o.t.e.opts.SSTable.TokenLen)
 	if err := o.w.Add(e); err != nil {
 		return err
 	}
@@ -333,6 +336,10 @@ func (o *compactionOutputs) publish() error {
 	if err != nil {
 		return err
 	}
+	if o.index != nil {
+		o.t.writeIndexes(ref, o.index)
+	}
+	o.index = nil
 	o.written += size
 	o.done = append(o.done, ref)
 	return nil
@@ -346,6 +353,7 @@ func (o *compactionOutputs) finish() error {
 		if o.w, o.gen, err = o.t.createSSTable(o.level); err != nil {
 			return err
 		}
+		o.index = &indexBuilder{specs: o.t.indexSpecs()}
 	}
 	if o.w == nil {
 		return nil

@@ -314,7 +314,9 @@ func (mr *modelRun) step() {
 				break
 			}
 		}
-	case op < 92:
+	case op < 91:
+		mr.reconfigureIndexes()
+	case op < 93:
 		mr.trace = append(mr.trace, "restart")
 		if err := mr.e.Close(); err != nil {
 			mr.fail("close: %v", err)
@@ -332,6 +334,7 @@ func (mr *modelRun) step() {
 // with the model.
 func (mr *modelRun) check() {
 	mr.checkLevels()
+	mr.checkIndexes()
 	for pk := 0; pk < mr.parts; pk++ {
 		want := mr.m.expected(pk, mr.now)
 		p, err := mr.tbl.ReadPartition(pkOf(pk), ReadQuery{Now: mr.now})
@@ -530,6 +533,7 @@ func runModel(t *testing.T, seed uint64, steps int, coverage *compactionCoverage
 		}}
 	logger := zerolog.New(coverage.writer(mr.opts.Compaction.Strategy)).Level(zerolog.DebugLevel)
 	mr.eopts.Logger = &logger
+	mr.opts.Indexes = modelIndexes(r)
 	if r.IntN(2) == 0 {
 		mr.opts.GCGraceSeconds = NoGCGrace
 	} else {

@@ -187,6 +187,9 @@ type TableOptions struct {
 	TombstoneGC TombstoneGC
 	// Compaction holds the strategy's options.
 	Compaction CompactionOptions
+	// Indexes are the table's secondary indexes (storage-attached: see
+	// IndexSpec); Reconfigure may change them.
+	Indexes []IndexSpec
 }
 
 // TombstoneGCMode is what a tombstone waits for before compaction may
@@ -262,7 +265,33 @@ func (o *TableOptions) Validate() error {
 	if err := o.Compaction.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	seen := map[string]bool{}
+	for _, ix := range o.Indexes {
+		switch {
+		case !isIndexName(ix.Name):
+			errs = append(errs, fmt.Errorf("index %q: a name of word characters is needed", ix.Name))
+		case seen[ix.Name]:
+			errs = append(errs, fmt.Errorf("index %s: given twice", ix.Name))
+		case ix.Terms == nil:
+			errs = append(errs, fmt.Errorf("index %s: no Terms", ix.Name))
+		}
+		seen[ix.Name] = true
+	}
 	return errors.Join(errs...)
+}
+
+// isIndexName reports whether name is word characters only, as index
+// names (and so index file names) are.
+func isIndexName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // purgeRule is the part of a table's options that decides when its

@@ -303,8 +303,22 @@ type ScanQuery struct {
 // Scan reads partitions in token order from opts.From, returning the live
 // rows (and static rows) found. It serves token-range queries and paging.
 func (t *Table) Scan(opts ScanQuery) ([]*Partition, error) {
-	out, _, err := t.scan(opts, false)
+	out, _, err := t.scan(opts, nil, false)
 	return out, t.e.reportFailure(err)
+}
+
+// IndexScan is Scan of the partitions where an index finds terms q asks
+// for (and of those some source cannot rule out: see IndexSpec), whole:
+// the caller keeps the rows that match.
+func (t *Table) IndexScan(q IndexQuery, opts ScanQuery) ([]*Partition, error) {
+	out, _, err := t.scan(opts, &q, false)
+	return out, t.e.reportFailure(err)
+}
+
+// IndexScanEntries is IndexScan's raw form, as ScanEntries is Scan's.
+func (t *Table) IndexScanEntries(q IndexQuery, opts ScanQuery) ([]RawPartition, error) {
+	_, raw, err := t.scan(opts, &q, true)
+	return raw, t.e.reportFailure(err)
 }
 
 // ScanEntries is Scan's raw form, for a coordinator that reconciles
@@ -313,11 +327,13 @@ func (t *Table) Scan(opts ScanQuery) ([]*Partition, error) {
 // live rows, dead ones included). ResolvePartition reads each as Scan
 // does.
 func (t *Table) ScanEntries(opts ScanQuery) ([]RawPartition, error) {
-	_, raw, err := t.scan(opts, true)
+	_, raw, err := t.scan(opts, nil, true)
 	return raw, t.e.reportFailure(err)
 }
 
-func (t *Table) scan(opts ScanQuery, keepRaw bool) ([]*Partition, []RawPartition, error) {
+// scan reads [opts.From, opts.To): every partition, or with q only those
+// its index finds.
+func (t *Table) scan(opts ScanQuery, q *IndexQuery, keepRaw bool) ([]*Partition, []RawPartition, error) {
 	start := time.Now()
 	defer func() { t.metrics.RangeLatency.Record(since(start)) }()
 	v := t.acquireView()
@@ -337,6 +353,33 @@ func (t *Table) scan(opts ScanQuery, keepRaw bool) ([]*Partition, []RawPartition
 		its = append(its, it)
 	}
 	it := newMergingIter(its)
+	// candidates are the partitions an index query reads, by prefix; the
+	// iterator seeks from one to the next.
+	var candidates [][]byte
+	if q != nil {
+		var err error
+		if candidates, err = t.indexCandidates(v, *q, opts); err != nil {
+			it.Close()
+			return nil, nil, err
+		}
+	}
+	seek := func() *mutation.Entry {
+		for len(candidates) > 0 {
+			from := candidates[0]
+			if opts.From != nil && bytes.Compare(opts.From, from) > 0 {
+				from = opts.From // a page resumed inside this partition
+			}
+			e := it.SeekGE(from)
+			if e == nil {
+				return nil
+			}
+			if bytes.HasPrefix(e.Key, candidates[0]) && len(e.Key) > len(candidates[0]) {
+				return e
+			}
+			candidates = candidates[1:]
+		}
+		return nil
+	}
 	var out []*Partition
 	var raw []RawPartition
 	total := 0
@@ -344,7 +387,20 @@ func (t *Table) scan(opts ScanQuery, keepRaw bool) ([]*Partition, []RawPartition
 	var cur *Partition
 	var curPrefix []byte
 	var st partitionState
-	for e := it.First(); e != nil; e = it.Next() {
+	first := it.First
+	next := it.Next
+	if q != nil {
+		first = seek
+		next = func() *mutation.Entry {
+			e := it.Next()
+			if e != nil && bytes.HasPrefix(e.Key, candidates[0]) && len(e.Key) > len(candidates[0]) {
+				return e
+			}
+			candidates = candidates[1:]
+			return seek()
+		}
+	}
+	for e := first(); e != nil; e = next() {
 		n, err := mutation.PartitionPrefixLen(e.Key, tokenLen)
 		if err != nil {
 			it.Close()

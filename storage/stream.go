@@ -348,6 +348,7 @@ func (t *Table) addImported(ref *sstableRef, truncations uint64) error {
 	t.e.opts.Logger.Debug().Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Uint64("generation", ref.gen).
 		Int64("bytes", ref.meta().DataSize).Msg("imported")
 	t.e.compactInBackground(t)
+	t.buildIndexesInBackground() // an imported SSTable comes without index files
 	return nil
 }
 

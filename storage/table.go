@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -33,6 +34,9 @@ type sstableRef struct {
 	first, last []byte
 	// retiredBy is the obsolete log that records its removal.
 	retiredBy *obsoleteSet
+	// indexes are its secondary indexes' files, read; one it lacks is
+	// built in the background, and read without meanwhile.
+	indexes atomic.Pointer[sstableIndexes]
 }
 
 // obsoleteSet is an obsolete log and how many of its SSTables still have
@@ -204,11 +208,20 @@ type Table struct {
 	purge atomic.Pointer[purgeRule]
 	// compacting counts the compactions running.
 	compacting atomic.Int32
+	// indexes are the table's secondary indexes; memIndexes holds each
+	// memtable's (*memtable.Memtable to *memIndex), made with it.
+	indexes           atomic.Pointer[[]IndexSpec]
+	memIndexes        sync.Map
+	indexBuildPending atomic.Bool
+	// indexesBuilt counts the SSTables the background build indexed.
+	indexesBuilt atomic.Int64
 }
 
 func openTable(e *Engine, opts TableOptions) (*Table, error) {
 	t := &Table{e: e, id: mutation.TableID(opts.ID), opts: opts, metrics: newTableMetrics()}
 	t.purge.Store(opts.purgeRule())
+	specs := slices.Clone(opts.Indexes)
+	t.indexes.Store(&specs)
 	t.dir = e.tableDir(&opts)
 	fs := e.opts.FS
 	if err := fs.MkdirAll(t.dir, 0o755); err != nil {
@@ -232,8 +245,9 @@ func openTable(e *Engine, opts TableOptions) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.active.Store(memtable.New())
+	t.active.Store(t.newMemtable())
 	t.mu.nextGen = 1
+	missingIndexes := false
 	for _, g := range gens {
 		ref, err := t.openSSTable(g)
 		if err != nil {
@@ -244,6 +258,9 @@ func openTable(e *Engine, opts TableOptions) (*Table, error) {
 		}
 		t.mu.sstables = append(t.mu.sstables, ref)
 		t.mu.nextGen = max(t.mu.nextGen, g+1)
+		if t.loadIndexes(ref) {
+			missingIndexes = true
+		}
 		m := ref.meta()
 		if b := (commitlog.Position{Segment: m.CommitLogSegment, Offset: m.CommitLogOffset}); t.mu.flushed.Less(b) {
 			t.mu.flushed = b
@@ -265,6 +282,9 @@ func openTable(e *Engine, opts TableOptions) (*Table, error) {
 			t.mu.flushed = bound
 		}
 		t.finishRetireLog(&obsoleteSet{id: tr.LogID})
+	}
+	if missingIndexes {
+		t.buildIndexesInBackground()
 	}
 	return t, nil
 }
@@ -315,6 +335,7 @@ func (t *Table) Reconfigure(opts TableOptions) error {
 		return fmt.Errorf("storage: reconfiguring %s.%s (%s) with the options of table %s", t.opts.Keyspace, t.opts.Name, t.id, mutation.TableID(opts.ID))
 	}
 	t.purge.Store(opts.purgeRule())
+	t.reconfigureIndexes(slices.Clone(opts.Indexes))
 	return nil
 }
 
@@ -371,14 +392,18 @@ func (t *Table) apply(log *commitlog.Log, m *mutation.Mutation) error {
 		t.writeMu.RUnlock()
 		return err
 	}
-	t.e.memtableBytes.Add(t.active.Load().Apply(entries))
+	active := t.active.Load()
+	t.e.memtableBytes.Add(active.Apply(entries))
+	t.indexApplied(active, entries)
 	t.writeMu.RUnlock()
 	t.e.afterWrite(t)
 	return nil
 }
 
 func (t *Table) applyReplayed(entries []mutation.Entry) {
-	t.e.memtableBytes.Add(t.active.Load().Apply(entries))
+	m := t.active.Load()
+	t.e.memtableBytes.Add(m.Apply(entries))
+	t.indexApplied(m, entries)
 }
 
 // switchMemtable swaps the active memtable for an empty one and returns the
@@ -398,7 +423,7 @@ func (t *Table) switchMemtable() (flushingMemtable, bool) {
 	}
 	f := flushingMemtable{m: active, bound: bound}
 	t.mu.flushing = append(t.mu.flushing, f)
-	t.active.Store(memtable.New())
+	t.active.Store(t.newMemtable())
 	return f, true
 }
 
@@ -433,7 +458,10 @@ func (t *Table) flushMemtable(f flushingMemtable) error {
 		return t.flushFailed(err)
 	}
 	it := f.m.NewIter(nil, nil)
+	b := &indexBuilder{specs: t.indexSpecs()}
+	tokenLen := t.e.opts.SSTable.TokenLen
 	for e := it.First(); e != nil; e = it.Next() {
+		b.add(e, tokenLen)
 		if err := w.Add(e); err != nil {
 			it.Close()
 			w.Abort()
@@ -451,9 +479,11 @@ func (t *Table) flushMemtable(f flushingMemtable) error {
 	if err != nil {
 		return t.flushFailed(err)
 	}
+	t.writeIndexes(ref, b)
 	t.mu.Lock()
 	t.mu.sstables = append(t.mu.sstables, ref)
 	t.mu.flushing = t.mu.flushing[1:]
+	t.memIndexes.Delete(f.m)
 	if t.mu.flushed.Less(f.bound) {
 		t.mu.flushed = f.bound
 	}
@@ -554,10 +584,12 @@ func (t *Table) Truncate() error {
 	}
 	t.mu.Lock()
 	dropped := t.active.Load().Size()
+	t.memIndexes.Delete(t.active.Load())
 	for _, f := range t.mu.flushing {
 		dropped += f.m.Size()
+		t.memIndexes.Delete(f.m)
 	}
-	t.active.Store(memtable.New())
+	t.active.Store(t.newMemtable())
 	t.mu.flushing = nil
 	t.mu.sstables = nil
 	t.mu.flushed = bound

@@ -1,0 +1,391 @@
+package storage
+
+import (
+	"bytes"
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/google/btree"
+	"github.com/sibyldb/sibyl/memtable"
+	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/sstable"
+)
+
+// Storage-attached secondary indexes. Each memtable and each SSTable
+// indexes the entries it holds: a memtable as it is written, an SSTable
+// as it is written by a flush or a compaction (its index files beside
+// it), an SSTable from before the index (or streamed in, or imported) by
+// a background build. So an index needs no table of its own, goes with
+// its data through flushes and compactions, and is never behind it.
+//
+// An index maps each term (the byte-comparable form of a value the node's
+// IndexSpec reads from an entry) to the partitions holding it. A query
+// asks for the partitions whose terms lie between two bounds, in token
+// order, and reads them whole: the caller filters the rows, so a term an
+// entry held before it was overwritten or deleted costs a read, not a
+// wrong answer. A source without the index (a memtable begun before the
+// index was created, an SSTable not built yet) offers all its partitions
+// of the range instead, so a query is right before any build finishes.
+
+// IndexSpec is a secondary index as the engine keeps it. The engine knows
+// no columns: the node builds Terms from the schema.
+type IndexSpec struct {
+	// Name names the index's files: word characters only.
+	Name string
+	// Terms calls emit with each term entry e holds (e of the partition
+	// with key partitionKey); terms compare as their bytes.
+	Terms func(partitionKey []byte, e *mutation.Entry, emit func(term []byte))
+}
+
+// IndexQuery asks an index for the partitions with terms between Lo and
+// Hi (nil: open), each bound included when its flag says.
+type IndexQuery struct {
+	Index                    string
+	Lo, Hi                   []byte
+	LoInclusive, HiInclusive bool
+}
+
+// memIndex is one memtable's indexes.
+type memIndex struct {
+	specs []IndexSpec
+	mu    sync.RWMutex
+	trees map[string]*btree.BTreeG[sstable.Posting]
+}
+
+func newMemIndex(specs []IndexSpec) *memIndex {
+	m := &memIndex{specs: specs, trees: map[string]*btree.BTreeG[sstable.Posting]{}}
+	for _, s := range specs {
+		m.trees[s.Name] = btree.NewG(32, func(a, b sstable.Posting) bool { return sstable.ComparePostings(a, b) < 0 })
+	}
+	return m
+}
+
+// add indexes entries written to the memtable.
+func (m *memIndex) add(entries []mutation.Entry, tokenLen int) {
+	if len(m.specs) == 0 {
+		return
+	}
+	var b indexBuilder
+	b.specs = m.specs
+	for i := range entries {
+		b.add(&entries[i], tokenLen)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for name, ps := range b.postings {
+		t := m.trees[name]
+		for _, p := range ps {
+			t.ReplaceOrInsert(p)
+		}
+	}
+}
+
+// prefixes calls fn with the prefixes of the postings q asks for; false
+// when the memtable does not have the index.
+func (m *memIndex) prefixes(q IndexQuery, fn func(prefix []byte)) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	t := m.trees[q.Index]
+	if t == nil {
+		return false
+	}
+	visit := func(p sstable.Posting) bool {
+		if q.Hi != nil {
+			if c := bytes.Compare(p.Term, q.Hi); c > 0 || c == 0 && !q.HiInclusive {
+				return false
+			}
+		}
+		if q.Lo == nil || q.LoInclusive || !bytes.Equal(p.Term, q.Lo) {
+			fn(p.Prefix)
+		}
+		return true
+	}
+	if q.Lo == nil {
+		t.Ascend(visit)
+	} else {
+		t.AscendGreaterOrEqual(sstable.Posting{Term: q.Lo}, visit)
+	}
+	return true
+}
+
+// indexBuilder collects the postings of entries for each index.
+type indexBuilder struct {
+	specs    []IndexSpec
+	postings map[string][]sstable.Posting
+	lastKey  []byte // the partition of the last entry, parsed once
+	lastPK   []byte
+	lastPre  []byte
+}
+
+func (b *indexBuilder) add(e *mutation.Entry, tokenLen int) {
+	if len(b.specs) == 0 {
+		return
+	}
+	if b.postings == nil {
+		b.postings = map[string][]sstable.Posting{}
+	}
+	n, err := mutation.PartitionPrefixLen(e.Key, tokenLen)
+	if err != nil {
+		return // a malformed key: the read path refuses it
+	}
+	if !bytes.Equal(e.Key[:n], b.lastPre) {
+		parts, err := mutation.ParseKey(e.Key, tokenLen)
+		if err != nil {
+			return
+		}
+		b.lastPre, b.lastPK = slices.Clone(e.Key[:n]), slices.Clone(parts.PartitionKey)
+	}
+	for _, s := range b.specs {
+		s.Terms(b.lastPK, e, func(term []byte) {
+			b.postings[s.Name] = append(b.postings[s.Name], sstable.Posting{Term: slices.Clone(term), Prefix: b.lastPre})
+		})
+	}
+}
+
+// memIndexOf is a memtable's indexes, made when the memtable became the
+// active one.
+func (t *Table) memIndexOf(m *memtable.Memtable) *memIndex {
+	if mi, ok := t.memIndexes.Load(m); ok {
+		return mi.(*memIndex)
+	}
+	return nil
+}
+
+// newMemtable makes a memtable with its indexes, for the indexes the table
+// has now.
+func (t *Table) newMemtable() *memtable.Memtable {
+	m := memtable.New()
+	if specs := t.indexSpecs(); len(specs) > 0 {
+		t.memIndexes.Store(m, newMemIndex(specs))
+	}
+	return m
+}
+
+func (t *Table) indexSpecs() []IndexSpec {
+	if p := t.indexes.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// indexApplied indexes entries just applied to memtable m.
+func (t *Table) indexApplied(m *memtable.Memtable, entries []mutation.Entry) {
+	if mi := t.memIndexOf(m); mi != nil {
+		mi.add(entries, t.e.opts.SSTable.TokenLen)
+	}
+}
+
+// sstableIndexes are an SSTable's indexes, by name.
+type sstableIndexes map[string]*sstable.Index
+
+func (s *sstableRef) index(name string) *sstable.Index {
+	if p := s.indexes.Load(); p != nil {
+		return (*p)[name]
+	}
+	return nil
+}
+
+// attachIndexes adds indexes to an SSTable's.
+func (s *sstableRef) attachIndexes(add sstableIndexes) {
+	for {
+		old := s.indexes.Load()
+		next := sstableIndexes{}
+		if old != nil {
+			maps.Copy(next, *old)
+		}
+		maps.Copy(next, add)
+		if s.indexes.CompareAndSwap(old, &next) {
+			return
+		}
+	}
+}
+
+// writeIndexes writes the index files a builder collected for an SSTable
+// just published and attaches them. A failure leaves the SSTable without
+// them (reads fall back to its partitions, and the build makes them
+// later): it is logged, not returned, since the SSTable itself is sound.
+func (t *Table) writeIndexes(ref *sstableRef, b *indexBuilder) {
+	built := sstableIndexes{}
+	for _, spec := range b.specs {
+		postings := b.postings[spec.Name]
+		if err := sstable.WriteIndex(t.e.opts.FS, t.dir, ref.gen, spec.Name, postings); err != nil {
+			t.e.opts.Logger.Error().Err(err).Str("table", t.opts.Name).Msg("writing an SSTable's index")
+			continue
+		}
+		idx, _, err := sstable.ReadIndex(t.e.opts.FS, t.dir, ref.gen, spec.Name)
+		if err != nil {
+			t.e.opts.Logger.Error().Err(err).Str("table", t.opts.Name).Msg("reading back an SSTable's index")
+			continue
+		}
+		built[spec.Name] = idx
+	}
+	ref.attachIndexes(built)
+}
+
+// loadIndexes reads an SSTable's index files for the table's indexes; it
+// reports whether some are missing (a build is then due).
+func (t *Table) loadIndexes(ref *sstableRef) (missing bool) {
+	found := sstableIndexes{}
+	for _, spec := range t.indexSpecs() {
+		idx, ok, err := sstable.ReadIndex(t.e.opts.FS, t.dir, ref.gen, spec.Name)
+		switch {
+		case err != nil:
+			// A damaged index is built again; the data is not touched.
+			t.e.opts.Logger.Error().Err(err).Str("table", t.opts.Name).Uint64("generation", ref.gen).Str("index", spec.Name).
+				Msg("an SSTable's index is unreadable: building it again")
+			missing = true
+		case !ok:
+			missing = true
+		default:
+			found[spec.Name] = idx
+		}
+	}
+	ref.attachIndexes(found)
+	return missing
+}
+
+// buildIndexesInBackground builds the missing index files of the table's
+// SSTables (written before an index existed, streamed in, or whose build
+// was interrupted), one SSTable at a time; queries read those without
+// their indexes meanwhile.
+func (t *Table) buildIndexesInBackground() {
+	if len(t.indexSpecs()) == 0 || !t.indexBuildPending.CompareAndSwap(false, true) {
+		return
+	}
+	t.e.inBackground(t, "index build", t.e.compactionSlots, &t.e.compactionStage, func() error {
+		t.indexBuildPending.Store(false)
+		return t.buildIndexes()
+	})
+}
+
+func (t *Table) buildIndexes() error {
+	v := t.acquireView()
+	defer v.release()
+	for _, ref := range v.sstables {
+		var specs []IndexSpec
+		for _, spec := range t.indexSpecs() {
+			if ref.index(spec.Name) == nil {
+				specs = append(specs, spec)
+			}
+		}
+		if len(specs) == 0 || ref.obsolete.Load() {
+			continue
+		}
+		if t.e.compactionsStopping() {
+			return ErrCompactionStopped
+		}
+		b := &indexBuilder{specs: specs}
+		it, err := ref.r.NewIter(nil, nil)
+		if err != nil {
+			return err
+		}
+		tokenLen := t.e.opts.SSTable.TokenLen
+		for e := it.First(); e != nil; e = it.Next() {
+			b.add(e, tokenLen)
+		}
+		if err := errors.Join(it.Error(), it.Close()); err != nil {
+			return err
+		}
+		t.writeIndexes(ref, b)
+		t.indexesBuilt.Add(1)
+	}
+	return nil
+}
+
+// reconfigureIndexes takes the table's indexes as they are now (their
+// Terms may read a changed definition): dropped ones' files go, and new
+// ones are built for the SSTables there are.
+func (t *Table) reconfigureIndexes(specs []IndexSpec) {
+	old := t.indexSpecs()
+	t.indexes.Store(&specs)
+	if sameIndexes(old, specs) {
+		return
+	}
+	keep := map[string]bool{}
+	for _, s := range specs {
+		keep[s.Name] = true
+	}
+	var dropped []string
+	for _, s := range old {
+		if !keep[s.Name] {
+			dropped = append(dropped, s.Name)
+		}
+	}
+	if len(dropped) > 0 {
+		v := t.acquireView()
+		for _, ref := range v.sstables {
+			for _, name := range dropped {
+				if err := sstable.RemoveIndex(t.e.opts.FS, t.dir, ref.gen, name); err != nil {
+					t.e.opts.Logger.Error().Err(err).Str("table", t.opts.Name).Msg("removing a dropped index's file")
+				}
+			}
+		}
+		v.release()
+	}
+	t.buildIndexesInBackground()
+}
+
+// indexCandidates are the prefixes of the partitions of [opts.From,
+// opts.To) a query must read for q, sorted and without repeats: those the
+// sources' indexes name, and every partition of a source without the
+// index.
+func (t *Table) indexCandidates(v *view, q IndexQuery, opts ScanQuery) ([][]byte, error) {
+	tokenLen := t.e.opts.SSTable.TokenLen
+	var out [][]byte
+	inRange := func(prefix []byte) bool {
+		// A resumed page may start inside a partition: keep that one.
+		return (opts.From == nil || bytes.Compare(mutation.PartitionUpperBound(prefix), opts.From) > 0) &&
+			(opts.To == nil || bytes.Compare(prefix, opts.To) < 0)
+	}
+	take := func(prefix []byte) {
+		if inRange(prefix) {
+			out = append(out, prefix)
+		}
+	}
+	// every lists the partitions of a source that has not the index.
+	every := func(it mutation.Iterator) error {
+		var last []byte
+		for e := it.First(); e != nil; e = it.Next() {
+			n, err := mutation.PartitionPrefixLen(e.Key, tokenLen)
+			if err != nil {
+				it.Close()
+				return err
+			}
+			if !bytes.Equal(e.Key[:n], last) {
+				last = slices.Clone(e.Key[:n])
+				take(last)
+			}
+		}
+		return errors.Join(it.Error(), it.Close())
+	}
+	for _, m := range v.memtables {
+		if mi := t.memIndexOf(m); mi != nil && mi.prefixes(q, take) {
+			continue
+		}
+		if err := every(m.NewIter(opts.From, opts.To)); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range v.sstables {
+		if idx := s.index(q.Index); idx != nil {
+			idx.Prefixes(q.Lo, q.Hi, q.LoInclusive, q.HiInclusive, take)
+			continue
+		}
+		it, err := s.r.NewIter(opts.From, opts.To)
+		if err != nil {
+			return nil, err
+		}
+		if err := every(it); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(out, bytes.Compare)
+	return slices.CompactFunc(out, bytes.Equal), nil
+}
+
+// sameIndexes reports whether two sets of indexes are the same by name.
+func sameIndexes(a, b []IndexSpec) bool {
+	return slices.EqualFunc(a, b, func(x, y IndexSpec) bool { return x.Name == y.Name })
+}
