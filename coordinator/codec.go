@@ -96,6 +96,15 @@ func encodeScan(table mutation.TableID, q request.RangeRead) []byte {
 			w.Optional(t.AppendBytes(nil))
 		}
 	}
+	// Last, so that a node of an earlier build reads the rest and, with
+	// nothing after, a plain scan (it filters nothing out, only reads more).
+	if ix := q.Index; ix != nil {
+		w.String(ix.Index)
+		w.Optional(ix.Lo)
+		w.Optional(ix.Hi)
+		w.Bool(ix.LoInclusive)
+		w.Bool(ix.HiInclusive)
+	}
 	return w.B
 }
 
@@ -115,7 +124,10 @@ func decodeScan(b []byte, p partitioner.Partitioner) (table mutation.TableID, q 
 			*t = &tok
 		}
 	}
-	return table, q, r.Err
+	if len(r.B) > 0 {
+		q.Index = &request.IndexRead{Index: r.String(), Lo: r.Optional(), Hi: r.Optional(), LoInclusive: r.Bool(), HiInclusive: r.Bool()}
+	}
+	return table, q, r.Done()
 }
 
 // encodeEntries carries a replica's raw entries of a partition (READ's

@@ -25,6 +25,7 @@ func FuzzDecodeMessages(f *testing.F) {
 	entries := m.AppendEntries(nil, part.Token(m.Key))
 	f.Add(encodeRead(mutation.TableID{7}, request.PartitionRead{Key: []byte("k"), Slice: request.Slice{Start: []byte{1}, Limit: 3, Now: 9}}, true))
 	f.Add(encodeScan(mutation.TableID{7}, request.RangeRead{Limit: 5, After: []byte("k"), From: &from, To: &to}))
+	f.Add(encodeScan(mutation.TableID{7}, request.RangeRead{Limit: 5, Index: &request.IndexRead{Index: "i_1", Lo: []byte{1}, HiInclusive: true}}))
 	f.Add(encodeEntries(entries))
 	f.Add(encodeRawPartitions([]request.RawPartition{{Key: m.Key, Entries: entries}}))
 	f.Add(EncodeMutations([]*mutation.Mutation{m}))
@@ -53,7 +54,9 @@ func FuzzDecodeMessages(f *testing.F) {
 			}
 		}
 		if id, q, err := decodeScan(b, part); err == nil {
-			if again, q2, err := decodeScan(encodeScan(id, q), part); err != nil || again != id || q2.Limit != q.Limit || !bytes.Equal(q2.After, q.After) {
+			if again, q2, err := decodeScan(encodeScan(id, q), part); err != nil || again != id || q2.Limit != q.Limit || !bytes.Equal(q2.After, q.After) ||
+				(q.Index == nil) != (q2.Index == nil) || q.Index != nil && (q.Index.Index != q2.Index.Index || !bytes.Equal(q.Index.Lo, q2.Index.Lo) ||
+				!bytes.Equal(q.Index.Hi, q2.Index.Hi) || q.Index.LoInclusive != q2.Index.LoInclusive || q.Index.HiInclusive != q2.Index.HiInclusive) {
 				t.Fatalf("a range read decoded from %x re-encodes to another: %v", b, err)
 			}
 		}

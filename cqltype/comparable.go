@@ -116,6 +116,24 @@ func (t *Type) AppendComparable(dst, v []byte) ([]byte, error) {
 	return dst, nil
 }
 
+// AppendComparableTerm appends the encoding without its tie part: values
+// Compare calls equal (decimal 1.0 and 1.00) encode alike, and encodings
+// still sort as Compare does. It is what a secondary index keys values by.
+func (t *Type) AppendComparableTerm(dst, v []byte) ([]byte, error) {
+	if err := t.Validate(v); err != nil {
+		return dst, err
+	}
+	if len(v) == 0 {
+		return append(dst, markEmpty), nil
+	}
+	start := len(dst)
+	dst, err := t.appendPrimary(append(dst, markPresent), v)
+	if err != nil {
+		return dst[:start], err
+	}
+	return dst, nil
+}
+
 // AppendComparableInverted appends the encoding of v with every byte
 // inverted, for columns in descending order.
 func (t *Type) AppendComparableInverted(dst, v []byte) ([]byte, error) {

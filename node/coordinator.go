@@ -277,6 +277,9 @@ func (l localEngine) Scan(id mutation.TableID, r request.RangeRead) ([]*request.
 	if err != nil {
 		return nil, err
 	}
+	if ix := r.Index; ix != nil {
+		return st.IndexScan(storageIndexQuery(ix), l.storageScan(r))
+	}
 	return st.Scan(l.storageScan(r))
 }
 
@@ -285,7 +288,14 @@ func (l localEngine) ScanEntries(id mutation.TableID, r request.RangeRead) ([]re
 	if err != nil {
 		return nil, err
 	}
+	if ix := r.Index; ix != nil {
+		return st.IndexScanEntries(storageIndexQuery(ix), l.storageScan(r))
+	}
 	return st.ScanEntries(l.storageScan(r))
+}
+
+func storageIndexQuery(ix *request.IndexRead) storage.IndexQuery {
+	return storage.IndexQuery{Index: ix.Index, Lo: ix.Lo, Hi: ix.Hi, LoInclusive: ix.LoInclusive, HiInclusive: ix.HiInclusive}
 }
 
 func (l localEngine) Resolve(key []byte, entries []mutation.Entry, s request.Slice) (*request.Partition, error) {

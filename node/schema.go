@@ -265,6 +265,13 @@ func (n *Node) Schema() *schema.Schema { return n.schema.Load() }
 // engine takes it.
 func StorageTableOptions(ks *schema.Keyspace, t *schema.Table) storage.TableOptions {
 	opts := storage.TableOptions{ID: t.ID, Keyspace: t.Keyspace, Name: t.Name, GCGraceSeconds: int64(t.Options.GCGraceSeconds)}
+	for _, ix := range t.Indexes {
+		terms, err := ix.Terms(t)
+		if err != nil {
+			continue // a definition this build cannot read: queries read without it
+		}
+		opts.Indexes = append(opts.Indexes, storage.IndexSpec{Name: ix.StorageName(), Terms: terms})
+	}
 	if t.Options.GCGraceSeconds == 0 {
 		opts.GCGraceSeconds = storage.NoGCGrace // the engine's 0 is its default
 	}

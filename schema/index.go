@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"hash/crc32"
 	"regexp"
 	"slices"
 	"strings"
@@ -176,4 +177,110 @@ func loadIndexes(read RowReader, keyspaces map[string]*Keyspace) error {
 		}
 	}
 	return nil
+}
+
+// IndexTerm is the term an index keys value v of type typ by: its
+// byte-comparable encoding without ties, so that values Cassandra calls
+// equal are one term and terms sort as the values.
+func IndexTerm(typ *cqltype.Type, v []byte) ([]byte, error) { return typ.AppendComparableTerm(nil, v) }
+
+// StorageName names the index's files: its name, and a hash of what it
+// indexes, so that an index dropped and made again under its name on
+// something else never reads the old one's files.
+func (ix *Index) StorageName() string {
+	return fmt.Sprintf("%s_%08x", ix.Name, crc32.ChecksumIEEE([]byte(ix.Options[IndexTargetOption]+"\x00"+ix.Options[IndexClassOption])))
+}
+
+// TermType is the type of the terms the index holds for a target of
+// column c: the value's, or a collection's element's, key's or value's.
+func TermType(c *Column, tg IndexTarget) *cqltype.Type {
+	t := c.Type
+	switch tg.Modifier {
+	case "keys":
+		return t.Params[0]
+	case "values":
+		return t.Params[len(t.Params)-1]
+	}
+	return t
+}
+
+// Terms returns how the index reads an entry's terms, for the engine: the
+// partition key's or a clustering column's component, a static or regular
+// cell's value, a collection's elements, keys or entries. A value that is
+// not of its type (which the write path refuses) gives no term.
+func (ix *Index) Terms(t *Table) (func(partitionKey, clustering []byte, e *mutation.Entry, emit func([]byte)), error) {
+	targets, err := ix.Targets()
+	if err != nil {
+		return nil, err
+	}
+	if len(targets) != 1 {
+		return nil, fmt.Errorf("schema: index %s: %d targets", ix.Name, len(targets))
+	}
+	tg := targets[0]
+	c := t.Column(tg.Column)
+	if c == nil {
+		return nil, fmt.Errorf("schema: index %s: no column %s in %s", ix.Name, tg.Column, t)
+	}
+	term := func(typ *cqltype.Type, v []byte, emit func([]byte)) {
+		if b, err := IndexTerm(typ, v); err == nil {
+			emit(b)
+		}
+	}
+	switch c.Kind {
+	case PartitionKey:
+		return func(partitionKey, _ []byte, _ *mutation.Entry, emit func([]byte)) {
+			if parts, err := t.SplitPartitionKey(partitionKey); err == nil && c.Position < len(parts) {
+				term(c.Type, parts[c.Position], emit)
+			}
+		}, nil
+	case Clustering:
+		return func(_, clustering []byte, e *mutation.Entry, emit func([]byte)) {
+			if clustering == nil {
+				return
+			}
+			if parts, err := t.layout.Decode(clustering); err == nil && c.Position < len(parts) {
+				term(c.Type, parts[c.Position], emit)
+			}
+		}, nil
+	}
+	static := c.Kind == Static
+	elem := TermType(c, tg)
+	return func(_, _ []byte, e *mutation.Entry, emit func([]byte)) {
+		if e.Row == nil || static != (e.Kind == mutation.StaticRowEntry) {
+			return
+		}
+		for i := range e.Row.Cells {
+			cell := &e.Row.Cells[i]
+			if cell.Column != c.Name || cell.Tombstone {
+				continue
+			}
+			if cell.Path == nil {
+				term(c.Type, cell.Value, emit)
+				continue
+			}
+			// A set's element and a map's key are the cell's path, in the
+			// byte-comparable form the cell sorts by.
+			var key []byte
+			if c.Type.Kind == cqltype.Set || c.Type.Kind == cqltype.Map {
+				var err error
+				if key, _, err = c.Type.Params[0].DecodeComparable(cell.Path); err != nil {
+					continue
+				}
+			}
+			switch {
+			case tg.Modifier == "keys":
+				term(elem, key, emit)
+			case tg.Modifier == "entries":
+				k, err1 := IndexTerm(c.Type.Params[0], key)
+				v, err2 := IndexTerm(c.Type.Params[1], cell.Value)
+				if err1 == nil && err2 == nil {
+					emit(append(k, v...))
+				}
+			case c.Type.Kind == cqltype.Set:
+				term(elem, key, emit)
+			default:
+				term(elem, cell.Value, emit)
+			}
+		}
+	}, nil
 }

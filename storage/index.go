@@ -35,8 +35,9 @@ type IndexSpec struct {
 	// Name names the index's files: word characters only.
 	Name string
 	// Terms calls emit with each term entry e holds (e of the partition
-	// with key partitionKey); terms compare as their bytes.
-	Terms func(partitionKey []byte, e *mutation.Entry, emit func(term []byte))
+	// with key partitionKey, at clustering for a row, nil for the rest);
+	// terms compare as their bytes.
+	Terms func(partitionKey, clustering []byte, e *mutation.Entry, emit func(term []byte))
 }
 
 // IndexQuery asks an index for the partitions with terms between Lo and
@@ -52,10 +53,13 @@ type memIndex struct {
 	specs []IndexSpec
 	mu    sync.RWMutex
 	trees map[string]*btree.BTreeG[sstable.Posting]
+	// filling are the trees of indexes added to a memtable that held
+	// entries: written to, not read, until they hold them all.
+	filling map[string]*btree.BTreeG[sstable.Posting]
 }
 
 func newMemIndex(specs []IndexSpec) *memIndex {
-	m := &memIndex{specs: specs, trees: map[string]*btree.BTreeG[sstable.Posting]{}}
+	m := &memIndex{specs: specs, trees: map[string]*btree.BTreeG[sstable.Posting]{}, filling: map[string]*btree.BTreeG[sstable.Posting]{}}
 	for _, s := range specs {
 		m.trees[s.Name] = btree.NewG(32, func(a, b sstable.Posting) bool { return sstable.ComparePostings(a, b) < 0 })
 	}
@@ -64,11 +68,14 @@ func newMemIndex(specs []IndexSpec) *memIndex {
 
 // add indexes entries written to the memtable.
 func (m *memIndex) add(entries []mutation.Entry, tokenLen int) {
-	if len(m.specs) == 0 {
+	m.mu.RLock()
+	specs := m.specs
+	m.mu.RUnlock()
+	if len(specs) == 0 {
 		return
 	}
 	var b indexBuilder
-	b.specs = m.specs
+	b.specs = specs
 	for i := range entries {
 		b.add(&entries[i], tokenLen)
 	}
@@ -76,10 +83,44 @@ func (m *memIndex) add(entries []mutation.Entry, tokenLen int) {
 	defer m.mu.Unlock()
 	for name, ps := range b.postings {
 		t := m.trees[name]
+		if t == nil {
+			t = m.filling[name]
+		}
 		for _, p := range ps {
 			t.ReplaceOrInsert(p)
 		}
 	}
+}
+
+// extend adds an index to a memtable that holds entries already: writes
+// from now on are indexed as they come, and those before by a pass over
+// the memtable (a term indexed twice is one posting).
+func (m *memIndex) extend(spec IndexSpec, mt *memtable.Memtable, tokenLen int) error {
+	m.mu.Lock()
+	if m.trees[spec.Name] != nil || m.filling[spec.Name] != nil {
+		m.mu.Unlock()
+		return nil
+	}
+	m.specs = append(slices.Clone(m.specs), spec)
+	tree := btree.NewG(32, func(a, b sstable.Posting) bool { return sstable.ComparePostings(a, b) < 0 })
+	m.filling[spec.Name] = tree
+	m.mu.Unlock()
+	b := indexBuilder{specs: []IndexSpec{spec}}
+	it := mt.NewIter(nil, nil)
+	for e := it.First(); e != nil; e = it.Next() {
+		b.add(e, tokenLen)
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return err // the tree stays unread: the memtable is read without it
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range b.postings[spec.Name] {
+		tree.ReplaceOrInsert(p)
+	}
+	delete(m.filling, spec.Name)
+	m.trees[spec.Name] = tree
+	return nil
 }
 
 // prefixes calls fn with the prefixes of the postings q asks for; false
@@ -137,8 +178,12 @@ func (b *indexBuilder) add(e *mutation.Entry, tokenLen int) {
 		}
 		b.lastPre, b.lastPK = slices.Clone(e.Key[:n]), slices.Clone(parts.PartitionKey)
 	}
+	var clustering []byte
+	if e.Kind == mutation.RowEntry && len(e.Key) > n {
+		clustering = e.Key[n+1:]
+	}
 	for _, s := range b.specs {
-		s.Terms(b.lastPK, e, func(term []byte) {
+		s.Terms(b.lastPK, clustering, e, func(term []byte) {
 			b.postings[s.Name] = append(b.postings[s.Name], sstable.Posting{Term: slices.Clone(term), Prefix: b.lastPre})
 		})
 	}
@@ -313,6 +358,24 @@ func (t *Table) reconfigureIndexes(specs []IndexSpec) {
 			dropped = append(dropped, s.Name)
 		}
 	}
+	had := map[string]bool{}
+	for _, s := range old {
+		had[s.Name] = true
+	}
+	// The memtables index what they hold at once: they are small.
+	v := t.acquireView()
+	for _, m := range v.memtables {
+		mi, _ := t.memIndexes.LoadOrStore(m, newMemIndex(nil))
+		for _, spec := range specs {
+			if had[spec.Name] {
+				continue
+			}
+			if err := mi.(*memIndex).extend(spec, m, t.e.opts.SSTable.TokenLen); err != nil {
+				t.e.opts.Logger.Error().Err(err).Str("table", t.opts.Name).Msg("indexing a memtable")
+			}
+		}
+	}
+	v.release()
 	if len(dropped) > 0 {
 		v := t.acquireView()
 		for _, ref := range v.sstables {

@@ -24,7 +24,7 @@ var modelIndexColumns = map[string]string{"ib": "b", "is": "s", "im": "m"}
 
 func modelIndex(name string) IndexSpec {
 	col := modelIndexColumns[name]
-	return IndexSpec{Name: name, Terms: func(_ []byte, e *mutation.Entry, emit func([]byte)) {
+	return IndexSpec{Name: name, Terms: func(_, _ []byte, e *mutation.Entry, emit func([]byte)) {
 		if e.Row == nil {
 			return
 		}
@@ -198,7 +198,7 @@ func TestIndexReadsOnlyTheMatchingPartitions(t *testing.T) {
 	e, tbl = open()
 	want(read(tbl, "ib", "b042"), 1, "p42", "after a restart")
 	// A new index over the SSTable: read without it until it is built.
-	opts.Indexes = append(opts.Indexes, IndexSpec{Name: "ia", Terms: func(_ []byte, e *mutation.Entry, emit func([]byte)) {
+	opts.Indexes = append(opts.Indexes, IndexSpec{Name: "ia", Terms: func(_, _ []byte, e *mutation.Entry, emit func([]byte)) {
 		if e.Row != nil {
 			for _, c := range e.Row.Cells {
 				if c.Column == "a" {
@@ -226,5 +226,40 @@ func TestIndexReadsOnlyTheMatchingPartitions(t *testing.T) {
 	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestIndexAddedOverAMemtable: an index created while the memtable holds
+// data indexes the memtable at once.
+func TestIndexAddedOverAMemtable(t *testing.T) {
+	e, err := Open(Options{FS: vfs.NewMem(), DataDir: "data", CommitLog: commitlog.Options{Dir: "cl"}, DisableAutoCompaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	opts := TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"}
+	tbl, err := e.OpenTable(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Recover(); err != nil {
+		t.Fatal(err)
+	}
+	for pk := 0; pk < 50; pk++ {
+		m := mutation.NewMutation(modelTableID, pkOf(pk))
+		r := mutation.NewRow()
+		r.Cells = []mutation.Cell{mutation.LiveCell("b", nil, 1, []byte(fmt.Sprintf("b%03d", pk)))}
+		m.Rows = []mutation.RowUpdate{{Clustering: clusteringOf(1), Row: r}}
+		if err := e.Apply(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts.Indexes = []IndexSpec{modelIndex("ib")}
+	if err := tbl.Reconfigure(opts); err != nil {
+		t.Fatal(err)
+	}
+	parts, err := tbl.IndexScan(IndexQuery{Index: "ib", Lo: []byte("b007"), Hi: []byte("b007"), LoInclusive: true, HiInclusive: true}, ScanQuery{Now: 1})
+	if err != nil || len(parts) != 1 || string(parts[0].Key) != "p7" {
+		t.Fatalf("the index read %d partitions, %v; want p7 alone", len(parts), err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sibyldb/sibyl/cql"
 	"github.com/sibyldb/sibyl/cqltype"
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/schema"
 )
 
@@ -353,13 +354,66 @@ func indexedQuery(t *schema.Table, where []cql.Relation) bool {
 	return served
 }
 
+// indexRead is what the replicas' indexes look up for a query: the first
+// relation an index answers, an equality or CONTAINS before a range, with
+// the other bound of a range on the same column; nil when none does. The
+// filters still check every row, so the other relations need no index.
+func indexRead(t *schema.Table, where []cql.Relation, bound *binding) (*request.IndexRead, error) {
+	pick := -1
+	var ix *schema.Index
+	for i, r := range where {
+		if found := indexFor(t, r); found != nil && (pick < 0 || !isRange(r.Op) && isRange(where[pick].Op)) {
+			pick, ix = i, found
+		}
+	}
+	if pick < 0 || bound.preparing() {
+		return nil, nil
+	}
+	targets, _ := ix.Targets()
+	c := t.Column(targets[0].Column)
+	typ := schema.TermType(c, targets[0])
+	termOf := func(r cql.Relation) ([]byte, error) {
+		v, err := term(r.Value, typ, c.Name, bound)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		return schema.IndexTerm(typ, v)
+	}
+	out := &request.IndexRead{Index: ix.StorageName()}
+	for i, r := range where {
+		if i != pick && !(isRange(where[pick].Op) && isRange(r.Op) && indexFor(t, r) == ix) {
+			continue
+		}
+		b, err := termOf(r)
+		if err != nil || b == nil {
+			return nil, err // the filters refuse a null
+		}
+		switch r.Op {
+		case cql.OpGt, cql.OpGte:
+			out.Lo, out.LoInclusive = b, r.Op == cql.OpGte
+		case cql.OpLt, cql.OpLte:
+			out.Hi, out.HiInclusive = b, r.Op == cql.OpLte
+		default:
+			out.Lo, out.Hi, out.LoInclusive, out.HiInclusive = b, b, true, true
+		}
+	}
+	return out, nil
+}
+
+func isRange(op cql.Operator) bool {
+	return op == cql.OpLt || op == cql.OpLte || op == cql.OpGt || op == cql.OpGte
+}
+
 // indexServes reports whether an index of the table answers a relation:
 // equality on a value (or a frozen collection whole), ranges too for a
 // storage-attached index, CONTAINS on a collection's values and CONTAINS
 // KEY on a map's keys.
-func indexServes(t *schema.Table, r cql.Relation) bool {
+func indexServes(t *schema.Table, r cql.Relation) bool { return indexFor(t, r) != nil }
+
+// indexFor is the index that answers a relation, or nil.
+func indexFor(t *schema.Table, r cql.Relation) *schema.Index {
 	if r.Kind != cql.ColumnRelation || len(r.Columns) != 1 {
-		return false
+		return nil
 	}
 	for _, ix := range t.Indexes {
 		targets, err := ix.Targets()
@@ -370,21 +424,21 @@ func indexServes(t *schema.Table, r cql.Relation) bool {
 		case "", "full":
 			switch r.Op {
 			case cql.OpEq:
-				return true
+				return ix
 			case cql.OpLt, cql.OpLte, cql.OpGt, cql.OpGte:
 				if ix.Kind == schema.IndexCustom {
-					return true
+					return ix
 				}
 			}
 		case "values":
 			if r.Op == cql.OpContains {
-				return true
+				return ix
 			}
 		case "keys":
 			if r.Op == cql.OpContainsKey {
-				return true
+				return ix
 			}
 		}
 	}
-	return false
+	return nil
 }

@@ -29,6 +29,9 @@ type partitionReader struct {
 	// when set, caps each partition's rows (only when nothing filters
 	// the rows, so that every row read is one the query keeps).
 	limit, perPartition int
+	// index, when set, has scans read only the partitions a secondary
+	// index finds (the filters keep the rows).
+	index *request.IndexRead
 
 	// Reads by key: the key being read and its slices.
 	resume   *pagingState
@@ -160,7 +163,7 @@ func (r *partitionReader) nextScanned() (*request.Partition, bool, error) {
 			continue
 		}
 		parts, err := r.s.c.Scan(r.t, request.RangeRead{Limit: r.limit, PerPartitionLimit: r.perPartition, Now: r.now,
-			From: r.kr.from, To: r.kr.to, After: r.after, Consistency: r.s.consistency, Trace: r.s.trace})
+			From: r.kr.from, To: r.kr.to, After: r.after, Consistency: r.s.consistency, Trace: r.s.trace, Index: r.index})
 		if err != nil {
 			return nil, false, coordinatorError(err)
 		}

@@ -128,6 +128,11 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 	}
 	now := s.Now().Unix()
 	rd := partitionReader{s: s, t: t, kr: kr, reverse: reverse, now: now}
+	if len(filters) > 0 {
+		if rd.index, err = indexRead(t, st.Where, bound); err != nil {
+			return nil, err
+		}
+	}
 	rd.resumeAt(pg.resume)
 	if agg == nil && grp == nil {
 		rd.limit = pg.want()

@@ -48,6 +48,19 @@ type RangeRead struct {
 	Consistency Consistency
 	// Trace records what the read does (nil: untraced), as Slice's.
 	Trace *tracing.Trace
+	// Index, when set, reads only the partitions a secondary index finds
+	// its terms in (and any a replica cannot rule out): the caller keeps
+	// the rows that match.
+	Index *IndexRead
+}
+
+// IndexRead is a secondary index's part of a range read: the index (its
+// storage name) and the terms wanted, between Lo and Hi (nil: open), each
+// bound included when its flag says.
+type IndexRead struct {
+	Index                    string
+	Lo, Hi                   []byte
+	LoInclusive, HiInclusive bool
 }
 
 // ReadLevel is the level a read runs at: ANY, the zero value, is ONE.
