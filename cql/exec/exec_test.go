@@ -237,7 +237,7 @@ func (c *memCoordinator) Scan(t *schema.Table, q request.RangeRead) ([]*request.
 }
 
 var codeNames = map[ErrorCode]string{ServerError: "ServerError", SyntaxError: "SyntaxError", Unauthorized: "Unauthorized",
-	Invalid: "Invalid", ConfigError: "ConfigurationException", AlreadyExists: "AlreadyExists"}
+	Invalid: "Invalid", ConfigError: "ConfigurationException", AlreadyExists: "AlreadyExists", FunctionFailure: "FunctionFailure"}
 
 // render prints a statement's outcome the way the testdata files expect,
 // with its warnings after it.

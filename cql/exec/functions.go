@@ -2,6 +2,7 @@ package exec
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -93,6 +94,14 @@ func resolveFunction(t *schema.Table, p partitioner.Partitioner, keyspace, name 
 	if keyspace == "" || keyspace == "system" {
 		var candidates []*function
 		switch {
+		case name == "tojson":
+			// Its argument's type decides its signature: only a selection
+			// knows it (selectionBuilder.toJSON).
+			return nil, invalidf("toJson() may only be used within the selection clause of SELECT statements")
+		case name == "fromjson" && receiver == nil:
+			return nil, invalidf("fromJson() cannot be used in the selection clause of a SELECT statement")
+		case name == "fromjson":
+			candidates = []*function{fromJSONFunction(receiver)}
 		case name == "token" && t != nil:
 			candidates = []*function{tokenFunction(t, p)}
 		case aggregateFunctions[name] != nil:
@@ -113,6 +122,45 @@ func resolveFunction(t *schema.Table, p partitioner.Partitioner, keyspace, name 
 		return nil, err
 	}
 	return scalarOf(f), nil
+}
+
+// fromJSONFunction is fromJson() for a receiver of type t: the value of
+// t a JSON document stands for, as INSERT JSON reads each column's.
+func fromJSONFunction(t *cqltype.Type) *function {
+	fail := func(detail string) error {
+		return &Error{Code: FunctionFailure, Message: "execution of 'system.fromjson[text]' failed: " + detail,
+			Replica: &ReplicaFailure{FunctionKeyspace: "system", Function: "fromjson", ArgTypes: []string{"text"}}}
+	}
+	return &function{name: "system.fromjson", args: []*cqltype.Type{cqltype.TextType}, returns: t,
+		scalar: func(args [][]byte) ([]byte, error) {
+			if args[0] == nil {
+				return nil, nil
+			}
+			doc, err := cqltype.ParseJSON(string(args[0]))
+			if err != nil {
+				return nil, fail(fmt.Sprintf("Could not decode JSON string '%s': %v", args[0], err))
+			}
+			v, err := t.FromJSON(doc)
+			if err == nil {
+				v, err = received(t, v)
+			}
+			if err != nil {
+				return nil, fail(err.Error())
+			}
+			return v, nil
+		}}
+}
+
+// toJSONFunction is toJson() of a value of type t: its JSON text, "null"
+// for null.
+func toJSONFunction(t *cqltype.Type) *function {
+	return &function{name: "system.tojson", args: []*cqltype.Type{t}, returns: cqltype.TextType,
+		scalar: func(args [][]byte) ([]byte, error) {
+			if args[0] == nil {
+				return []byte("null"), nil
+			}
+			return []byte(t.ToJSON(args[0])), nil
+		}}
 }
 
 // pickFunction is FunctionResolver's choice among candidates, with its

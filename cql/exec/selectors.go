@@ -263,6 +263,18 @@ func (b *selectionBuilder) term(e cql.Expr, t *cqltype.Type) (*selector, error) 
 func (b *selectionBuilder) call(e *cql.FunctionCall) (*selector, error) {
 	ks, name := e.Name.Keyspace, e.Name.Name
 	argExprs := e.Args
+	if (ks == "" || ks == "system") && name == "tojson" {
+		// Selectable.WithToJSonFunction: its argument's type is its
+		// signature.
+		if len(argExprs) != 1 {
+			return nil, invalidf("toJson() only accepts one argument (got %d)", len(argExprs))
+		}
+		arg, err := b.build(argExprs[0])
+		if err != nil {
+			return nil, err
+		}
+		return b.apply(toJSONFunction(arg.typ), []*selector{arg})
+	}
 	if (ks == "" || ks == "system") && name == "count" && len(argExprs) == 1 {
 		// count(1) counts rows: every count overload would fit the
 		// constant, so Cassandra special-cases it.
