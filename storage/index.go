@@ -321,21 +321,40 @@ func (t *Table) buildIndexes() error {
 		if t.e.compactionsStopping() {
 			return ErrCompactionStopped
 		}
-		b := &indexBuilder{specs: specs}
-		it, err := ref.r.NewIter(nil, nil)
-		if err != nil {
+		if err := t.buildIndexesOf(ref, specs); err != nil {
 			return err
 		}
-		tokenLen := t.e.opts.SSTable.TokenLen
-		for e := it.First(); e != nil; e = it.Next() {
-			b.add(e, tokenLen)
-		}
-		if err := errors.Join(it.Error(), it.Close()); err != nil {
-			return err
-		}
-		t.writeIndexes(ref, b)
-		t.indexesBuilt.Add(1)
 	}
+	return nil
+}
+
+// buildIndexesOf indexes one SSTable, as a task nodetool compactionstats
+// and system_views.sstable_tasks show: its progress is the share of the
+// SSTable's entries read, in its bytes.
+func (t *Table) buildIndexesOf(ref *sstableRef, specs []IndexSpec) error {
+	m := ref.meta()
+	running := t.e.tasks.start(Task{Keyspace: t.opts.Keyspace, Table: t.opts.Name, Kind: "secondary index build",
+		SSTables: 1, Total: m.DataSize}, t.e.opts.Now())
+	defer t.e.tasks.done(running)
+	b := &indexBuilder{specs: specs}
+	it, err := ref.r.NewIter(nil, nil)
+	if err != nil {
+		return err
+	}
+	tokenLen := t.e.opts.SSTable.TokenLen
+	var read int64
+	for e := it.First(); e != nil; e = it.Next() {
+		b.add(e, tokenLen)
+		if read++; read%1024 == 0 && m.Entries > 0 {
+			running.completed.Store(min(read, m.Entries) * m.DataSize / m.Entries)
+		}
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return err
+	}
+	running.completed.Store(m.DataSize)
+	t.writeIndexes(ref, b)
+	t.indexesBuilt.Add(1)
 	return nil
 }
 

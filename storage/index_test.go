@@ -263,3 +263,54 @@ func TestIndexAddedOverAMemtable(t *testing.T) {
 		t.Fatalf("the index read %d partitions, %v; want p7 alone", len(parts), err)
 	}
 }
+
+// TestIndexBuildIsATask: an index build shows among the engine's tasks
+// (nodetool compactionstats, system_views.sstable_tasks) while it runs.
+func TestIndexBuildIsATask(t *testing.T) {
+	e, err := Open(Options{FS: vfs.NewMem(), DataDir: "data", CommitLog: commitlog.Options{Dir: "cl"}, DisableAutoCompaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	tbl, err := e.OpenTable(TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Recover(); err != nil {
+		t.Fatal(err)
+	}
+	m := mutation.NewMutation(modelTableID, pkOf(1))
+	r := mutation.NewRow()
+	r.Cells = []mutation.Cell{mutation.LiveCell("b", nil, 1, []byte("b1"))}
+	m.Rows = []mutation.RowUpdate{{Clustering: clusteringOf(1), Row: r}}
+	if err := e.Apply(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	spec := IndexSpec{Name: "slow", Terms: func(_, _ []byte, _ *mutation.Entry, emit func([]byte)) {
+		select {
+		case entered <- struct{}{}:
+			<-release
+		default:
+		}
+	}}
+	v := tbl.acquireView()
+	done := make(chan error)
+	go func() { done <- tbl.buildIndexesOf(v.sstables[0], []IndexSpec{spec}) }()
+	<-entered
+	tasks := e.Tasks()
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	v.release()
+	if len(tasks) != 1 || tasks[0].Kind != "secondary index build" || tasks[0].Table != "t" || tasks[0].Total == 0 {
+		t.Fatalf("tasks during the build: %+v", tasks)
+	}
+	if after := e.Tasks(); len(after) != 0 {
+		t.Fatalf("tasks after the build: %+v", after)
+	}
+}

@@ -8,16 +8,16 @@ import (
 	"time"
 )
 
-// Task is a compaction in progress, as nodetool compactionstats and
-// system_views.sstable_tasks show it.
+// Task is a compaction or an index build in progress, as nodetool
+// compactionstats and system_views.sstable_tasks show it.
 type Task struct {
 	// Started is when the task began; Seq numbers the engine's tasks from
 	// 1, so that the two name one task.
 	Started         time.Time
 	Seq             uint64
 	Keyspace, Table string
-	// Kind is "compaction", or "cleanup" for a compaction that drops the
-	// partitions the node no longer owns.
+	// Kind is "compaction", "cleanup" for a compaction that drops the
+	// partitions the node no longer owns, or "secondary index build".
 	Kind string
 	// SSTables is how many SSTables the task reads.
 	SSTables int
