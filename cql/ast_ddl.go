@@ -176,6 +176,14 @@ type ColumnRename struct{ From, To string }
 
 func (r ColumnRename) String() string { return quoteIdent(r.From) + " TO " + quoteIdent(r.To) }
 
+func joinRenames(rs []ColumnRename) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = r.String()
+	}
+	return strings.Join(parts, " AND ")
+}
+
 // AlterTable is ALTER TABLE [IF EXISTS] name followed by one action; the
 // field for that action is set (Add, Drop, Rename or Options).
 // IfColumnNotExists is ADD IF NOT EXISTS; IfColumnExists is DROP IF EXISTS
@@ -221,13 +229,7 @@ func (s *AlterTable) String() string {
 			b.WriteString("(" + joinNames(s.Drop) + ")")
 		}
 	case RenameColumns:
-		b.WriteString(" RENAME " + ifExists(s.IfColumnExists))
-		for i, r := range s.Rename {
-			if i > 0 {
-				b.WriteString(" AND ")
-			}
-			b.WriteString(r.String())
-		}
+		b.WriteString(" RENAME " + ifExists(s.IfColumnExists) + joinRenames(s.Rename))
 	case SetOptions:
 		b.WriteString(" WITH " + joinOptions(s.Options))
 	}
@@ -405,13 +407,7 @@ func (s *AlterType) String() string {
 	case AlterFieldType:
 		b.WriteString(" ALTER " + quoteIdent(s.Add.Name) + " TYPE " + s.Add.Type.String())
 	case RenameFields:
-		b.WriteString(" RENAME " + ifExists(s.IfFieldExists))
-		for i, r := range s.Rename {
-			if i > 0 {
-				b.WriteString(" AND ")
-			}
-			b.WriteString(r.String())
-		}
+		b.WriteString(" RENAME " + ifExists(s.IfFieldExists) + joinRenames(s.Rename))
 	}
 	return b.String()
 }

@@ -367,19 +367,25 @@ func (p *parser) alterType() Statement {
 	case p.acceptKw("rename"):
 		s.Action = RenameFields
 		s.IfFieldExists = p.ifExists()
-		for {
-			r := ColumnRename{From: p.ident()}
-			p.expectKw("to")
-			r.To = p.ident()
-			s.Rename = append(s.Rename, r)
-			if p.err != nil || !p.acceptKw("and") {
-				break
-			}
-		}
+		s.Rename = p.renames()
 	default:
 		p.noViable(t)
 	}
 	return stmtOrNil(p, s)
+}
+
+// renames parses "a TO b [AND c TO d ...]".
+func (p *parser) renames() []ColumnRename {
+	var out []ColumnRename
+	for {
+		r := ColumnRename{From: p.ident()}
+		p.expectKw("to")
+		r.To = p.ident()
+		out = append(out, r)
+		if p.err != nil || !p.acceptKw("and") {
+			return out
+		}
+	}
 }
 
 func (p *parser) alterTable() Statement {
@@ -411,15 +417,7 @@ func (p *parser) alterTable() Statement {
 	case p.acceptKw("rename"):
 		s.Action = RenameColumns
 		s.IfColumnExists = p.ifExists()
-		for {
-			r := ColumnRename{From: p.ident()}
-			p.expectKw("to")
-			r.To = p.ident()
-			s.Rename = append(s.Rename, r)
-			if p.err != nil || !p.acceptKw("and") {
-				break
-			}
-		}
+		s.Rename = p.renames()
 	case p.acceptKw("with"):
 		s.Action = SetOptions
 		s.Options = p.options(nil)

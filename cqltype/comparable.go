@@ -98,6 +98,10 @@ const (
 // which must be a valid value of t (Validate); see the comment above for the
 // format and what it promises. On error dst is returned unchanged.
 func (t *Type) AppendComparable(dst, v []byte) ([]byte, error) {
+	return t.appendComparable(dst, v, true)
+}
+
+func (t *Type) appendComparable(dst, v []byte, withTie bool) ([]byte, error) {
 	if err := t.Validate(v); err != nil {
 		return dst, err
 	}
@@ -107,7 +111,7 @@ func (t *Type) AppendComparable(dst, v []byte) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, markPresent)
 	dst, err := t.appendPrimary(dst, v)
-	if err == nil && t.hasTie() {
+	if err == nil && withTie && t.hasTie() {
 		dst, err = t.appendTie(dst, v)
 	}
 	if err != nil {
@@ -120,18 +124,7 @@ func (t *Type) AppendComparable(dst, v []byte) ([]byte, error) {
 // Compare calls equal (decimal 1.0 and 1.00) encode alike, and encodings
 // still sort as Compare does. It is what a secondary index keys values by.
 func (t *Type) AppendComparableTerm(dst, v []byte) ([]byte, error) {
-	if err := t.Validate(v); err != nil {
-		return dst, err
-	}
-	if len(v) == 0 {
-		return append(dst, markEmpty), nil
-	}
-	start := len(dst)
-	dst, err := t.appendPrimary(append(dst, markPresent), v)
-	if err != nil {
-		return dst[:start], err
-	}
-	return dst, nil
+	return t.appendComparable(dst, v, false)
 }
 
 // AppendComparableInverted appends the encoding of v with every byte

@@ -74,11 +74,15 @@ const (
 // Display itself). With a painter, a backslash in text shows single, as a
 // coloured cqlsh shows it: the colour already tells it from an escape.
 func (t *Type) DisplayPainted(v []byte, paint func(DisplayClass, string) string) string {
-	w := valueWriter{display: true, paint: paint}
+	return t.display(&valueWriter{display: true, paint: paint}, v)
+}
+
+// display writes v, or its bytes when it is not a value of t.
+func (t *Type) display(w *valueWriter, v []byte) string {
 	if t.Validate(v) != nil {
 		w.put(DisplayError, hexDump(v))
 	} else {
-		t.format(&w, v, false)
+		t.format(w, v, false)
 	}
 	return w.String()
 }
@@ -101,13 +105,7 @@ type DisplayStyle struct {
 
 // DisplayWith is Display with options.
 func (t *Type) DisplayWith(v []byte, o DisplayStyle) string {
-	w := valueWriter{display: true, opts: o}
-	if t.Validate(v) != nil {
-		w.put(DisplayError, hexDump(v))
-	} else {
-		t.format(&w, v, false)
-	}
-	return w.String()
+	return t.display(&valueWriter{display: true, opts: o}, v)
 }
 
 // valueWriter collects a formatted value: Format's rules, or Display's
@@ -391,6 +389,15 @@ func formatDecimal(u *big.Int, scale int32) string {
 // formatFloatExact writes the shortest decimal that reads back as f (of
 // bitSize bits), with cqlsh's names for the special values.
 func formatFloatExact(f float64, bitSize int) string {
+	if s := specialFloat(f); s != "" {
+		return s
+	}
+	return strconv.FormatFloat(f, 'g', -1, bitSize)
+}
+
+// specialFloat names NaN and the infinities as Java and cqlsh do; "" for
+// the rest.
+func specialFloat(f float64) string {
 	switch {
 	case math.IsNaN(f):
 		return "NaN"
@@ -399,20 +406,15 @@ func formatFloatExact(f float64, bitSize int) string {
 	case math.IsInf(f, -1):
 		return "-Infinity"
 	}
-	return strconv.FormatFloat(f, 'g', -1, bitSize)
+	return ""
 }
 
 // formatFloat follows cqlsh's format_floating_point_type: Python's '%.*g'
 // with the precision raised by the number of integer digits when the value
 // is in plain-notation range, so 1234.5678 keeps its integer digits.
 func formatFloat(f float64, prec int) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
+	if s := specialFloat(f); s != "" {
+		return s
 	}
 	if a := math.Abs(f); a > 2.220446049250313e-16 {
 		exp := int(math.Log10(a)) // truncates toward zero, like Python's int()

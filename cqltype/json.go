@@ -214,13 +214,10 @@ func jsonFloat(f float64, bits int) string {
 // (Java 19's algorithm; older Javas occasionally print one more digit).
 // CAST to text and JSON both write floats this way.
 func JavaFloatText(f float64, bits int) string {
+	if s := specialFloat(f); s != "" {
+		return s
+	}
 	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
 	case f == 0:
 		if math.Signbit(f) {
 			return "-0.0"

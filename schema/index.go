@@ -157,11 +157,7 @@ func loadIndexes(read RowReader, keyspaces map[string]*Keyspace) error {
 		return err
 	}
 	for _, r := range rows {
-		ks := keyspaces[string(r["keyspace_name"].Value)]
-		if ks == nil {
-			continue
-		}
-		t := ks.Tables[string(r["table_name"].Value)]
+		t := tableOfRow(keyspaces, r)
 		if t == nil {
 			continue
 		}

@@ -393,11 +393,7 @@ func loadTables(read RowReader, keyspaces map[string]*Keyspace, unusable Unusabl
 		return err
 	}
 	for _, r := range dropped {
-		ks := keyspaces[string(r["keyspace_name"].Value)]
-		if ks == nil {
-			continue
-		}
-		t := ks.Tables[string(r["table_name"].Value)]
+		t := tableOfRow(keyspaces, r)
 		if t == nil {
 			continue
 		}
@@ -408,6 +404,15 @@ func loadTables(read RowReader, keyspaces map[string]*Keyspace, unusable Unusabl
 		t.Dropped[string(r["column_name"].Value)] = ms * 1000
 	}
 	return loadIndexes(read, keyspaces)
+}
+
+// tableOfRow is the table a system_schema row of a table's part names,
+// or nil when there is none (a row of a dropped table).
+func tableOfRow(keyspaces map[string]*Keyspace, r map[string]Cell) *Table {
+	if ks := keyspaces[string(r["keyspace_name"].Value)]; ks != nil {
+		return ks.Tables[string(r["table_name"].Value)]
+	}
+	return nil
 }
 
 func decodeColumn(ks *Keyspace, r map[string]Cell) (*Column, error) {

@@ -134,6 +134,24 @@ func (mr *modelRun) checkIndexes() {
 	}
 }
 
+// openIndexTest opens an engine on fs (without background compactions)
+// and its table of opts.
+func openIndexTest(t *testing.T, fs vfs.FS, opts TableOptions) (*Engine, *Table) {
+	t.Helper()
+	e, err := Open(Options{FS: fs, DataDir: "data", CommitLog: commitlog.Options{Dir: "cl"}, DisableAutoCompaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := e.OpenTable(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Recover(); err != nil {
+		t.Fatal(err)
+	}
+	return e, tbl
+}
+
 // TestIndexReadsOnlyTheMatchingPartitions checks that the index, not the
 // fallback, finds the partitions: an index scan returns whole the
 // partitions it reads, so it returns one of a hundred, from the memtable,
@@ -143,21 +161,7 @@ func (mr *modelRun) checkIndexes() {
 func TestIndexReadsOnlyTheMatchingPartitions(t *testing.T) {
 	fs := vfs.NewMem()
 	opts := TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t", Indexes: []IndexSpec{modelIndex("ib")}}
-	open := func() (*Engine, *Table) {
-		e, err := Open(Options{FS: fs, DataDir: "data", CommitLog: commitlog.Options{Dir: "cl"}, DisableAutoCompaction: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tbl, err := e.OpenTable(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.Recover(); err != nil {
-			t.Fatal(err)
-		}
-		return e, tbl
-	}
-	e, tbl := open()
+	e, tbl := openIndexTest(t, fs, opts)
 	for pk := 0; pk < 100; pk++ {
 		m := mutation.NewMutation(modelTableID, pkOf(pk))
 		r := mutation.NewRow()
@@ -195,7 +199,7 @@ func TestIndexReadsOnlyTheMatchingPartitions(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	e, tbl = open()
+	e, tbl = openIndexTest(t, fs, opts)
 	want(read(tbl, "ib", "b042"), 1, "p42", "after a restart")
 	// A new index over the SSTable: read without it until it is built.
 	opts.Indexes = append(opts.Indexes, IndexSpec{Name: "ia", Terms: func(_, _ []byte, e *mutation.Entry, emit func([]byte)) {
@@ -232,19 +236,9 @@ func TestIndexReadsOnlyTheMatchingPartitions(t *testing.T) {
 // TestIndexAddedOverAMemtable: an index created while the memtable holds
 // data indexes the memtable at once.
 func TestIndexAddedOverAMemtable(t *testing.T) {
-	e, err := Open(Options{FS: vfs.NewMem(), DataDir: "data", CommitLog: commitlog.Options{Dir: "cl"}, DisableAutoCompaction: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
 	opts := TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"}
-	tbl, err := e.OpenTable(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Recover(); err != nil {
-		t.Fatal(err)
-	}
+	e, tbl := openIndexTest(t, vfs.NewMem(), opts)
+	defer e.Close()
 	for pk := 0; pk < 50; pk++ {
 		m := mutation.NewMutation(modelTableID, pkOf(pk))
 		r := mutation.NewRow()
@@ -267,18 +261,8 @@ func TestIndexAddedOverAMemtable(t *testing.T) {
 // TestIndexBuildIsATask: an index build shows among the engine's tasks
 // (nodetool compactionstats, system_views.sstable_tasks) while it runs.
 func TestIndexBuildIsATask(t *testing.T) {
-	e, err := Open(Options{FS: vfs.NewMem(), DataDir: "data", CommitLog: commitlog.Options{Dir: "cl"}, DisableAutoCompaction: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, tbl := openIndexTest(t, vfs.NewMem(), TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"})
 	defer e.Close()
-	tbl, err := e.OpenTable(TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Recover(); err != nil {
-		t.Fatal(err)
-	}
 	m := mutation.NewMutation(modelTableID, pkOf(1))
 	r := mutation.NewRow()
 	r.Cells = []mutation.Cell{mutation.LiveCell("b", nil, 1, []byte("b1"))}
