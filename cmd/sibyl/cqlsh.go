@@ -95,8 +95,17 @@ func newCqlshCommand() *cobra.Command {
 			if noColor {
 				useColor = false
 			}
+			var readPassword func() (string, error)
+			if term.IsTerminal(int(os.Stdin.Fd())) {
+				readPassword = func() (string, error) {
+					fmt.Fprint(cmd.OutOrStdout(), "Password: ")
+					b, err := term.ReadPassword(int(os.Stdin.Fd()))
+					fmt.Fprintln(cmd.OutOrStdout())
+					return string(b), err
+				}
+			}
 			sh, err := cqlsh.New(cqlsh.Options{Host: host, Port: port, Cluster: cluster, Out: cmd.OutOrStdout(),
-				Err: cmd.ErrOrStderr(), TTY: interactive, Color: useColor, MaxTraceWait: maxTraceWait})
+				Err: cmd.ErrOrStderr(), TTY: interactive, Color: useColor, MaxTraceWait: maxTraceWait, ReadPassword: readPassword})
 			if err != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "Connection error: %v\n", err)
 				os.Exit(1)
@@ -108,7 +117,7 @@ func newCqlshCommand() *cobra.Command {
 				if !strings.HasSuffix(st, ";") {
 					st += ";"
 				}
-				sh.RunInput(strings.NewReader(st), "<stdin>")
+				sh.RunExecute(st)
 			case file != "":
 				f, err := os.Open(file)
 				if err != nil {

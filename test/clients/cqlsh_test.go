@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gocql/gocql"
 	"github.com/sibyldb/sibyl/tools/cqlsh"
 )
 
@@ -287,5 +288,55 @@ func TestCqlshSourceAndCapture(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(capture); string(got) != "\n k\n---\n 7\n\n(1 rows)\n" {
 		t.Errorf("captured %q", got)
+	}
+}
+
+// TestCqlshHelpAndLogin: HELP lists the shell's commands and CQL's topics
+// as cqlsh 4.1 does and answers each topic; LOGIN connects again as
+// another role, keeping the keyspace, and keeps the session it had when
+// the new one is refused.
+func TestCqlshHelpAndLogin(t *testing.T) {
+	_, port, _ := startAuthNode(t)
+	cluster := gocqlCluster(port)
+	cluster.Authenticator = gocql.PasswordAuthenticator{Username: "cassandra", Password: "cassandra"}
+	var out, errs bytes.Buffer
+	sh, err := cqlsh.New(cqlsh.Options{Host: "127.0.0.1", Port: port, Cluster: cluster, Out: &out, Err: &errs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	sh.RunExecute("HELP;")
+	wantHelp := "\nDocumented shell commands:\n===========================\n" +
+		"CAPTURE  CLS          COPY  DESCRIBE  EXPAND  LOGIN   SERIAL  SOURCE   UNICODE\n" +
+		"CLEAR    CONSISTENCY  DESC  EXIT      HELP    PAGING  SHOW    TRACING\n\n" +
+		"CQL help topics:\n================\n"
+	if !strings.HasPrefix(out.String(), wantHelp) || !strings.Contains(out.String(), "BLOB                     DROP_COLUMNFAMILY         LIST_PERMISSIONS\n") {
+		t.Fatalf("HELP printed %q", out.String())
+	}
+	out.Reset()
+	sh.RunExecute("HELP SELECT; HELP NOSUCH; HELP CONSISTENCY; UNICODE;")
+	wantErr := "<stdin>:1:*** No browser to display CQL help. URL for help topic SELECT : https://cassandra.apache.org/doc/latest/cassandra/cql/cql_singlefile.html#selectStmt\n" +
+		"<stdin>:1:*** No help on NOSUCH\n<stdin>:1:Improper UNICODE command.\n"
+	if errs.String() != wantErr || !strings.HasPrefix(out.String(), "CONSISTENCY shows") {
+		t.Fatalf("HELP topics printed %q, errors %q", out.String(), errs.String())
+	}
+	errs.Reset()
+	out.Reset()
+	sh.RunExecute(`CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+USE ks;
+CREATE ROLE reader WITH PASSWORD = 'it''s' AND LOGIN = true;
+LOGIN reader 'it''s';
+SELECT cluster_name FROM system.local;
+LOGIN reader 'wrong';
+LOGIN reader;
+CREATE TABLE t (k int PRIMARY KEY);`)
+	for _, want := range []string{"<stdin>:1:Connection error: ", "<stdin>:1:LOGIN without a password needs a terminal to ask it on.\n",
+		"User reader has no CREATE permission on <all tables in ks> or any of its parents"} {
+		if !strings.Contains(errs.String(), want) {
+			t.Errorf("errors lack %q:\n%s", want, errs.String())
+		}
+	}
+	if strings.Count(errs.String(), "\n") != 3 || !strings.Contains(out.String(), "(1 rows)") {
+		t.Errorf("printed %q, errors %q", out.String(), errs.String())
 	}
 }

@@ -36,6 +36,9 @@ type Options struct {
 	// MaxTraceWait is how long TRACING ON waits for a statement's trace
 	// to be complete (cqlshrc's [tracing] max_trace_wait); default 10s.
 	MaxTraceWait time.Duration
+	// ReadPassword asks the terminal for LOGIN's password; nil when there
+	// is no terminal to ask.
+	ReadPassword func() (string, error)
 }
 
 // EnsureDefaults fills unset fields: 127.0.0.1:9042, standard output and
@@ -131,6 +134,43 @@ func (s *Shell) connect(keyspace string) error {
 	return nil
 }
 
+// login connects again as another user (LOGIN user ['password']),
+// staying in the keyspace; without a password it asks the terminal. The
+// old session stays if the new one cannot be had.
+func (s *Shell) login(args []string) {
+	if len(args) < 1 || len(args) > 2 {
+		s.error("Improper LOGIN command.")
+		return
+	}
+	user := args[0]
+	var password string
+	if len(args) == 2 {
+		password = args[1]
+		if len(password) >= 2 && password[0] == '\'' && password[len(password)-1] == '\'' {
+			password = strings.ReplaceAll(password[1:len(password)-1], "''", "'")
+		}
+	} else {
+		if s.opts.ReadPassword == nil {
+			s.error("LOGIN without a password needs a terminal to ask it on.")
+			return
+		}
+		p, err := s.opts.ReadPassword()
+		if err != nil {
+			s.error(fmt.Sprintf("Connection error: %v", err))
+			return
+		}
+		password = p
+	}
+	cluster := *s.opts.Cluster
+	cluster.Authenticator = gocql.PasswordAuthenticator{Username: user, Password: password}
+	old := s.opts.Cluster
+	s.opts.Cluster = &cluster
+	if err := s.connect(s.keyspace); err != nil {
+		s.opts.Cluster = old
+		s.error(fmt.Sprintf("Connection error: %v", err))
+	}
+}
+
 // Close disconnects (and ends a CAPTURE).
 func (s *Shell) Close() {
 	if s.capture != nil {
@@ -173,6 +213,23 @@ func (s *Shell) showVersion() {
 	fmt.Fprintf(s.opts.Out, "[cqlsh %s | Cassandra %s | CQL spec %s | Native protocol v%d]\n", Version, release, cql, s.opts.Cluster.ProtoVersion)
 }
 
+// RunExecute runs the statements of -e: errors name them <stdin>, line
+// 1, as cqlsh names a single statement's.
+func (s *Shell) RunExecute(text string) {
+	s.inputName, s.line = "<stdin>", 1
+	var sp splitter
+	for _, line := range strings.Split(text, "\n") {
+		for _, st := range sp.add(line) {
+			if s.Run(st) {
+				return
+			}
+		}
+	}
+	if sp.pending() {
+		s.error("Incomplete statement at end of file")
+	}
+}
+
 // RunInput reads statements from r (a file, piped input) and runs them,
 // naming source in errors.
 func (s *Shell) RunInput(r io.Reader, source string) {
@@ -201,7 +258,7 @@ func (s *Shell) shellLine(line string) (string, bool) {
 	word := strings.ToUpper(strings.TrimRight(strings.SplitN(t, " ", 2)[0], ";"))
 	switch word {
 	case "CONSISTENCY", "SERIAL", "PAGING", "EXPAND", "SHOW", "HELP", "?", "EXIT", "QUIT", "CLEAR", "CLS", "COPY",
-		"SOURCE", "CAPTURE", "TRACING":
+		"SOURCE", "CAPTURE", "TRACING", "LOGIN", "UNICODE":
 		return strings.TrimSuffix(t, ";"), true
 	}
 	return "", false
@@ -344,9 +401,12 @@ func (s *Shell) command(cmd string) bool {
 			s.error("Improper SHOW command.")
 		}
 	case "HELP", "?":
-		fmt.Fprint(out, "\nDocumented shell commands:\n===========================\n")
-		fmt.Fprint(out, columnize([]string{"CAPTURE", "CLEAR", "CLS", "CONSISTENCY", "COPY", "DESC", "DESCRIBE", "EXIT", "EXPAND", "HELP", "PAGING", "QUIT", "SERIAL", "SHOW", "SOURCE", "TRACING"}, 79))
-		fmt.Fprintln(out)
+		s.help(args)
+	case "UNICODE":
+		// A help topic only, as in cqlsh.
+		s.error("Improper UNICODE command.")
+	case "LOGIN":
+		s.login(args)
 	}
 	return false
 }
