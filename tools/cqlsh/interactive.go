@@ -12,10 +12,11 @@ import (
 // history (kept in historyFile), until EXIT, QUIT or end of input.
 func (s *Shell) Interactive(historyFile string) error {
 	rl, err := readline.NewEx(&readline.Config{
-		Prompt:      s.Prompt(false),
-		HistoryFile: historyFile,
-		Stdout:      s.opts.Out,
-		Stderr:      s.opts.Err,
+		Prompt:       s.Prompt(false),
+		HistoryFile:  historyFile,
+		AutoComplete: &completer{schema: driverSchema{s}, keyspace: func() string { return s.keyspace }},
+		Stdout:       s.opts.Out,
+		Stderr:       s.opts.Err,
 	})
 	if err != nil {
 		return err
