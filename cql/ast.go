@@ -187,9 +187,19 @@ func (h *TypeHint) String() string { return "(" + h.Type.String() + ")" + h.Valu
 type FunctionCall struct {
 	Name QualifiedName
 	Args []Expr
+	// Operator is "+", "-", "*", "/" or "%" for an arithmetic operation
+	// (Name is its function, _add and so on), or "-" with one argument
+	// for a negation (_negate); "" for a call.
+	Operator string
 }
 
 func (f *FunctionCall) String() string {
+	switch {
+	case f.Operator != "" && len(f.Args) == 1:
+		return "- " + f.Args[0].String() // spaced: "-1" would lex as a number
+	case f.Operator != "":
+		return f.Args[0].String() + " " + f.Operator + " " + f.Args[1].String()
+	}
 	name := quoteFunctionName(f.Name.Name)
 	if f.Name.Keyspace != "" {
 		name = quoteIdent(f.Name.Keyspace) + "." + name

@@ -99,8 +99,6 @@ var errorCases = []errorCase{
 	{"INSERT INTO t (k) VALUES ({a: 1, 'b': 2})", "line 1:33 no viable alternative at input 'b'"},
 	{"INSERT INTO t (k) VALUES ({1: 2, 3})", "line 1:34 mismatched input '}' expecting ':'"},
 	{"INSERT INTO t (k) VALUES ([1, 2)", "line 1:31 mismatched input ')' expecting ']'"},
-	{"INSERT INTO t (k) VALUES (- 'a')", "line 1:26 no viable alternative at input '-'"},
-	{"INSERT INTO t (k) VALUES (- 0x01)", "line 1:26 no viable alternative at input '-'"},
 	{"INSERT INTO t JSON 1", "line 1:19 no viable alternative at input '1'"},
 	{"INSERT INTO t JSON '{}' DEFAULT 1", "line 1:32 no viable alternative at input '1'"},
 	{"INSERT INTO t (k) VALUES ((int))", "line 1:27 no viable alternative at input 'int'"},

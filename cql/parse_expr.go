@@ -17,6 +17,58 @@ func (p *parser) expr(sel bool) Expr {
 		return nil
 	}
 	defer p.leave()
+	return p.additive(sel)
+}
+
+// Arithmetic (Cassandra 4's termAddition, termMultiplication and
+// termGroup, and the selection clause's alike): + and - below *, / and %,
+// all left to right, and unary minus. An operation is a call of its
+// function (_add, _substract, _multiply, _divide, _modulo, _negate).
+var operationFunctionNames = map[string]string{"+": "_add", "-": "_substract", "*": "_multiply", "/": "_divide", "%": "_modulo"}
+
+func (p *parser) additive(sel bool) Expr {
+	e := p.multiplicative(sel)
+	for p.err == nil && (p.isPunct("+") || p.isPunct("-")) {
+		if !sel && p.assignmentColumnFollows() {
+			return e // "c = <value> + c": the column is the assignment's
+		}
+		op := p.next().text
+		e = &FunctionCall{Name: QualifiedName{Name: operationFunctionNames[op]}, Args: []Expr{e, p.multiplicative(sel)}, Operator: op}
+	}
+	return e
+}
+
+// assignmentColumnFollows reports whether the operator ahead is followed
+// by a bare name: in a term that is UPDATE's "SET c = <value> + c", not
+// an operation.
+func (p *parser) assignmentColumnFollows() bool {
+	t, next := p.peekAt(1), p.peekAt(2)
+	return isNameTok(t) && !isPunctTok(next, "(") && !isPunctTok(next, ".") && !isKeyword(t, "token") &&
+		!isKeyword(t, "cast") && constantOf(t) == nil
+}
+
+func (p *parser) multiplicative(sel bool) Expr {
+	e := p.unary(sel)
+	for p.err == nil && (p.isPunct("*") || p.isPunct("/") || p.isPunct("%")) {
+		op := p.next().text
+		e = &FunctionCall{Name: QualifiedName{Name: operationFunctionNames[op]}, Args: []Expr{e, p.unary(sel)}, Operator: op}
+	}
+	return e
+}
+
+func (p *parser) unary(sel bool) Expr {
+	// "- 12" is the constant -12 (primary folds it), as the lexer makes
+	// "-12" one; a minus before anything else negates it.
+	if p.isPunct("-") && negate(constantOf(p.peekAt(1))) == nil {
+		p.next()
+		return &FunctionCall{Name: QualifiedName{Name: "_negate"}, Args: []Expr{p.unary(sel)}, Operator: "-"}
+	}
+	return p.postfix(sel)
+}
+
+// postfix parses a primary and, in a selection, its field, element and
+// slice selections.
+func (p *parser) postfix(sel bool) Expr {
 	e := p.primary(sel)
 	if !sel {
 		return e
@@ -202,7 +254,13 @@ func (p *parser) typeHint(sel bool) Expr {
 	p.next()
 	typ := p.typeRef()
 	p.expectPunct(")")
-	v := p.expr(sel)
+	// A hint binds tighter than an operator: (int)? + 1 adds to the hinted
+	// marker.
+	if !p.enter() {
+		return nil
+	}
+	v := p.postfix(sel)
+	p.leave()
 	if p.err != nil {
 		return nil
 	}

@@ -410,6 +410,11 @@ var parseCases = []parseCase{
 	{"list roles of alice norecursive", "LIST ROLES OF 'alice' NORECURSIVE"},
 	{"LIST USERS", "LIST USERS"},
 
+	// Arithmetic: precedence, left to right, negation; "- 1" is a constant.
+	{"SELECT a + b * c - d / e % f, -a, - 1, a - -1 FROM t", "SELECT a + b * c - d / e % f, - a, -1, a - -1 FROM t"},
+	{"UPDATE t SET v = 1 + 2 * ?, l = [1] + l, c = c - 1 WHERE k = 3 - 1", "UPDATE t SET v = 1 + 2 * ?, l = [1] + l, c = c - 1 WHERE k = 3 - 1"},
+	{"INSERT INTO t (k) VALUES (- 'a')", "INSERT INTO t (k) VALUES (- 'a')"},
+
 	// Element, slice and field selection.
 	{"SELECT m['k'], s[1..3], m[..'z'], m['a'..], u.f, m[?].g.h, m[:x] AS e FROM t",
 		"SELECT m['k'], s[1..3], m[..'z'], m['a'..], u.f, m[?].g.h, m[:x] AS e FROM t"},

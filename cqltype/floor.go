@@ -103,22 +103,22 @@ func FloorMillis(t int64, months, days int32, nanos int64, start int64) (int64, 
 	at, from := time.UnixMilli(t).UTC(), time.UnixMilli(start).UTC()
 	elapsed := (at.Year()-from.Year())*12 + int(at.Month()) - int(from.Month())
 	multiplier := elapsed / int(months)
-	cal := addMonths(from, multiplier*int(months))
+	cal := AddMonths(from, multiplier*int(months))
 	if fixed == 0 {
 		return cal.UnixMilli(), nil
 	}
 	floor := cal.UnixMilli() + int64(multiplier)*fixed
 	for floor > t {
 		multiplier--
-		cal = addMonths(cal, -int(months))
+		cal = AddMonths(cal, -int(months))
 		floor = cal.UnixMilli() + int64(multiplier)*fixed
 	}
 	return max(start, floor), nil
 }
 
-// addMonths adds months as java.util.Calendar does: the day of the month
+// AddMonths adds months as java.util.Calendar does: the day of the month
 // is kept, or made the last day of a shorter month.
-func addMonths(t time.Time, months int) time.Time {
+func AddMonths(t time.Time, months int) time.Time {
 	y, m, d := t.Date()
 	total := y*12 + int(m) - 1 + months
 	ny, nm := total/12, time.Month(total%12+1)

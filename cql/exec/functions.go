@@ -94,6 +94,8 @@ func resolveFunction(t *schema.Table, p partitioner.Partitioner, keyspace, name 
 	if keyspace == "" || keyspace == "system" {
 		var candidates []*function
 		switch {
+		case isOperation(name) || name == negateName:
+			return pickOperation(name, operationFunctions[name], args, receiver)
 		case name == "tojson":
 			// Its argument's type decides its signature: only a selection
 			// knows it (selectionBuilder.toJSON).
