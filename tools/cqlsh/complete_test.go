@@ -26,7 +26,7 @@ func (f fakeSchema) Tables(ks string) []string {
 }
 
 func (f fakeSchema) Columns(ks, t string) []string { return f[ks][t] }
-func (f fakeSchema) Types(ks string) []string     { return []string{"address"} }
+func (f fakeSchema) Types(ks string) []string      { return []string{"address"} }
 
 func TestCompletion(t *testing.T) {
 	c := &completer{schema: fakeSchema{
