@@ -284,6 +284,7 @@ func (t *Table) replace(inputs, outputs []*sstableRef) error {
 	t.mu.sstables = kept
 	t.mu.Unlock()
 	retire(inputs, set)
+	t.buildMissingIndexes(outputs...)
 	return nil
 }
 

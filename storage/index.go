@@ -123,6 +123,21 @@ func (m *memIndex) extend(spec IndexSpec, mt *memtable.Memtable, tokenLen int) e
 	return nil
 }
 
+// refresh takes the current definitions of the memtable's indexes.
+func (m *memIndex) refresh(specs []IndexSpec) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	next := slices.Clone(m.specs)
+	for i, s := range next {
+		for _, n := range specs {
+			if n.Name == s.Name {
+				next[i] = n
+			}
+		}
+	}
+	m.specs = next
+}
+
 // prefixes calls fn with the prefixes of the postings q asks for; false
 // when the memtable does not have the index.
 func (m *memIndex) prefixes(q IndexQuery, fn func(prefix []byte)) bool {
@@ -187,6 +202,17 @@ func (b *indexBuilder) add(e *mutation.Entry, tokenLen int) {
 			b.postings[s.Name] = append(b.postings[s.Name], sstable.Posting{Term: slices.Clone(term), Prefix: b.lastPre})
 		})
 	}
+}
+
+// holdsMemtable reports whether m is the active memtable or one being
+// flushed.
+func (t *Table) holdsMemtable(m *memtable.Memtable) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.active.Load() == m {
+		return true
+	}
+	return slices.ContainsFunc(t.mu.flushing, func(f flushingMemtable) bool { return f.m == m })
 }
 
 // memIndexOf is a memtable's indexes, made when the memtable became the
@@ -269,6 +295,22 @@ func (t *Table) writeIndexes(ref *sstableRef, b *indexBuilder) {
 	ref.attachIndexes(built)
 }
 
+// buildMissingIndexes starts a build when SSTables just put in the
+// table's list lack an index: one made while they were being written,
+// after their builders took the definitions (or one whose file could not
+// be written). The build does not start another, so a failing one does
+// not repeat.
+func (t *Table) buildMissingIndexes(refs ...*sstableRef) {
+	for _, ref := range refs {
+		for _, spec := range t.indexSpecs() {
+			if ref.index(spec.Name) == nil {
+				t.buildIndexesInBackground()
+				return
+			}
+		}
+	}
+}
+
 // loadIndexes reads an SSTable's index files for the table's indexes; it
 // reports whether some are missing (a build is then due).
 func (t *Table) loadIndexes(ref *sstableRef) (missing bool) {
@@ -306,6 +348,9 @@ func (t *Table) buildIndexesInBackground() {
 }
 
 func (t *Table) buildIndexes() error {
+	// One build at a time: two would write the same files.
+	t.indexBuildMu.Lock()
+	defer t.indexBuildMu.Unlock()
 	v := t.acquireView()
 	defer v.release()
 	for _, ref := range v.sstables {
@@ -364,6 +409,12 @@ func (t *Table) buildIndexesOf(ref *sstableRef, specs []IndexSpec) error {
 func (t *Table) reconfigureIndexes(specs []IndexSpec) {
 	old := t.indexSpecs()
 	t.indexes.Store(&specs)
+	// The memtables read terms with the definitions as they are now (a
+	// user type may have gained a field).
+	t.memIndexes.Range(func(_, mi any) bool {
+		mi.(*memIndex).refresh(specs)
+		return true
+	})
 	if sameIndexes(old, specs) {
 		return
 	}
@@ -392,6 +443,9 @@ func (t *Table) reconfigureIndexes(specs []IndexSpec) {
 			if err := mi.(*memIndex).extend(spec, m, t.e.opts.SSTable.TokenLen); err != nil {
 				t.e.opts.Logger.Error().Err(err).Str("table", t.opts.Name).Msg("indexing a memtable")
 			}
+		}
+		if !t.holdsMemtable(m) {
+			t.memIndexes.Delete(m) // flushed or truncated meanwhile: nothing reads it now
 		}
 	}
 	v.release()

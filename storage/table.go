@@ -213,6 +213,7 @@ type Table struct {
 	indexes           atomic.Pointer[[]IndexSpec]
 	memIndexes        sync.Map
 	indexBuildPending atomic.Bool
+	indexBuildMu      sync.Mutex
 	// indexesBuilt counts the SSTables the background build indexed.
 	indexesBuilt atomic.Int64
 }
@@ -494,6 +495,7 @@ func (t *Table) flushMemtable(f flushingMemtable) error {
 			return err
 		}
 	}
+	t.buildMissingIndexes(ref)
 	t.e.opts.Logger.Debug().Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Uint64("generation", gen).
 		Int64("bytes", ref.meta().DataSize).Msg("flushed")
 	t.e.compactInBackground(t)

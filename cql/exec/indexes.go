@@ -31,6 +31,10 @@ const sasiClass = "org.apache.cassandra.index.sasi.SASIIndex"
 // index; similarity_function is its vector option.
 var saiBooleanOptions = map[string]bool{"case_sensitive": true, "normalize": true, "ascii": true}
 
+// saiOptionDefaults are those options' values when not given: the only
+// ones taken yet.
+var saiOptionDefaults = map[string]string{"case_sensitive": "true", "normalize": "false", "ascii": "false"}
+
 var similarityFunctions = []string{"COSINE", "DOT_PRODUCT", "EUCLIDEAN"}
 
 // saiTypes are the types a storage-attached index reads (Cassandra 5.0's
@@ -250,6 +254,10 @@ func checkStorageAttached(t *schema.Table, targets []schema.IndexTarget, opts ma
 			return invalidf("Empty value for boolean option '%s'", k)
 		case saiBooleanOptions[k] && !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false"):
 			return invalidf("Illegal value for boolean option '%s': %s", k, v)
+		case saiBooleanOptions[k] && !strings.EqualFold(v, saiOptionDefaults[k]):
+			// Text analysis would change what a term matches, in the
+			// index and in the filters alike: not built yet.
+			return invalidf("StorageAttachedIndex option %s = %s is not supported yet: values match exactly (%s = %s)", k, v, k, saiOptionDefaults[k])
 		case k == "similarity_function" && !slices.Contains(similarityFunctions, strings.ToUpper(v)):
 			return invalidf("Similarity function %s was not recognized for index %s. Valid values are: [%s]", v, name, strings.Join(similarityFunctions, ", "))
 		case k == "similarity_function":
@@ -441,4 +449,13 @@ func indexFor(t *schema.Table, r cql.Relation) *schema.Index {
 		}
 	}
 	return nil
+}
+
+// readsOneReplica reports whether a read at the level asks one replica.
+func readsOneReplica(c request.Consistency) bool {
+	switch c {
+	case request.Any, request.One, request.LocalOne:
+		return true
+	}
+	return false
 }

@@ -104,10 +104,11 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 		}
 		if kr.key == nil && agg == nil && grp == nil {
 			// IN on the partition key: each partition's rows come in the
-			// order asked, and the rows of all of them are sorted after.
-			// That cannot be paged; Cassandra reads such a query whole
-			// when it is not paged or its LIMIT fits one page.
-			if opts.PageSize > 0 && (limit == 0 || limit > opts.PageSize) {
+			// order asked, and the rows of all of them are sorted after,
+			// then cut to LIMIT. That cannot be paged: as in Cassandra,
+			// whose post-ordered reads carry no row limit, a paged one is
+			// refused whatever its LIMIT.
+			if opts.PageSize > 0 {
 				return nil, invalidf("Cannot page queries with both ORDER BY and a IN restriction on the partition key; " +
 					"you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query")
 			}
@@ -121,6 +122,9 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 		opts.PageSize, opts.PagingState = 0, nil
 	}
 	pg := pager{size: max(opts.PageSize, 0), limit: limit}
+	if sorted != nil {
+		pg.limit = 0 // every row is read and sorted before LIMIT cuts
+	}
 	if opts.PagingState != nil {
 		if pg.resume, err = decodePagingState(opts.PagingState); err != nil {
 			return nil, err
@@ -128,7 +132,11 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 	}
 	now := s.Now().Unix()
 	rd := partitionReader{s: s, t: t, kr: kr, reverse: reverse, now: now}
-	if len(filters) > 0 {
+	if len(filters) > 0 && readsOneReplica(s.consistency) {
+		// Where replicas' answers merge, a replica whose newer data no
+		// longer matches leaves a partition out while another returns its
+		// stale row: until reads recheck such partitions (Cassandra's
+		// replica filtering protection), those levels scan.
 		if rd.index, err = indexRead(t, st.Where, bound); err != nil {
 			return nil, err
 		}
@@ -241,6 +249,9 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 		return nil, err
 	}
 	sorted.sort(res.Rows, len(sels))
+	if sorted != nil && limit > 0 && len(res.Rows) > limit {
+		res.Rows = res.Rows[:limit]
+	}
 	if agg != nil {
 		// Aggregates answer one row even over no rows (count 0).
 		row, err := agg.row()

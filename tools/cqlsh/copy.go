@@ -492,7 +492,7 @@ func (s *Shell) copyFrom(ks, table string, tm *gocql.TableMetadata, cols []strin
 		return err
 	}
 	types := make([]*cqltype.Type, len(cols))
-	keyIndexes := []int{}
+	keyColumns := map[int]keyColumn{} // the primary key's, which may not be null
 	for i, c := range cols {
 		if !keep[i] {
 			continue // a column of the file that is not read
@@ -502,8 +502,8 @@ func (s *Shell) copyFrom(ks, table string, tm *gocql.TableMetadata, cols []strin
 				types[i] = cqlType(d.TypeInfo)
 			}
 		}
-		if tm.Columns[c].Kind == gocql.ColumnPartitionKey {
-			keyIndexes = append(keyIndexes, i)
+		if k := tm.Columns[c].Kind; k == gocql.ColumnPartitionKey || k == gocql.ColumnClusteringKey {
+			keyColumns[i] = keyColumn{name: c, partition: k == gocql.ColumnPartitionKey}
 		}
 	}
 	var r io.Reader = os.Stdin
@@ -569,7 +569,7 @@ func (s *Shell) copyFrom(ks, table string, tm *gocql.TableMetadata, cols []strin
 			continue
 		}
 		read++
-		row, err := convertRecord(record, types, keep, keyIndexes, &opts)
+		row, err := convertRecord(record, types, keep, keyColumns, &opts)
 		if err != nil {
 			imp.failed([]importRow{{record: record}}, "ParseError", err.Error(), 0)
 			if imp.stopped() {
@@ -613,7 +613,13 @@ func checkColumns(tm *gocql.TableMetadata, cols []string) error {
 }
 
 // convertRecord turns a CSV record into the literals of an INSERT.
-func convertRecord(record []string, types []*cqltype.Type, keep []bool, keyIndexes []int, opts *copyOptions) (importRow, error) {
+// keyColumn is a primary key column of a COPY FROM file, by its place.
+type keyColumn struct {
+	name      string
+	partition bool // of the partition key, which batches rows together
+}
+
+func convertRecord(record []string, types []*cqltype.Type, keep []bool, keyColumns map[int]keyColumn, opts *copyOptions) (importRow, error) {
 	if len(record) != len(types) {
 		return importRow{}, fmt.Errorf("Invalid row length %d should be %d", len(record), len(types))
 	}
@@ -627,11 +633,17 @@ func convertRecord(record []string, types []*cqltype.Type, keep []bool, keyIndex
 		if err != nil {
 			return importRow{}, err
 		}
-		if slices.Contains(keyIndexes, i) {
+		if k, ok := keyColumns[i]; ok {
 			if lit == "null" {
-				return importRow{}, fmt.Errorf("Cannot insert null value for primary key column")
+				msg := fmt.Sprintf("Cannot insert null value for primary key column '%s'.", k.name)
+				if opts.null == "" {
+					msg += " If you want to insert empty strings, consider using the WITH NULL=<marker> option for COPY."
+				}
+				return importRow{}, errors.New(msg)
 			}
-			key = append(key, lit)
+			if k.partition {
+				key = append(key, lit)
+			}
 		}
 		row.values = append(row.values, lit)
 	}

@@ -2,7 +2,6 @@ package cqlsh
 
 import (
 	"bufio"
-	"errors"
 	"io"
 	"strings"
 )
@@ -87,8 +86,6 @@ type csvReader struct {
 	line int // the line the last record ended on
 }
 
-var errCSVEOF = errors.New("unexpected end of data")
-
 // read returns the next record; io.EOF after the last. A blank line is a
 // record of no fields, as Python reads it.
 func (cr *csvReader) read() ([]string, error) {
@@ -107,12 +104,11 @@ func (cr *csvReader) read() ([]string, error) {
 	for {
 		c, _, err := cr.r.ReadRune()
 		if err == io.EOF {
-			switch {
-			case !started:
+			if !started {
 				return nil, io.EOF
-			case state == inQuoted || state == escapedInQuoted || state == escaped:
-				return nil, errCSVEOF
 			}
+			// Python's reader, not strict, keeps what an unterminated
+			// quoted field or a final escape held.
 			return append(fields, field.String()), nil
 		}
 		if err != nil {
