@@ -322,6 +322,33 @@ func divideDecimal(a, b decimal) (decimal, error) {
 	return decimal{q, scale}.stripTrailingZeros(), nil
 }
 
+// remainderDecimal is BigDecimal.remainder: a - q·b for q the integral
+// part of a/b, at the scale Java gives it, max(a's, q's + b's), where q's
+// is a's less b's unless q's trailing zeros need a larger one.
+func remainderDecimal(a, b decimal) decimal {
+	x, y, s := aligned(a, b)
+	q, r := new(big.Int).QuoRem(x, y, new(big.Int))
+	qScale := a.scale - b.scale
+	if q.Sign() != 0 {
+		tz := int32(0)
+		ten, m := big.NewInt(10), new(big.Int)
+		for t := new(big.Int).Set(q); ; tz++ {
+			if _, m = t.QuoRem(t, ten, m); m.Sign() != 0 {
+				break
+			}
+		}
+		qScale = max(qScale, -tz)
+	}
+	scale := max(a.scale, qScale+b.scale)
+	if scale < s {
+		div := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(s-scale)), nil)
+		if rq, rm := new(big.Int).QuoRem(r, div, new(big.Int)); rm.Sign() == 0 {
+			return decimal{rq, scale}
+		}
+	}
+	return decimal{r, s}
+}
+
 func abs64(v int64) int64 {
 	if v < 0 {
 		return -v
@@ -443,8 +470,7 @@ func arithmetic(op string, res cqltype.Kind, lt *cqltype.Type, l []byte, rt *cql
 		if b.u.Sign() == 0 {
 			return nil, fmt.Errorf("Division by zero")
 		}
-		x, y, s := aligned(a, b)
-		d = decimal{x.Rem(x, y), s}
+		d = remainderDecimal(a, b)
 	}
 	return cqltype.EncodeDecimal(d.u, d.scale), nil
 }
