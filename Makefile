@@ -14,7 +14,7 @@ RACE_PKGS := ./commitlog/... ./memtable/... ./storage/... ./cql/native/... ./tes
 # Storage packages run once more without the invariants tag, so both code paths are tested.
 STORAGE_PKGS := ./commitlog/... ./memtable/... ./sstable/... ./storage/...
 
-.PHONY: all build test test-long test-differential-long test-simulation-long lint bench bench-b3 bench-b3-cluster bench-b4 bench-b6 bench-lwt bench-counter bench-secure run compat clean
+.PHONY: all build test test-long test-differential-long test-simulation-long lint bench bench-b3 bench-b3-cluster bench-b4 bench-b6 bench-lwt bench-counter bench-secure bench-vector run compat clean
 
 all: build
 
@@ -81,6 +81,11 @@ bench-counter: build
 
 bench-secure: build
 	bench/secure-side-by-side.sh
+
+# Vector search: recall@10 against exact search and queries per second
+# (docs/benchmarks.md); SIBYL_VEC_N, SIBYL_VEC_DIM and SIBYL_VEC_Q size it.
+bench-vector: build
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench VectorSearch -benchtime 1x -timeout 60m ./bench/
 
 run: build
 	$(BIN) server

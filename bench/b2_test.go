@@ -44,15 +44,7 @@ func BenchmarkB2(b *testing.B) {
 		ops, rounds, runtime.NumCPU(), runtime.Version())
 	fmt.Printf("B5: start to first query %s; idle RSS %s\n", srv.startup.Round(time.Millisecond), formatKiB(srv.rss()))
 
-	cluster := gocql.NewCluster("127.0.0.1")
-	cluster.Port = srv.port
-	cluster.NumConns = 2
-	cluster.Timeout = 30 * time.Second
-	cluster.Consistency = gocql.One
-	s, err := cluster.CreateSession()
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := srv.session(b)
 	defer s.Close()
 	for _, q := range []string{
 		"CREATE KEYSPACE b2 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
@@ -152,7 +144,9 @@ func formatKiB(kib int64) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1
 // server is a bin/sibyl server process on a free loopback port.
 type server struct {
 	cmd     *exec.Cmd
+	bin     string
 	port    int
+	admin   int
 	dir     string
 	startup time.Duration // from start to the first successful query
 }
@@ -168,9 +162,9 @@ func startServer(b *testing.B, bin string) *server {
 	}
 	port := freePort()
 	dir := b.TempDir()
-	srv := &server{port: port, dir: dir}
+	srv := &server{bin: bin, port: port, admin: freePort(), dir: dir}
 	srv.cmd = exec.Command(bin, "server", "--data-dir", filepath.Join(dir, "node"), "--native-transport-port", strconv.Itoa(port),
-		"--admin-port", strconv.Itoa(freePort()))
+		"--admin-port", strconv.Itoa(srv.admin))
 	log, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
 		b.Fatal(err)
@@ -239,6 +233,28 @@ func (s *server) sampleRSS(peak *atomic.Int64) func() {
 		}
 	}()
 	return func() { close(done) }
+}
+
+// session is a gocql session of two connections to the server, at ONE.
+func (s *server) session(b *testing.B) *gocql.Session {
+	cluster := gocql.NewCluster("127.0.0.1")
+	cluster.Port = s.port
+	cluster.NumConns = 2
+	cluster.Timeout = 60 * time.Second
+	cluster.Consistency = gocql.One
+	session, err := cluster.CreateSession()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return session
+}
+
+// nodetool runs a nodetool command against the server.
+func (s *server) nodetool(b *testing.B, args ...string) {
+	out, err := exec.Command(s.bin, append([]string{"nodetool", "-h", "127.0.0.1", "-p", strconv.Itoa(s.admin)}, args...)...).CombinedOutput()
+	if err != nil {
+		b.Fatalf("nodetool %v: %v: %s", args, err, out)
+	}
 }
 
 func (s *server) stop(b *testing.B) {

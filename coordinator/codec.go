@@ -104,6 +104,10 @@ func encodeScan(table mutation.TableID, q request.RangeRead) []byte {
 		w.Optional(ix.Hi)
 		w.Bool(ix.LoInclusive)
 		w.Bool(ix.HiInclusive)
+		if ix.Vector != nil {
+			w.Optional(ix.Vector)
+			w.Int(int64(ix.Nearest))
+		}
 	}
 	return w.B
 }
@@ -126,6 +130,10 @@ func decodeScan(b []byte, p partitioner.Partitioner) (table mutation.TableID, q 
 	}
 	if len(r.B) > 0 {
 		q.Index = &request.IndexRead{Index: r.String(), Lo: r.Optional(), Hi: r.Optional(), LoInclusive: r.Bool(), HiInclusive: r.Bool()}
+		if len(r.B) > 0 {
+			q.Index.Vector = r.Optional()
+			q.Index.Nearest = int(r.Int())
+		}
 	}
 	return table, q, r.Done()
 }

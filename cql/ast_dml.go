@@ -236,13 +236,20 @@ func (s Selector) String() string {
 type Ordering struct {
 	Column     string
 	Descending bool
+	// ANN, when set, orders by similarity to this vector: ORDER BY
+	// column ANN OF term (Cassandra 5.0).
+	ANN Expr
 }
 
 func (o Ordering) String() string {
-	if o.Descending {
-		return quoteIdent(o.Column) + " DESC"
+	s := quoteIdent(o.Column)
+	if o.ANN != nil {
+		s += " ANN OF " + o.ANN.String()
 	}
-	return quoteIdent(o.Column)
+	if o.Descending {
+		return s + " DESC"
+	}
+	return s
 }
 
 // Select is SELECT [JSON] [DISTINCT] selectors FROM table [WHERE relations]

@@ -30,6 +30,11 @@ func (p *parser) selectStatement() Statement {
 		p.expectKw("by")
 		for {
 			o := Ordering{Column: p.ident()}
+			if p.isKw("ann") && isKeyword(p.peekAt(1), "of") {
+				p.next()
+				p.next()
+				o.ANN = p.term()
+			}
 			if !p.acceptKw("asc") {
 				o.Descending = p.acceptKw("desc")
 			}

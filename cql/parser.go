@@ -357,6 +357,22 @@ func (p *parser) typeRef() *TypeRef {
 			}
 			inner.Frozen = true
 			return inner
+		case "vector":
+			p.next()
+			p.expectPunct("<")
+			ref := &TypeRef{Kind: cqltype.Vector, Params: []*TypeRef{p.typeRef()}}
+			p.expectPunct(",")
+			if n := p.peek(); n.kind == tkInteger {
+				p.next()
+				ref.Dimension = n.text
+			} else {
+				p.noViable(n)
+			}
+			p.expectPunct(">")
+			if p.err != nil {
+				return nil
+			}
+			return ref
 		case "list", "set", "map", "tuple":
 			p.next()
 			p.expectPunct("<")

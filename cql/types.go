@@ -19,6 +19,8 @@ type TypeRef struct {
 	Params   []*TypeRef // list, set: element; map: key, value; tuple: components
 	Keyspace string     // UDT: "" when not qualified
 	Name     string     // UDT: the type's name; Custom: the class
+	// Dimension is a vector's size as written (checked by Resolve).
+	Dimension string
 }
 
 func (t *TypeRef) String() string {
@@ -56,6 +58,10 @@ func (t *TypeRef) write(b *strings.Builder, udts *[]*TypeRef) {
 			p.write(b, udts)
 		}
 		b.WriteByte('>')
+	case cqltype.Vector:
+		b.WriteString("vector<")
+		t.Params[0].write(b, udts)
+		b.WriteString(", " + t.Dimension + ">")
 	default:
 		b.WriteString(t.Kind.String())
 	}

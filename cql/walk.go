@@ -80,6 +80,9 @@ func WalkExprs(st Statement, fn func(Expr)) {
 		}
 		w.relations(s.Where)
 		w.exprs(s.GroupBy)
+		for _, o := range s.OrderBy {
+			w.expr(o.ANN)
+		}
 		w.expr(s.PerPartitionLimit)
 		w.expr(s.Limit)
 	default:

@@ -157,7 +157,7 @@ func (t *Type) hasTie() bool {
 	switch t.Kind {
 	case Boolean, Float, Double, Varint, Decimal, Tuple, UDT:
 		return true
-	case List, Set, Map:
+	case List, Set, Map, Vector:
 		for _, p := range t.Params {
 			if p.hasTie() {
 				return true
@@ -170,6 +170,12 @@ func (t *Type) hasTie() bool {
 // appendPrimary appends the primary part of a valid, non-empty v.
 func (t *Type) appendPrimary(dst, v []byte) ([]byte, error) {
 	switch t.Kind {
+	case Vector:
+		l, lv, err := t.vectorAsList(v)
+		if err != nil {
+			return dst, err
+		}
+		return l.appendPrimary(dst, lv)
 	case Int, Bigint, Counter, Smallint, Tinyint, Timestamp, Time:
 		n := len(dst)
 		dst = append(dst, v...)
@@ -261,6 +267,12 @@ func (t *Type) appendElemPrimary(dst, e []byte) ([]byte, error) {
 // appendTie appends the tie part of a valid, non-empty v.
 func (t *Type) appendTie(dst, v []byte) ([]byte, error) {
 	switch t.Kind {
+	case Vector:
+		l, lv, err := t.vectorAsList(v)
+		if err != nil {
+			return dst, err
+		}
+		return l.appendTie(dst, lv)
 	case Boolean:
 		if v[0] != 0 {
 			dst = append(dst, v[0])

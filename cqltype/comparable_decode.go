@@ -152,6 +152,8 @@ type cnode struct {
 func (t *Type) decodePrimary(r *creader, n *cnode) error {
 	var err error
 	switch t.Kind {
+	case Vector:
+		return ListOf(t.Params[0], true).decodePrimary(r, n)
 	case Int, Bigint, Counter, Smallint, Tinyint, Timestamp, Time:
 		if n.val, err = r.appendN(nil, fixedSize(t.Kind)); err != nil {
 			return err
@@ -444,6 +446,16 @@ func decodeDecimalPrimary(r *creader, n *cnode) error {
 // returns the rebuilt value.
 func (t *Type) decodeTie(r *creader, n *cnode) ([]byte, error) {
 	switch t.Kind {
+	case Vector:
+		lv, err := ListOf(t.Params[0], true).decodeTie(r, n)
+		if err != nil {
+			return nil, err
+		}
+		elems, err := DecodeCollection(lv)
+		if err != nil || len(elems) != t.Dimension {
+			return nil, fmt.Errorf("comparable encoding: not a %s value", t)
+		}
+		return EncodeVector(t, elems), nil
 	case Boolean:
 		if n.flag == 0 {
 			return []byte{0}, nil

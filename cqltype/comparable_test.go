@@ -30,6 +30,10 @@ func allTestTypes() []*Type {
 		ListOf(MapOf(TimeuuidType, FloatType, true), true),
 		TupleOf(TupleOf(BlobType), UUIDType, InetType),
 		ListOf(IntType, false), // non-frozen values serialize the same way
+		VectorOf(FloatType, 3),
+		VectorOf(TextType, 2),
+		VectorOf(DecimalType, 2),
+		ListOf(VectorOf(BooleanType, 2), true),
 	)
 }
 
@@ -139,6 +143,14 @@ func gen(r *rand.Rand, t *Type, depth int) []byte {
 			}
 		}
 		return EncodeTuple(fs)
+	case Vector:
+		elems := make([][]byte, t.Dimension)
+		for i := range elems {
+			for elems[i] = gen(r, t.Params[0], depth+1); t.Params[0].fixedSize() > 0 && len(elems[i]) == 0; {
+				elems[i] = gen(r, t.Params[0], depth+1)
+			}
+		}
+		return EncodeVector(t, elems)
 	}
 	panic("gen: unhandled kind " + t.Kind.String())
 }

@@ -78,6 +78,8 @@ func (t *Type) Compare(a, b []byte) int {
 		return t.compareMap(a, b)
 	case Tuple, UDT:
 		return t.compareTuple(a, b)
+	case Vector:
+		return t.compareVector(a, b)
 	default: // Ascii, Text, Blob, Inet, Date, Custom, Duration
 		return bytes.Compare(a, b)
 	}

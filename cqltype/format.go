@@ -270,8 +270,8 @@ func (t *Type) format(w *valueWriter, v []byte, nested bool) {
 		if s := formatDuration(m, d, ns); !display || s != "0s" {
 			number(s)
 		}
-	case List, Set:
-		elems, _ := DecodeCollection(v)
+	case List, Set, Vector:
+		elems, _ := t.elements(v)
 		open, end := "[", "]"
 		if t.Kind == Set {
 			open, end = "{", "}"

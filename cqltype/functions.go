@@ -580,3 +580,12 @@ func joinSignatures(fs []*Function) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// ArgType is the type of an argument whose type is known (a column, a
+// typed expression), or nil.
+func ArgType(a FunctionArg) *Type {
+	if t, ok := a.(typedArg); ok {
+		return t.t
+	}
+	return nil
+}

@@ -85,8 +85,8 @@ func (t *Type) toJSON(b *strings.Builder, v []byte) {
 			s = "" // Cassandra's Duration.toString writes nothing for zero
 		}
 		b.WriteString(`"` + s + `"`)
-	case List, Set:
-		elems, _ := DecodeCollection(v)
+	case List, Set, Vector:
+		elems, _ := t.elements(v)
 		b.WriteByte('[')
 		for i, e := range elems {
 			if i > 0 {
@@ -491,7 +491,7 @@ func (t *Type) FromJSON(v any) ([]byte, error) {
 			}[t.Kind])
 		}
 		return t.FromString(str)
-	case List, Set, Map, Tuple, UDT:
+	case List, Set, Map, Tuple, UDT, Vector:
 		if isStr {
 			// A collection given as a string holds its JSON.
 			d, err := ParseJSON(str)
@@ -533,6 +533,26 @@ func (t *Type) fromJSONComposite(v any) ([]byte, error) {
 			elems = append(elems, b)
 		}
 		return EncodeCollection(elems), nil // Normalize puts a set in order
+	case Vector:
+		list, ok := v.([]any)
+		if !ok {
+			return nil, wrong("a list")
+		}
+		if len(list) != t.Dimension {
+			return nil, fmt.Errorf("List had incorrect size: expected %d but given %d; %s", t.Dimension, len(list), javaString(v))
+		}
+		elems := make([][]byte, len(list))
+		for i, e := range list {
+			if e == nil {
+				return nil, fmt.Errorf("Invalid null element in list")
+			}
+			b, err := t.Params[0].FromJSON(e)
+			if err != nil {
+				return nil, err
+			}
+			elems[i] = b
+		}
+		return EncodeVector(t, elems), nil
 	case Map:
 		m, ok := v.(*JSONObject)
 		if !ok {

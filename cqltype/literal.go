@@ -129,7 +129,7 @@ func WithReceiver(err error, receiver string) error {
 // everything (weakly); collections, tuples and UDTs accept no constant.
 func (t *Type) TestLiteral(kind LiteralKind, text string) Assignability {
 	switch t.Kind {
-	case List, Set, Map, Tuple, UDT:
+	case List, Set, Map, Tuple, UDT, Vector:
 		return NotAssignable
 	case Custom:
 		return WeaklyAssignable

@@ -113,6 +113,17 @@ func (t *Type) normalize(v []byte) ([]byte, error) {
 			}
 		}
 		return EncodeTuple(fields), nil
+	case Vector:
+		elems, err := DecodeVector(t, v)
+		if err != nil {
+			return nil, err
+		}
+		for i, e := range elems {
+			if elems[i], err = t.Params[0].normalize(e); err != nil {
+				return nil, err
+			}
+		}
+		return EncodeVector(t, elems), nil
 	}
 	return v, nil
 }

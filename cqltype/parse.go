@@ -2,6 +2,7 @@ package cqltype
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -171,10 +172,14 @@ func (p *typeParser) parseType() (*Type, error) {
 			return nil, err
 		}
 		switch inner.Kind {
-		case List, Set, Map, Tuple, UDT:
+		case List, Set, Map, Tuple, UDT, Vector:
 			return inner.Freeze(), nil
 		}
 		return nil, p.errorf("frozen<> is only allowed on collections, tuples, and user-defined types, not %s", inner)
+	case "vector":
+		if p.peek() == '<' {
+			return p.parseVector()
+		}
 	case "list", "set", "map", "tuple":
 		if p.peek() != '<' {
 			break // a UDT may be called list only if quoted; fall through to the error below
@@ -270,10 +275,42 @@ func (p *typeParser) parseCustom() (*Type, error) {
 	if class == "" {
 		return nil, p.errorf("empty custom type name")
 	}
-	if k, ok := kindFromClass(class); ok {
-		return Native(k), nil
+	t, err := TypeFromClass(class)
+	if err != nil {
+		return nil, p.errorf("%v", err)
 	}
-	return CustomOf(class), nil
+	return t, nil
+}
+
+// parseVector reads <element, dimension> after vector. The element is
+// frozen, as every value inside a vector is one value.
+func (p *typeParser) parseVector() (*Type, error) {
+	if err := p.expect('<'); err != nil {
+		return nil, err
+	}
+	elem, err := p.parseType()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expect(','); err != nil {
+		return nil, err
+	}
+	p.skipSpace()
+	start := p.pos
+	for p.pos < len(p.src) && (p.src[p.pos] >= '0' && p.src[p.pos] <= '9' || p.pos == start && p.src[p.pos] == '-') {
+		p.pos++
+	}
+	n, err := strconv.ParseInt(p.src[start:p.pos], 10, 32)
+	if err != nil {
+		return nil, p.errorf("expected a vector dimension at offset %d", start)
+	}
+	if err := p.expect('>'); err != nil {
+		return nil, err
+	}
+	if n <= 0 {
+		return nil, fmt.Errorf(vectorDimensionError, n)
+	}
+	return VectorOf(elem.Freeze(), int(n)), nil
 }
 
 func (p *typeParser) parseUDT(keyspace, name string) (*Type, error) {

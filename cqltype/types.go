@@ -38,6 +38,7 @@ const (
 	Map
 	Tuple
 	UDT
+	Vector
 )
 
 // kindInfo holds the per-kind facts that several files need.
@@ -74,6 +75,7 @@ var kinds = [...]kindInfo{
 	Map:       {"map", 0x0021, "MapType"},
 	Tuple:     {"tuple", 0x0031, "TupleType"},
 	UDT:       {"udt", 0x0030, "UserType"},
+	Vector:    {"vector", 0x0000, "VectorType"},
 }
 
 // MarshalPackage is the Java package of Cassandra's type classes; custom type
@@ -133,6 +135,7 @@ type Type struct {
 	Keyspace   string   // UDT only
 	Name       string   // UDT name; Custom: Java class name
 	FieldNames []string // UDT only, same order as Params
+	Dimension  int      // vector only: the number of elements
 }
 
 // Singletons for the native kinds. They are shared: never modify them.
@@ -201,6 +204,10 @@ func UDTOf(keyspace, name string, fields []string, types []*Type, frozen bool) *
 	return &Type{Kind: UDT, Frozen: frozen, Keyspace: keyspace, Name: name, FieldNames: fields, Params: types}
 }
 
+// MarshalName returns t's Cassandra marshal class with its parameters,
+// the name a custom type option carries on the wire.
+func (t *Type) MarshalName() string { return marshalName(t) }
+
 // CustomOf returns a custom type named by its Java class.
 func CustomOf(class string) *Type { return &Type{Kind: Custom, Name: class} }
 
@@ -209,7 +216,7 @@ func CustomOf(class string) *Type { return &Type{Kind: Custom, Name: class} }
 // unchanged.
 func (t *Type) Freeze() *Type {
 	switch t.Kind {
-	case List, Set, Map, Tuple, UDT:
+	case List, Set, Map, Tuple, UDT, Vector:
 	default:
 		return t
 	}
@@ -264,6 +271,10 @@ func (t *Type) write(b *strings.Builder, schema bool) {
 		if frozen {
 			b.WriteByte('>')
 		}
+	case Vector:
+		b.WriteString("vector<")
+		t.Params[0].write(b, schema)
+		b.WriteString(", " + strconv.Itoa(t.Dimension) + ">")
 	case UDT:
 		if t.Frozen {
 			b.WriteString("frozen<")
@@ -287,7 +298,7 @@ func (t *Type) Equal(o *Type) bool {
 		return false
 	}
 	if t.Kind != o.Kind || t.Frozen != o.Frozen && t.Kind != Tuple || t.Keyspace != o.Keyspace ||
-		t.Name != o.Name || len(t.Params) != len(o.Params) || len(t.FieldNames) != len(o.FieldNames) {
+		t.Name != o.Name || t.Dimension != o.Dimension || len(t.Params) != len(o.Params) || len(t.FieldNames) != len(o.FieldNames) {
 		return false
 	}
 	for i := range t.Params {
@@ -376,7 +387,7 @@ func reservedTypeName(s string) bool {
 		return true
 	}
 	switch s {
-	case "frozen", "list", "set", "map", "tuple":
+	case "frozen", "list", "set", "map", "tuple", "vector":
 		return true
 	}
 	return false

@@ -108,6 +108,8 @@ func (t *Type) Validate(v []byte) error {
 		return t.validateMap(v)
 	case Tuple, UDT:
 		return t.validateTuple(v)
+	case Vector:
+		return t.validateVector(v)
 	default:
 		return fmt.Errorf("cannot validate values of unknown kind %d", t.Kind)
 	}

@@ -485,6 +485,12 @@ func (t *Type) Example() []byte {
 			fields[i] = p.Example()
 		}
 		return EncodeTuple(fields)
+	case Vector:
+		elems := make([][]byte, t.Dimension)
+		for i := range elems {
+			elems[i] = t.Params[0].Example()
+		}
+		return EncodeVector(t, elems)
 	}
 	return []byte{}
 }

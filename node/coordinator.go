@@ -9,6 +9,7 @@ import (
 	"github.com/sibyldb/sibyl/coordinator"
 	"github.com/sibyldb/sibyl/cql/exec"
 	"github.com/sibyldb/sibyl/hints"
+	"github.com/sibyldb/sibyl/internal/ann"
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
@@ -295,7 +296,15 @@ func (l localEngine) ScanEntries(id mutation.TableID, r request.RangeRead) ([]re
 }
 
 func storageIndexQuery(ix *request.IndexRead) storage.IndexQuery {
-	return storage.IndexQuery{Index: ix.Index, Lo: ix.Lo, Hi: ix.Hi, LoInclusive: ix.LoInclusive, HiInclusive: ix.HiInclusive}
+	q := storage.IndexQuery{Index: ix.Index, Lo: ix.Lo, Hi: ix.Hi, LoInclusive: ix.LoInclusive, HiInclusive: ix.HiInclusive}
+	if ix.Vector != nil {
+		// A vector that does not decode reads as no vector: the index then
+		// offers every partition it holds a vector of.
+		if v, err := ann.DecodeVector(ix.Vector, nil); err == nil {
+			q.Vector, q.Nearest = v, max(ix.Nearest, 1)
+		}
+	}
+	return q
 }
 
 func (l localEngine) Resolve(key []byte, entries []mutation.Entry, s request.Slice) (*request.Partition, error) {

@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sibyldb/sibyl/internal/ann"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/schema"
 	"github.com/sibyldb/sibyl/storage"
@@ -270,7 +271,15 @@ func StorageTableOptions(ks *schema.Keyspace, t *schema.Table) storage.TableOpti
 		if err != nil {
 			continue // a definition this build cannot read: queries read without it
 		}
-		opts.Indexes = append(opts.Indexes, storage.IndexSpec{Name: ix.StorageName(), Terms: terms})
+		spec := storage.IndexSpec{Name: ix.StorageName(), Terms: terms}
+		if name, dim, ok := ix.VectorSimilarity(t); ok {
+			sim, known := ann.ParseSimilarity(name)
+			if !known {
+				continue
+			}
+			spec.Vector = &storage.VectorIndex{Similarity: sim, Dimension: dim}
+		}
+		opts.Indexes = append(opts.Indexes, spec)
 	}
 	if t.Options.GCGraceSeconds == 0 {
 		opts.GCGraceSeconds = storage.NoGCGrace // the engine's 0 is its default

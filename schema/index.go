@@ -25,6 +25,9 @@ const (
 const (
 	IndexTargetOption = "target"
 	IndexClassOption  = "class_name"
+	// SimilarityOption is a vector index's similarity function:
+	// cosine (the default), dot_product or euclidean, any case.
+	SimilarityOption = "similarity_function"
 )
 
 // StorageAttachedIndexClass is the class Cassandra 5.0 names its
@@ -184,7 +187,30 @@ func IndexTerm(typ *cqltype.Type, v []byte) ([]byte, error) { return typ.AppendC
 // indexes, so that an index dropped and made again under its name on
 // something else never reads the old one's files.
 func (ix *Index) StorageName() string {
-	return fmt.Sprintf("%s_%08x", ix.Name, crc32.ChecksumIEEE([]byte(ix.Options[IndexTargetOption]+"\x00"+ix.Options[IndexClassOption])))
+	what := ix.Options[IndexTargetOption] + "\x00" + ix.Options[IndexClassOption]
+	if sim, ok := ix.Options[SimilarityOption]; ok {
+		what += "\x00" + strings.ToLower(sim)
+	}
+	return fmt.Sprintf("%s_%08x", ix.Name, crc32.ChecksumIEEE([]byte(what)))
+}
+
+// VectorSimilarity is, for an index of a vector column of t, its
+// similarity function's name in lower case and the vector's dimension;
+// ok is false for other indexes.
+func (ix *Index) VectorSimilarity(t *Table) (similarity string, dimension int, ok bool) {
+	targets, err := ix.Targets()
+	if err != nil || len(targets) != 1 {
+		return "", 0, false
+	}
+	c := t.Column(targets[0].Column)
+	if c == nil || c.Type.Kind != cqltype.Vector {
+		return "", 0, false
+	}
+	similarity = "cosine"
+	if s, ok := ix.Options[SimilarityOption]; ok {
+		similarity = strings.ToLower(s)
+	}
+	return similarity, c.Type.Dimension, true
 }
 
 // TermType is the type of the terms the index holds for a target of
@@ -218,6 +244,13 @@ func (ix *Index) Terms(t *Table) (func(partitionKey, clustering []byte, e *mutat
 		return nil, fmt.Errorf("schema: index %s: no column %s in %s", ix.Name, tg.Column, t)
 	}
 	term := func(typ *cqltype.Type, v []byte, emit func([]byte)) {
+		if typ.Kind == cqltype.Vector {
+			// A vector index ranks the values themselves.
+			if len(v) > 0 {
+				emit(v)
+			}
+			return
+		}
 		if b, err := IndexTerm(typ, v); err == nil {
 			emit(b)
 		}

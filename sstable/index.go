@@ -24,8 +24,12 @@ import (
 // whole when the SSTable opens; an SSTable without one (written before
 // the index existed, or by an interrupted build) is read without it.
 //
-//	"SBIX" | version 1 | count (uvarint) | count × (term, prefix), each a
-//	uvarint length and bytes | CRC-32C (Castagnoli) of all before, 4 bytes
+//	"SBIX" | version | count (uvarint) | count × (term, prefix), each a
+//	uvarint length and bytes | [version 2: the attachment, a uvarint
+//	length and bytes] | CRC-32C (Castagnoli) of all before, 4 bytes
+//
+// Version 2 carries an attachment its writer reads the postings through
+// (a vector index's graph, whose nodes are the postings in order).
 
 const indexMagic = "SBIX"
 
@@ -46,21 +50,38 @@ func ComparePostings(a, b Posting) int {
 
 // Index is an SSTable's index, read into memory.
 type Index struct {
-	postings []Posting // sorted, without repeats
+	postings   []Posting // sorted, without repeats
+	attachment []byte    // nil in version 1
+}
+
+// SortPostings sorts postings as an index file holds them, without
+// repeats.
+func SortPostings(postings []Posting) []Posting {
+	slices.SortFunc(postings, ComparePostings)
+	return slices.CompactFunc(postings, func(a, b Posting) bool { return ComparePostings(a, b) == 0 })
 }
 
 // WriteIndex writes the index file of index name of generation gen in dir,
-// replacing any; postings are sorted and repeats dropped first.
-func WriteIndex(fs vfs.FS, dir string, gen uint64, name string, postings []Posting) error {
-	slices.SortFunc(postings, ComparePostings)
-	postings = slices.CompactFunc(postings, func(a, b Posting) bool { return ComparePostings(a, b) == 0 })
-	b := append([]byte(indexMagic), 1)
+// replacing any; postings are sorted and repeats dropped first. A non-nil
+// attachment is written with them (version 2); it must describe the
+// postings as SortPostings leaves them.
+func WriteIndex(fs vfs.FS, dir string, gen uint64, name string, postings []Posting, attachment []byte) error {
+	postings = SortPostings(postings)
+	version := byte(1)
+	if attachment != nil {
+		version = 2
+	}
+	b := append([]byte(indexMagic), version)
 	b = binary.AppendUvarint(b, uint64(len(postings)))
 	for _, p := range postings {
 		b = binary.AppendUvarint(b, uint64(len(p.Term)))
 		b = append(b, p.Term...)
 		b = binary.AppendUvarint(b, uint64(len(p.Prefix)))
 		b = append(b, p.Prefix...)
+	}
+	if attachment != nil {
+		b = binary.AppendUvarint(b, uint64(len(attachment)))
+		b = append(b, attachment...)
 	}
 	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
 	if err := durable.ReplaceFile(fs, fs.PathJoin(dir, IndexFileName(gen, name)), b); err != nil {
@@ -103,8 +124,9 @@ func decodeIndex(b []byte) (*Index, error) {
 	if crc32.Checksum(body, crcTable) != sum {
 		return nil, invariants.Corruptf("index checksum mismatch")
 	}
-	if body[len(indexMagic)] != 1 {
-		return nil, invariants.Corruptf("index version %d", body[len(indexMagic)])
+	version := body[len(indexMagic)]
+	if version != 1 && version != 2 {
+		return nil, invariants.Corruptf("index version %d", version)
 	}
 	rest := body[len(indexMagic)+1:]
 	next := func() ([]byte, bool) {
@@ -134,6 +156,13 @@ func decodeIndex(b []byte) (*Index, error) {
 		}
 		idx.postings = append(idx.postings, p)
 	}
+	if version == 2 {
+		a, ok := next()
+		if !ok {
+			return nil, invariants.Corruptf("index attachment")
+		}
+		idx.attachment = a
+	}
 	if len(rest) != 0 {
 		return nil, invariants.Corruptf("index has %d trailing bytes", len(rest))
 	}
@@ -160,6 +189,13 @@ func (idx *Index) Prefixes(lo, hi []byte, loIncl, hiIncl bool, fn func(prefix []
 		fn(p.Prefix)
 	}
 }
+
+// Postings are the index's postings, sorted; the caller must not modify
+// them.
+func (idx *Index) Postings() []Posting { return idx.postings }
+
+// Attachment is what the writer attached, or nil.
+func (idx *Index) Attachment() []byte { return idx.attachment }
 
 // Len is the number of postings.
 func (idx *Index) Len() int { return len(idx.postings) }

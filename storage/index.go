@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/google/btree"
+	"github.com/sibyldb/sibyl/internal/ann"
 	"github.com/sibyldb/sibyl/memtable"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/sstable"
@@ -38,30 +39,66 @@ type IndexSpec struct {
 	// with key partitionKey, at clustering for a row, nil for the rest);
 	// terms compare as their bytes.
 	Terms func(partitionKey, clustering []byte, e *mutation.Entry, emit func(term []byte))
+	// Vector, when set, makes this a vector index: its terms are
+	// vector<float, n> values, and each source keeps a graph of them to
+	// find the nearest to a query.
+	Vector *VectorIndex
+}
+
+// VectorIndex is what a vector index ranks by.
+type VectorIndex struct {
+	Similarity ann.Similarity
+	Dimension  int
 }
 
 // IndexQuery asks an index for the partitions with terms between Lo and
-// Hi (nil: open), each bound included when its flag says.
+// Hi (nil: open), each bound included when its flag says; or, of a vector
+// index, for the partitions of the Nearest terms to Vector: every source
+// offers the partitions of its Nearest nearest vectors, so the rows
+// nearest overall are among them (the caller ranks the rows it reads).
 type IndexQuery struct {
 	Index                    string
 	Lo, Hi                   []byte
 	LoInclusive, HiInclusive bool
+	Vector                   []float32
+	Nearest                  int
 }
 
 // memIndex is one memtable's indexes.
 type memIndex struct {
 	specs []IndexSpec
 	mu    sync.RWMutex
-	trees map[string]*btree.BTreeG[sstable.Posting]
+	trees map[string]*memTerms
 	// filling are the trees of indexes added to a memtable that held
 	// entries: written to, not read, until they hold them all.
-	filling map[string]*btree.BTreeG[sstable.Posting]
+	filling map[string]*memTerms
+}
+
+// memTerms is one index of a memtable: its postings, and for a vector
+// index the graph of their vectors.
+type memTerms struct {
+	postings *btree.BTreeG[sstable.Posting]
+	graph    *vectorGraph
+}
+
+func newMemTerms(spec IndexSpec) *memTerms {
+	t := &memTerms{postings: btree.NewG(32, func(a, b sstable.Posting) bool { return sstable.ComparePostings(a, b) < 0 })}
+	if spec.Vector != nil {
+		t.graph = newVectorGraph(spec.Vector)
+	}
+	return t
+}
+
+func (t *memTerms) insert(p sstable.Posting) {
+	if _, had := t.postings.ReplaceOrInsert(p); !had && t.graph != nil {
+		t.graph.add(p)
+	}
 }
 
 func newMemIndex(specs []IndexSpec) *memIndex {
-	m := &memIndex{specs: specs, trees: map[string]*btree.BTreeG[sstable.Posting]{}, filling: map[string]*btree.BTreeG[sstable.Posting]{}}
+	m := &memIndex{specs: specs, trees: map[string]*memTerms{}, filling: map[string]*memTerms{}}
 	for _, s := range specs {
-		m.trees[s.Name] = btree.NewG(32, func(a, b sstable.Posting) bool { return sstable.ComparePostings(a, b) < 0 })
+		m.trees[s.Name] = newMemTerms(s)
 	}
 	return m
 }
@@ -87,7 +124,7 @@ func (m *memIndex) add(entries []mutation.Entry, tokenLen int) {
 			t = m.filling[name]
 		}
 		for _, p := range ps {
-			t.ReplaceOrInsert(p)
+			t.insert(p)
 		}
 	}
 }
@@ -102,7 +139,7 @@ func (m *memIndex) extend(spec IndexSpec, mt *memtable.Memtable, tokenLen int) e
 		return nil
 	}
 	m.specs = append(slices.Clone(m.specs), spec)
-	tree := btree.NewG(32, func(a, b sstable.Posting) bool { return sstable.ComparePostings(a, b) < 0 })
+	tree := newMemTerms(spec)
 	m.filling[spec.Name] = tree
 	m.mu.Unlock()
 	b := indexBuilder{specs: []IndexSpec{spec}}
@@ -116,7 +153,7 @@ func (m *memIndex) extend(spec IndexSpec, mt *memtable.Memtable, tokenLen int) e
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, p := range b.postings[spec.Name] {
-		tree.ReplaceOrInsert(p)
+		tree.insert(p)
 	}
 	delete(m.filling, spec.Name)
 	m.trees[spec.Name] = tree
@@ -143,10 +180,18 @@ func (m *memIndex) refresh(specs []IndexSpec) {
 func (m *memIndex) prefixes(q IndexQuery, fn func(prefix []byte)) bool {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	t := m.trees[q.Index]
-	if t == nil {
+	mt := m.trees[q.Index]
+	if mt == nil {
 		return false
 	}
+	if q.Vector != nil {
+		if mt.graph == nil {
+			return false
+		}
+		mt.graph.nearest(q, fn)
+		return true
+	}
+	t := mt.postings
 	visit := func(p sstable.Posting) bool {
 		if q.Hi != nil {
 			if c := bytes.Compare(p.Term, q.Hi); c > 0 || c == 0 && !q.HiInclusive {
@@ -249,9 +294,15 @@ func (t *Table) indexApplied(m *memtable.Memtable, entries []mutation.Entry) {
 }
 
 // sstableIndexes are an SSTable's indexes, by name.
-type sstableIndexes map[string]*sstable.Index
+type sstableIndexes map[string]*sstableIndex
 
-func (s *sstableRef) index(name string) *sstable.Index {
+// sstableIndex is an SSTable's index file, with a vector index's graph.
+type sstableIndex struct {
+	*sstable.Index
+	graph *vectorGraph
+}
+
+func (s *sstableRef) index(name string) *sstableIndex {
 	if p := s.indexes.Load(); p != nil {
 		return (*p)[name]
 	}
@@ -280,8 +331,12 @@ func (s *sstableRef) attachIndexes(add sstableIndexes) {
 func (t *Table) writeIndexes(ref *sstableRef, b *indexBuilder) {
 	built := sstableIndexes{}
 	for _, spec := range b.specs {
-		postings := b.postings[spec.Name]
-		if err := sstable.WriteIndex(t.e.opts.FS, t.dir, ref.gen, spec.Name, postings); err != nil {
+		postings := sstable.SortPostings(b.postings[spec.Name])
+		var graph []byte
+		if spec.Vector != nil {
+			graph = buildVectorGraph(spec.Vector, postings).g.AppendBinary([]byte{})
+		}
+		if err := sstable.WriteIndex(t.e.opts.FS, t.dir, ref.gen, spec.Name, postings, graph); err != nil {
 			t.e.opts.Logger.Error().Err(err).Str("table", t.opts.Name).Msg("writing an SSTable's index")
 			continue
 		}
@@ -290,7 +345,12 @@ func (t *Table) writeIndexes(ref *sstableRef, b *indexBuilder) {
 			t.e.opts.Logger.Error().Err(err).Str("table", t.opts.Name).Msg("reading back an SSTable's index")
 			continue
 		}
-		built[spec.Name] = idx
+		si, ok := openSSTableIndex(spec, idx)
+		if !ok {
+			t.e.opts.Logger.Error().Str("table", t.opts.Name).Msg("reading back an SSTable's vector graph")
+			continue
+		}
+		built[spec.Name] = si
 	}
 	ref.attachIndexes(built)
 }
@@ -326,7 +386,12 @@ func (t *Table) loadIndexes(ref *sstableRef) (missing bool) {
 		case !ok:
 			missing = true
 		default:
-			found[spec.Name] = idx
+			si, ok := openSSTableIndex(spec, idx)
+			if !ok {
+				missing = true // a graph of another similarity, or damaged: built again
+				continue
+			}
+			found[spec.Name] = si
 		}
 	}
 	ref.attachIndexes(found)
@@ -505,8 +570,12 @@ func (t *Table) indexCandidates(v *view, q IndexQuery, opts ScanQuery) ([][]byte
 		}
 	}
 	for _, s := range v.sstables {
-		if idx := s.index(q.Index); idx != nil {
-			idx.Prefixes(q.Lo, q.Hi, q.LoInclusive, q.HiInclusive, take)
+		if idx := s.index(q.Index); idx != nil && (q.Vector == nil || idx.graph != nil) {
+			if q.Vector != nil {
+				idx.graph.nearest(q, take)
+			} else {
+				idx.Prefixes(q.Lo, q.Hi, q.LoInclusive, q.HiInclusive, take)
+			}
 			continue
 		}
 		it, err := s.r.NewIter(opts.From, opts.To)
@@ -519,6 +588,18 @@ func (t *Table) indexCandidates(v *view, q IndexQuery, opts ScanQuery) ([][]byte
 	}
 	slices.SortFunc(out, bytes.Compare)
 	return slices.CompactFunc(out, bytes.Equal), nil
+}
+
+// openSSTableIndex pairs an index file with its graph when spec is a
+// vector index; false when the file has no fitting graph.
+func openSSTableIndex(spec IndexSpec, idx *sstable.Index) (*sstableIndex, bool) {
+	si := &sstableIndex{Index: idx}
+	if spec.Vector != nil {
+		if si.graph = loadVectorGraph(spec.Vector, idx); si.graph == nil {
+			return nil, false
+		}
+	}
+	return si, true
 }
 
 // sameIndexes reports whether two sets of indexes are the same by name.

@@ -767,6 +767,9 @@ func (s *Session) runCAS(req *casRequest, bound *binding, serial *request.Consis
 			}
 			ms = append(ms, more...)
 		}
+		if err := checkIndexedVectors(req.t, ms); err != nil {
+			return nil, err
+		}
 		return ms, nil
 	}
 	// The statements are checked before the round, as Cassandra checks

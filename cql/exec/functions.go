@@ -104,6 +104,12 @@ func resolveFunction(t *schema.Table, p partitioner.Partitioner, keyspace, name 
 			return nil, invalidf("fromJson() cannot be used in the selection clause of a SELECT statement")
 		case name == "fromjson":
 			candidates = []*function{fromJSONFunction(receiver)}
+		case isSimilarityCall(name):
+			f, err := similarityFunction(name, similarityCalls[name], args)
+			if err != nil {
+				return nil, err
+			}
+			candidates = []*function{f}
 		case name == "token" && t != nil:
 			candidates = []*function{tokenFunction(t, p)}
 		case aggregateFunctions[name] != nil:
@@ -297,6 +303,8 @@ func termArg(e cql.Expr) cqltype.FunctionArg {
 		return callArg{keyspace: e.Name.Keyspace, name: e.Name.Name, args: e.Args, text: e.String()}
 	case *cql.Cast:
 		return callArg{keyspace: "system", name: castName(e.To), args: []cql.Expr{e.Value}, text: e.String()}
+	case *cql.ListLiteral:
+		return listArg{elems: e.Elements, text: e.String()}
 	}
 	// Collection, tuple and user type literals never fit a native
 	// parameter, and native functions have no other kind.

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -35,7 +36,12 @@ var saiBooleanOptions = map[string]bool{"case_sensitive": true, "normalize": tru
 // ones taken yet.
 var saiOptionDefaults = map[string]string{"case_sensitive": "true", "normalize": "false", "ascii": "false"}
 
-var similarityFunctions = []string{"COSINE", "DOT_PRODUCT", "EUCLIDEAN"}
+// saiVectorOptions are the options of a vector index.
+var saiVectorOptions = map[string]bool{
+	"similarity_function": true, "optimize_for": true, "maximum_node_connections": true, "construction_beam_width": true,
+}
+
+var similarityFunctions = []string{"EUCLIDEAN", "DOT_PRODUCT", "COSINE"}
 
 // saiTypes are the types a storage-attached index reads (Cassandra 5.0's
 // SUPPORTED_TYPES), besides frozen ones and vectors.
@@ -153,8 +159,26 @@ func (s *Session) createIndex(st *cql.CreateIndex) (*Result, error) {
 	if err := s.apply(m); err != nil {
 		return nil, err
 	}
-	return changed("UPDATED", "TABLE", ksName, t.Name), nil
+	res := changed("UPDATED", "TABLE", ksName, t.Name)
+	if _, _, ok := ix.VectorSimilarity(t); ok {
+		res.Warnings = append(res.Warnings, vectorUsageWarning)
+	}
+	return res, nil
 }
+
+// vectorUsageWarning is the client warning of a new vector index, as
+// Cassandra 5.0 words it; here every limit it lists holds but the level
+// (a query at another is run at ONE, with a warning) and paging (the
+// whole result comes in one page).
+const vectorUsageWarning = "SAI ANN indexes on vector columns are experimental and are not recommended for production use.\n" +
+	"They don't yet support SELECT queries with:\n" +
+	" * Consistency level higher than ONE/LOCAL_ONE.\n" +
+	" * Paging.\n" +
+	" * No LIMIT clauses.\n" +
+	" * PER PARTITION LIMIT clauses.\n" +
+	" * GROUP BY clauses.\n" +
+	" * Aggregation functions.\n" +
+	" * Filters on columns without a SAI index."
 
 // indexAttributes reads USING and WITH OPTIONS as IndexAttributes does,
 // and returns the index's kind and its options but the target.
@@ -200,7 +224,7 @@ func indexAttributes(st *cql.CreateIndex) (schema.IndexKind, map[string]string, 
 	}
 	var unknown []string
 	for k := range opts {
-		if !saiBooleanOptions[k] && k != "similarity_function" {
+		if !saiBooleanOptions[k] && !saiVectorOptions[k] {
 			unknown = append(unknown, k)
 		}
 	}
@@ -248,8 +272,40 @@ func checkStorageAttached(t *schema.Table, targets []schema.IndexTarget, opts ma
 			return invalidf("Cannot create more than one storage-attached index on the same column: %s", c.Name)
 		}
 	}
+	// Cassandra reads the vector options first, then the column's type;
+	// its messages name the index null, as its check has none to hand.
+	for _, k := range []string{"similarity_function", "optimize_for", "maximum_node_connections", "construction_beam_width"} {
+		v, ok := opts[k]
+		switch {
+		case !ok:
+		case k == "similarity_function" && !slices.Contains(similarityFunctions, strings.ToUpper(v)):
+			return invalidf("Similarity function %s was not recognized for index null. Valid values are: %s", strings.ToUpper(v), strings.Join(similarityFunctions, ", "))
+		case k == "optimize_for" && strings.ToUpper(v) != "LATENCY" && strings.ToUpper(v) != "RECALL":
+			return invalidf("optimize_for '%s' was not recognized for index null. Valid values are: LATENCY, RECALL", strings.ToUpper(v))
+		case k == "maximum_node_connections":
+			return invalidf("Maximum node connections cannot be set without enabling SAI_VECTOR_ALLOW_CUSTOM_PARAMETERS")
+		case k == "construction_beam_width":
+			return invalidf("Construction beam width cannot be set without enabling SAI_VECTOR_ALLOW_CUSTOM_PARAMETERS")
+		}
+	}
+	if c.Type.Kind == cqltype.Vector {
+		for k := range opts {
+			if saiBooleanOptions[k] {
+				return invalidf("CQL type %s cannot be analyzed.", c.Type.SchemaString())
+			}
+		}
+		switch {
+		case !c.Type.IsFloatVector():
+			return invalidf("SAI ANN indexes are only allowed on vector columns with float elements")
+		case c.Type.Dimension == 1 && strings.EqualFold(cmp.Or(opts["similarity_function"], "cosine"), "cosine"):
+			return invalidf("Cosine similarity is not supported for single-dimension vectors")
+		}
+		return nil
+	}
 	for k, v := range opts {
 		switch {
+		case saiVectorOptions[k]:
+			return invalidf("CQL type %s cannot have vector options", c.Type.SchemaString())
 		case saiBooleanOptions[k] && v == "":
 			return invalidf("Empty value for boolean option '%s'", k)
 		case saiBooleanOptions[k] && !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false"):
@@ -258,10 +314,6 @@ func checkStorageAttached(t *schema.Table, targets []schema.IndexTarget, opts ma
 			// Text analysis would change what a term matches, in the
 			// index and in the filters alike: not built yet.
 			return invalidf("StorageAttachedIndex option %s = %s is not supported yet: values match exactly (%s = %s)", k, v, k, saiOptionDefaults[k])
-		case k == "similarity_function" && !slices.Contains(similarityFunctions, strings.ToUpper(v)):
-			return invalidf("Similarity function %s was not recognized for index %s. Valid values are: [%s]", v, name, strings.Join(similarityFunctions, ", "))
-		case k == "similarity_function":
-			return invalidf("CQL type %s cannot have vector options", c.Type.SchemaString())
 		}
 	}
 	return nil

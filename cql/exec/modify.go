@@ -261,6 +261,9 @@ func (s *Session) applyStatement(name cql.QualifiedName, ms []*mutation.Mutation
 	if t.IsCounter() {
 		return s.applyCounters(ms)
 	}
+	if err := checkIndexedVectors(t, ms); err != nil {
+		return nil, err
+	}
 	return s.applyWrites(ms...)
 }
 
@@ -478,6 +481,11 @@ func (s *Session) applyBatch(items []batchItem, batchTS *int64, kind cql.BatchKi
 		}
 		if err != nil {
 			return nil, err
+		}
+		if t, err := s.table(statementTable(stmt)); err == nil {
+			if err := checkIndexedVectors(t, more); err != nil {
+				return nil, err
+			}
 		}
 		ms = append(ms, more...)
 	}

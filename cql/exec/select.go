@@ -21,6 +21,14 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 	case st.JSON:
 		return s.selectJSON(st, opts, bound)
 	}
+	var nearest *annQuery
+	if hasANN(st.OrderBy) {
+		if nearest, err = planANN(t, st, bound); err != nil {
+			return nil, err
+		}
+	} else if err := checkVectorRelations(t, st.Where); err != nil {
+		return nil, err
+	}
 	// A query an index serves reads as one that allows filtering: the
 	// same rows, found by the index.
 	filtering := st.AllowFiltering || indexedQuery(t, st.Where)
@@ -95,7 +103,15 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 	}
 	reverse := false
 	var sorted *postOrder
-	if len(st.OrderBy) > 0 {
+	var warnings []string
+	if nearest != nil {
+		if warnings, err = s.topKChecks(agg != nil || grp != nil, limit, perPartition, opts); err != nil {
+			return nil, err
+		}
+		// Every row found is ranked before LIMIT cuts: not paged.
+		opts.PageSize, opts.PagingState = 0, nil
+		sorted = &postOrder{nearest: nearest}
+	} else if len(st.OrderBy) > 0 {
 		if !kr.keyed {
 			return nil, invalidf("ORDER BY is only supported when the partition key is restricted by an EQ or an IN.")
 		}
@@ -141,6 +157,12 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 			return nil, err
 		}
 	}
+	if nearest != nil && !kr.keyed && rd.index == nil {
+		// Each replica offers the partitions of its nearest vectors; the
+		// rows read are ranked here. (With another index's relation, that
+		// index's rows are all ranked instead.)
+		rd.index = &request.IndexRead{Index: nearest.index.StorageName(), Vector: nearest.raw, Nearest: limit}
+	}
 	rd.resumeAt(pg.resume)
 	if agg == nil && grp == nil {
 		rd.limit = pg.want()
@@ -157,13 +179,17 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 	if agg != nil || grp != nil {
 		res.Warnings = aggregationWarnings(t, st.Where)
 	}
+	res.Warnings = append(res.Warnings, warnings...)
 	var group groupState
 	var partitionKey []byte
 	kept := 0 // rows of this partition the filters let through
 	cells := s.rowScratch(len(t.Columns))
 	need := pl.sel.need
-	if need == nil || len(filters) > 0 {
+	if need == nil || len(filters) > 0 || nearest != nil {
 		need = neededColumns(t, sels, filters)
+	}
+	if nearest != nil {
+		need[nearest.column.Index] = true
 	}
 	for first := true; ; first = false {
 		p, whole, err := rd.next()
@@ -218,6 +244,9 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 				if err := t.ReadRow(cells, need, p.Key, r.Clustering, r.Row, p.Static, now); err != nil {
 					return nil, &Error{Code: ServerError, Message: err.Error()}
 				}
+			}
+			if nearest != nil && cells[nearest.column.Index].Value == nil {
+				continue // no vector: not in the index, so not found
 			}
 			in := &rowInput{cells: cells, now: now}
 			if grp != nil {
@@ -357,6 +386,9 @@ func restrictedByEq(c *schema.Column, where []cql.Relation) bool {
 type postOrder struct {
 	columns []*schema.Column
 	reverse bool
+	// nearest, when set, ranks rows by their vector's similarity to its
+	// vector instead, most similar first.
+	nearest *annQuery
 }
 
 func newPostOrder(t *schema.Table, order []cql.Ordering, reverse bool) *postOrder {
@@ -371,6 +403,9 @@ func (p *postOrder) width() int {
 	if p == nil {
 		return 0
 	}
+	if p.nearest != nil {
+		return 1
+	}
 	return len(p.columns)
 }
 
@@ -378,6 +413,9 @@ func (p *postOrder) width() int {
 func (p *postOrder) withKey(out [][]byte, cells schema.RowValues) [][]byte {
 	if p == nil {
 		return out
+	}
+	if q := p.nearest; q != nil {
+		return append(out, q.score(cells[q.column.Index].Value))
 	}
 	for _, c := range p.columns {
 		out = append(out, cells[c.Index].Value)
@@ -392,6 +430,9 @@ func (p *postOrder) sort(rows [][][]byte, n int) {
 		return
 	}
 	slices.SortStableFunc(rows, func(a, b [][]byte) int {
+		if p.nearest != nil {
+			return compareScores(b[n], a[n])
+		}
 		for i, c := range p.columns {
 			var x int
 			switch u, v := a[n+i], b[n+i]; {

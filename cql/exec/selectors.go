@@ -116,6 +116,13 @@ func isTerm(e cql.Expr) bool {
 	return false
 }
 
+// isConstantList reports a list literal of terms: an argument whose type
+// its parameter gives (a vector's, for the similarity functions).
+func isConstantList(e cql.Expr) bool {
+	l, ok := e.(*cql.ListLiteral)
+	return ok && !slices.ContainsFunc(l.Elements, func(e cql.Expr) bool { return !isTerm(e) })
+}
+
 // build prepares a selector that stands on its own (its type must be known
 // without a receiver).
 func (b *selectionBuilder) build(e cql.Expr) (*selector, error) {
@@ -285,7 +292,7 @@ func (b *selectionBuilder) call(e *cql.FunctionCall) (*selector, error) {
 	args := make([]*selector, len(argExprs))
 	fargs := make([]cqltype.FunctionArg, len(argExprs))
 	for i, a := range argExprs {
-		if isTerm(a) {
+		if isTerm(a) || isConstantList(a) {
 			fargs[i] = termArg(a)
 			continue
 		}

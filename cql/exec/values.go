@@ -103,6 +103,9 @@ func literalTerm(e cql.Expr, t *cqltype.Type, receiver string, bound *binding) (
 		}
 		return v, nil
 	case *cql.ListLiteral:
+		if t.Kind == cqltype.Vector {
+			return vectorLiteral(e.Elements, t, receiver, bound)
+		}
 		if t.Kind != cqltype.List {
 			return nil, invalidf("Invalid list literal for %s of type %s", receiver, t.SchemaString())
 		}
@@ -190,6 +193,27 @@ func elements(es []cql.Expr, elem *cqltype.Type, receiver string, bound *binding
 		vals = append(vals, v)
 	}
 	return cqltype.EncodeCollection(vals), nil
+}
+
+// vectorLiteral evaluates a list literal written for a vector: exactly as
+// many elements as the vector's dimension, none of them null.
+func vectorLiteral(es []cql.Expr, t *cqltype.Type, receiver string, bound *binding) ([]byte, error) {
+	if len(es) != t.Dimension {
+		return nil, invalidf("Invalid vector literal for %s of type %s; expected %d elements, but given %d",
+			receiver, t.SchemaString(), t.Dimension, len(es))
+	}
+	vals := make([][]byte, len(es))
+	for i, e := range es {
+		v, err := term(e, t.Params[0], receiver, bound)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			return nil, invalidf("null is not supported inside vectors")
+		}
+		vals[i] = v
+	}
+	return cqltype.EncodeVector(t, vals), nil
 }
 
 // mapLiteral evaluates a map's entries (term puts them in order).

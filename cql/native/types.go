@@ -15,6 +15,10 @@ func (w *writer) writeType(t *cqltype.Type, version byte) {
 		w.short(0)
 		w.string(t.Name)
 		return
+	case t.Kind == cqltype.Vector:
+		w.short(0)
+		w.string(t.MarshalName())
+		return
 	case t.Kind == cqltype.Duration && version < 5,
 		version < 4 && (t.Kind == cqltype.Date || t.Kind == cqltype.Time || t.Kind == cqltype.Smallint || t.Kind == cqltype.Tinyint):
 		w.short(0)

@@ -33,10 +33,10 @@ var allowedImports = map[string][]string{
 	"memtable":         {"mutation", "partitioner"},
 	"sstable":          {"mutation", "partitioner", "internal/durable", "internal/histogram"},
 	"commitlog":        {"mutation", "partitioner", "internal/durable"},
-	"storage":          {"memtable", "sstable", "commitlog", "mutation", "mutation/request", "partitioner", "tracing", "internal/histogram", "internal/workers", "internal/topk"},
+	"storage":          {"memtable", "sstable", "commitlog", "mutation", "mutation/request", "partitioner", "tracing", "internal/histogram", "internal/workers", "internal/topk", "internal/ann"},
 	"schema":           {"mutation", "partitioner"},
 	"cql":              {},
-	"cql/exec":         {"cql", "schema", "mutation", "mutation/request", "partitioner", "auth", "tracing"},
+	"cql/exec":         {"cql", "schema", "mutation", "mutation/request", "partitioner", "auth", "tracing", "internal/ann"},
 	"auth":             {"schema", "mutation", "cqltype"},
 	"cql/native":       {"cql/exec", "cql", "mutation/request", "internal/workers", "tracing"},
 	"ring":             {"partitioner"},
@@ -49,7 +49,7 @@ var allowedImports = map[string][]string{
 	"metadata":         {"internal/wire", "internal/durable", "messaging"},
 	"virtual":          {"schema", "storage", "mutation", "mutation/request", "partitioner"},
 	"node": {"cql/native", "cql/exec", "auth", "tracing", "internal/histogram", "internal/workers", "internal/tlsconf", "coordinator", "hints", "streaming", "repair", "metadata", "gossip", "messaging", "ring", "schema",
-		"storage", "mutation", "mutation/request", "partitioner", "virtual", "internal/topk"},
+		"storage", "mutation", "mutation/request", "partitioner", "virtual", "internal/topk", "internal/ann"},
 	"tools":               {},
 	"tools/cqlsh":         {},
 	"tools/nodetool":      {"internal/tlsconf", "internal/histogram"},
@@ -63,13 +63,14 @@ var allowedImports = map[string][]string{
 	"internal/durable":    {},
 	"internal/histogram":  {},
 	"internal/topk":       {},
+	"internal/ann":        {},
 	"internal/tlsconf":    {},
 	"internal/testutil":   {"mutation", "partitioner", "internal/tlsconf"},
-	"test/clients":        {"node", "cql/native", "cql/exec", "cqltype", "tools/cqlsh", "tools/nodetool", "tools/stress", "internal/tlsconf"},
+	"test/clients":        {"node", "cql/native", "cql/exec", "cqltype", "tools/cqlsh", "tools/nodetool", "tools/stress", "internal/tlsconf", "internal/ann"},
 	"test/differential":   {"node", "cqltype"},
 	"simulation": {"node", "coordinator", "tracing", "hints", "streaming", "metadata", "cql/exec", "gossip", "messaging", "mutation", "mutation/request", "partitioner", "ring",
 		"schema", "storage", "cqltype"},
-	"bench": {"storage", "commitlog", "mutation", "mutation/request", "partitioner", "internal/testutil", "node", "cql", "cql/exec",
+	"bench": {"internal/ann", "storage", "commitlog", "mutation", "mutation/request", "partitioner", "internal/testutil", "node", "cql", "cql/exec",
 		"schema", "cqltype"},
 }
 
@@ -86,7 +87,8 @@ var testOnlyImports = map[string][]string{
 
 // neverCQLType lists the packages that may not use cqltype (it sits above them).
 var neverCQLType = map[string]bool{"partitioner": true, "cqltype": true, "gossip": true, "messaging": true,
-	"internal/invariants": true, "internal/lint": true, "internal/workers": true, "internal/histogram": true, "internal/wire": true, "internal/durable": true}
+	"internal/invariants": true, "internal/lint": true, "internal/workers": true, "internal/histogram": true, "internal/wire": true, "internal/durable": true,
+	"internal/ann": true}
 
 type goPackage struct {
 	ImportPath   string

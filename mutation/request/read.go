@@ -61,6 +61,10 @@ type IndexRead struct {
 	Index                    string
 	Lo, Hi                   []byte
 	LoInclusive, HiInclusive bool
+	// Vector, of a vector index, asks instead for the partitions of the
+	// Nearest vectors to it (a vector<float, n> value) each source has.
+	Vector  []byte
+	Nearest int
 }
 
 // ReadLevel is the level a read runs at: ANY, the zero value, is ONE.

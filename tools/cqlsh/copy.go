@@ -116,12 +116,23 @@ func (s *Shell) copy(stmt string) {
 	if strings.HasPrefix(file, "'") {
 		file = strings.ReplaceAll(file[1:len(file)-1], "''", "'")
 	}
-	meta, err := s.session.KeyspaceMetadata(ks)
-	if err != nil {
-		s.error(fmt.Sprintf("Keyspace '%s' not found.", ks))
-		return
+	// gocql refreshes its schema a moment after a change is announced:
+	// a table made by the statement before is waited for, as the real
+	// cqlsh waits for schema agreement after its DDL.
+	var tm *gocql.TableMetadata
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		meta, err := s.session.KeyspaceMetadata(ks)
+		if err == nil {
+			tm = meta.Tables[table]
+		}
+		if tm != nil || time.Now().After(deadline) {
+			if err != nil {
+				s.error(fmt.Sprintf("Keyspace '%s' not found.", ks))
+				return
+			}
+			break
+		}
 	}
-	tm := meta.Tables[table]
 	if tm == nil {
 		s.error(fmt.Sprintf("'%s' not found in keyspace '%s'", table, ks))
 		return
