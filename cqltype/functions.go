@@ -335,6 +335,7 @@ func init() {
 	toUnix(DateType)
 	toTimestamp(DateType)
 	registerFloor()
+	registerMath()
 
 	// Cassandra walks its native type list in this order, blob excluded.
 	for _, k := range []Kind{Ascii, Bigint, Boolean, Counter, Date, Decimal, Double, Duration, Float, Inet, Int,

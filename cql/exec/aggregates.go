@@ -40,11 +40,11 @@ func init() {
 		cqltype.Double, cqltype.Decimal, cqltype.Varint, cqltype.Counter}
 	for _, k := range numbers {
 		t := cqltype.Native(k)
-		addAggregate("sum", t, t, func() aggregate { return &summer{kind: k, sum: new(big.Int)} })
+		addAggregate("sum", t, t, func() aggregate { return newSummer(k, false) })
 	}
 	for _, k := range numbers {
 		t := cqltype.Native(k)
-		addAggregate("avg", t, t, func() aggregate { return &summer{kind: k, sum: new(big.Int), avg: true} })
+		addAggregate("avg", t, t, func() aggregate { return newSummer(k, true) })
 	}
 	// Cassandra walks CQL3Type.Native, whose "empty" type (Custom here)
 	// comes after duration.
@@ -111,6 +111,10 @@ func (e *extreme) add(args [][]byte) error {
 }
 
 func (e *extreme) result() []byte { return e.v }
+
+func newSummer(k cqltype.Kind, avg bool) *summer {
+	return &summer{kind: k, sum: new(big.Int), avg: avg}
+}
 
 // summer is sum or avg of one numeric type.
 type summer struct {

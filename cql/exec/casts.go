@@ -163,36 +163,10 @@ func low64(x *big.Int) int64 {
 	return int64(m.Uint64())
 }
 
-// javaD2L is Java's (long) of a double: truncation, NaN to 0, saturation.
-func javaD2L(f float64) int64 {
-	switch {
-	case math.IsNaN(f):
-		return 0
-	case f >= math.MaxInt64:
-		return math.MaxInt64
-	case f <= math.MinInt64:
-		return math.MinInt64
-	}
-	return int64(f)
-}
-
-// javaD2I is Java's (int) of a double.
-func javaD2I(f float64) int32 {
-	switch {
-	case math.IsNaN(f):
-		return 0
-	case f >= math.MaxInt32:
-		return math.MaxInt32
-	case f <= math.MinInt32:
-		return math.MinInt32
-	}
-	return int32(f)
-}
-
 func (n javaNumber) intValue() int32 {
 	switch {
 	case n.isFloat():
-		return javaD2I(n.f)
+		return cqltype.JavaDoubleToInt(n.f)
 	case n.u != nil:
 		return int32(low64(n.integer()))
 	}
@@ -202,7 +176,7 @@ func (n javaNumber) intValue() int32 {
 func (n javaNumber) longValue() int64 {
 	switch {
 	case n.isFloat():
-		return javaD2L(n.f)
+		return cqltype.JavaDoubleToLong(n.f)
 	case n.u != nil:
 		return low64(n.integer())
 	}

@@ -123,6 +123,10 @@ func asInvalid(err error) error {
 	if errors.As(err, &ce) {
 		return &Error{Code: ConfigError, Message: err.Error()}
 	}
+	var je *cqltype.JavaException
+	if errors.As(err, &je) {
+		return &Error{Code: ServerError, Message: err.Error()}
+	}
 	return &Error{Code: Invalid, Message: err.Error()}
 }
 

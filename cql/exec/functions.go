@@ -104,6 +104,12 @@ func resolveFunction(t *schema.Table, p partitioner.Partitioner, keyspace, name 
 			return nil, invalidf("fromJson() cannot be used in the selection clause of a SELECT statement")
 		case name == "fromjson":
 			candidates = []*function{fromJSONFunction(receiver)}
+		case isCollectionFunction(name):
+			f, err := collectionFunction(name, args)
+			if err != nil {
+				return nil, err
+			}
+			candidates = []*function{f}
 		case isSimilarityCall(name):
 			f, err := similarityFunction(name, similarityCalls[name], args)
 			if err != nil {
