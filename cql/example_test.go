@@ -21,7 +21,7 @@ func ExampleParse() {
 	// Output:
 	// ks t 2
 	// SELECT v, TTL(v) FROM ks.t WHERE k = ? AND c > 3 LIMIT 10
-	// line 1:9 mismatched input 'FRO' expecting K_FROM
+	// line 1:9 mismatched input 'FRO' expecting K_FROM (SELECT * [FRO]...)
 }
 
 func ExampleParseAll() {

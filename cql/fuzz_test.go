@@ -3,6 +3,7 @@ package cql
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -43,8 +44,14 @@ func checkSyntaxError(t testing.TB, input string, err error) {
 	if !errors.As(err, &se) {
 		t.Fatalf("input %q: error %v (%T) is not a *SyntaxError", input, err, err)
 	}
-	if se.Line < 1 || se.Column < 0 || se.Message == "" {
+	// The end of input has no place (line 0:-1, as in Cassandra), and
+	// then no snippet either.
+	atEnd := se.Line == 0 && se.Column == -1
+	if !atEnd && (se.Line < 1 || se.Column < 0) || se.Message == "" || atEnd && se.Snippet != "" {
 		t.Fatalf("input %q: error without a position or message: %#v", input, se)
+	}
+	if se.Snippet != "" && (!strings.HasPrefix(se.Snippet, " (") || !strings.HasSuffix(se.Snippet, ")") || !strings.Contains(se.Snippet, "[")) {
+		t.Fatalf("input %q: malformed snippet %q", input, se.Snippet)
 	}
 }
 

@@ -28,7 +28,14 @@ type token struct {
 	lower string // tkIdent only: text folded to lower case
 	line  int
 	col   int
+	// index is the token's place in the stream Cassandra's lexer makes,
+	// which holds the hidden tokens too (runs of whitespace, comments):
+	// error snippets count back through them.
+	index int
 }
+
+// streamPos is where a token of that stream (hidden or not) starts.
+type streamPos struct{ line, col int }
 
 // display renders the token the way ANTLR quotes an offending token.
 func (t *token) display() string {
@@ -40,31 +47,37 @@ func (t *token) display() string {
 }
 
 type lexer struct {
-	src  string
-	pos  int
-	line int
-	col  int
-	toks []token
+	src    string
+	pos    int
+	line   int
+	col    int
+	toks   []token
+	stream []streamPos // every token's start, hidden ones too
 }
 
 // lex splits src into tokens, ending with a tkEOF token that carries the
 // position just past the input. Cassandra's lexer runs to the end before the
 // parser reports anything, so a lexical error wins over a syntax error.
-func lex(src string) ([]token, *SyntaxError) {
+func lex(src string) ([]token, []streamPos, *SyntaxError) {
 	l := &lexer{src: src, line: 1}
 	for {
 		if err := l.skipSpace(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if l.pos >= len(l.src) {
-			l.toks = append(l.toks, token{kind: tkEOF, line: l.line, col: l.col})
-			return l.toks, nil
+			// Cassandra's lexer ends with a bare EOF token: line 0,
+			// column -1, which is what its messages then show.
+			l.toks = append(l.toks, token{kind: tkEOF, line: 0, col: -1, index: len(l.stream)})
+			return l.toks, l.stream, nil
 		}
 		if err := l.scan(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 }
+
+// hidden records a hidden token starting here.
+func (l *lexer) hidden() { l.stream = append(l.stream, streamPos{l.line, l.col}) }
 
 // advance moves past n bytes, keeping line and column: every byte is looked
 // at once here, so positions cost linear time however long the lines are.
@@ -112,20 +125,29 @@ func (l *lexer) charDisplay() string {
 }
 
 func (l *lexer) skipSpace() *SyntaxError {
+	inSpace := false // a run of whitespace is one hidden token
 	for l.pos < len(l.src) {
 		c := l.src[l.pos]
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			if !inSpace {
+				l.hidden()
+			}
+			inSpace = true
 			l.advance(1)
+			continue
 		case strings.HasPrefix(l.src[l.pos:], "--") || strings.HasPrefix(l.src[l.pos:], "//"):
-			// Cassandra wants a line end after a line comment; a comment
-			// closing the input is accepted here, as cqlsh sends them.
+			// Cassandra wants a line end after a line comment (it is part
+			// of the comment); a comment closing the input is accepted
+			// here, as cqlsh sends them.
+			l.hidden()
 			i := strings.IndexAny(l.src[l.pos:], "\n\r")
 			if i < 0 {
-				i = len(l.src) - l.pos
+				i = len(l.src) - l.pos - 1
 			}
-			l.advance(i)
+			l.advance(i + 1)
 		case strings.HasPrefix(l.src[l.pos:], "/*"):
+			l.hidden()
 			i := strings.Index(l.src[l.pos+2:], "*/")
 			if i < 0 {
 				l.advance(len(l.src) - l.pos)
@@ -135,12 +157,14 @@ func (l *lexer) skipSpace() *SyntaxError {
 		default:
 			return nil
 		}
+		inSpace = false
 	}
 	return nil
 }
 
 func (l *lexer) emit(kind tokenKind, text string, line, col int) {
-	t := token{kind: kind, text: text, line: line, col: col}
+	t := token{kind: kind, text: text, line: line, col: col, index: len(l.stream)}
+	l.stream = append(l.stream, streamPos{line, col})
 	if kind == tkIdent {
 		t.lower = strings.ToLower(text)
 	}

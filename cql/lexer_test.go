@@ -57,7 +57,7 @@ func TestLex(t *testing.T) {
 		{"ks.t", "IDENT:ks P:. IDENT:t"},
 		{"a_1 B2", "IDENT:a_1 IDENT:B2"},
 	} {
-		toks, err := lex(c.in)
+		toks, _, err := lex(c.in)
 		if err != nil {
 			t.Errorf("lex(%q): %v", c.in, err)
 			continue
@@ -69,17 +69,22 @@ func TestLex(t *testing.T) {
 }
 
 func TestLexPositions(t *testing.T) {
-	toks, err := lex("SELECT 'é'\n  , \"ü\" /* x\ny */ z\r\n\tw")
+	toks, stream, err := lex("SELECT 'é'\n  , \"ü\" /* x\ny */ z\r\n\tw")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, tk := range toks {
-		got = append(got, fmt.Sprintf("%d:%d", tk.line, tk.col))
+		got = append(got, fmt.Sprintf("%d:%d@%d", tk.line, tk.col, tk.index))
 	}
-	// Columns count characters, not bytes; the last entry is the end.
-	want := "1:0 1:7 2:2 2:4 3:5 4:1 4:2"
+	// Columns count characters, not bytes; the end of input has no place,
+	// as in Cassandra. Indexes count the hidden tokens (whitespace runs,
+	// the comment) before each token.
+	want := "1:0@0 1:7@2 2:2@4 2:4@6 3:5@10 4:1@12 0:-1@13"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("positions %s, want %s", strings.Join(got, " "), want)
+	}
+	if len(stream) != 13 || stream[3] != (streamPos{1, 10}) || stream[8] != (streamPos{2, 8}) {
+		t.Fatalf("hidden tokens %v", stream)
 	}
 }

@@ -130,7 +130,7 @@ func (p *parser) createFunction(orReplace bool) Statement {
 		p.next()
 		s.Language = t.lower
 	} else {
-		p.fail(t, "mismatched input "+t.display()+" expecting IDENT")
+		p.failGrammar(t, "mismatched input "+t.display()+" expecting IDENT")
 	}
 	p.expectKw("as")
 	s.Body = p.expectString()
@@ -203,7 +203,7 @@ func (p *parser) typeRefsUntil(end string) []*TypeRef {
 func (p *parser) expectString() string {
 	t := p.peek()
 	if t.kind != tkString {
-		p.fail(t, "mismatched input "+t.display()+" expecting STRING_LITERAL")
+		p.failGrammar(t, "mismatched input "+t.display()+" expecting STRING_LITERAL")
 		return ""
 	}
 	p.next()

@@ -12,16 +12,18 @@ import (
 // second statement is an error (use ParseAll for scripts). Errors are
 // *SyntaxError.
 func Parse(text string) (Statement, error) {
-	toks, lerr := lex(text)
+	toks, stream, lerr := lex(text)
 	if lerr != nil {
 		return nil, lerr
 	}
-	p := &parser{toks: toks}
+	p := &parser{src: text, toks: toks, stream: stream}
 	st := p.statement()
 	for p.acceptPunct(";") {
 	}
 	if t := p.peek(); p.err == nil && t.kind != tkEOF {
-		p.fail(t, "missing EOF at "+t.display())
+		// Cassandra's parser does not recover from a mismatched token
+		// (no "missing" or "extraneous" messages): it reports it.
+		p.failGrammar(t, "mismatched input "+t.display()+" expecting EOF")
 	}
 	if p.err != nil {
 		return nil, p.err
@@ -33,11 +35,11 @@ func Parse(text string) (Statement, error) {
 // statements and a missing final semicolon are fine). Bind marker indexes
 // start again from 0 in each statement. Errors are *SyntaxError.
 func ParseAll(text string) ([]Statement, error) {
-	toks, lerr := lex(text)
+	toks, stream, lerr := lex(text)
 	if lerr != nil {
 		return nil, lerr
 	}
-	p := &parser{toks: toks}
+	p := &parser{src: text, toks: toks, stream: stream}
 	var out []Statement
 	for {
 		for p.acceptPunct(";") {
@@ -48,7 +50,7 @@ func ParseAll(text string) ([]Statement, error) {
 		p.markers = 0
 		st := p.statement()
 		if t := p.peek(); p.err == nil && t.kind != tkEOF && !p.isPunct(";") {
-			p.fail(t, "missing ';' at "+t.display())
+			p.failGrammar(t, "missing ';' at "+t.display())
 		}
 		out = append(out, st)
 	}
@@ -67,6 +69,8 @@ const maxDepth = 100
 // input, so every loop stops and the callers unwind without checks at each
 // step. Only the first error matters, as in Cassandra.
 type parser struct {
+	src     string
+	stream  []streamPos
 	toks    []token
 	pos     int
 	err     *SyntaxError
@@ -99,16 +103,28 @@ func (p *parser) next() *token {
 	return t
 }
 
+// fail reports what Cassandra's parser checks besides its grammar: those
+// messages come alone, without a place (its addRecognitionError, or an
+// exception from a rule's action).
 func (p *parser) fail(t *token, msg string) {
 	if p.err == nil {
-		p.err = &SyntaxError{Line: t.line, Column: t.col, Message: msg}
+		p.err = &SyntaxError{Line: t.line, Column: t.col, Message: msg, Unplaced: true}
+	}
+}
+
+// failGrammar reports what Cassandra's grammar (ANTLR) rejects: the
+// message comes after the token's place, and with the snippet of the
+// query around it.
+func (p *parser) failGrammar(t *token, msg string) {
+	if p.err == nil {
+		p.err = &SyntaxError{Line: t.line, Column: t.col, Message: msg, Snippet: snippet(p.src, p.stream, t)}
 	}
 }
 
 // noViable reports a token that starts none of the alternatives allowed at
 // this point.
 func (p *parser) noViable(t *token) {
-	p.fail(t, "no viable alternative at input "+t.display())
+	p.failGrammar(t, "no viable alternative at input "+t.display())
 }
 
 func isKeyword(t *token, word string) bool { return t.kind == tkIdent && t.lower == word }
@@ -138,14 +154,14 @@ func (p *parser) acceptPunct(s string) bool {
 func (p *parser) expectKw(word string) {
 	if !p.acceptKw(word) {
 		t := p.peek()
-		p.fail(t, "mismatched input "+t.display()+" expecting "+keywordName(word))
+		p.failGrammar(t, "mismatched input "+t.display()+" expecting "+keywordName(word))
 	}
 }
 
 func (p *parser) expectPunct(s string) {
 	if !p.acceptPunct(s) {
 		t := p.peek()
-		p.fail(t, "mismatched input "+t.display()+" expecting '"+s+"'")
+		p.failGrammar(t, "mismatched input "+t.display()+" expecting '"+s+"'")
 	}
 }
 
@@ -167,7 +183,11 @@ func (p *parser) try(f func()) bool {
 func (p *parser) enter() bool {
 	p.depth++
 	if p.depth > maxDepth {
-		p.fail(p.peek(), "statement nested more than "+strconv.Itoa(maxDepth)+" levels deep")
+		if p.err == nil {
+			// A limit of ours: where it was reached helps.
+			t := p.peek()
+			p.err = &SyntaxError{Line: t.line, Column: t.col, Message: "statement nested more than " + strconv.Itoa(maxDepth) + " levels deep"}
+		}
 		return false
 	}
 	return true
@@ -599,7 +619,7 @@ func (p *parser) using(timestampOnly bool) Using {
 			}
 			u.TTL = v
 		case timestampOnly:
-			p.fail(t, "mismatched input "+t.display()+" expecting K_TIMESTAMP")
+			p.failGrammar(t, "mismatched input "+t.display()+" expecting K_TIMESTAMP")
 		default:
 			p.noViable(t)
 		}
