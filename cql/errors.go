@@ -41,51 +41,76 @@ func (e *SyntaxError) Error() string {
 
 // snippet is the part of src around token t that Cassandra's parser shows
 // after a grammar error (its ErrorCollector): from ten tokens of the
-// stream before t (hidden ones count) to t, t in square brackets,
-// "..." for what is cut on either side, the lines joined without their
-// line ends. "" for the end of input, whose token has no place.
+// stream before t (hidden ones count) to t, t in square brackets (as
+// long as its text, which for a string is its content), "..." for what
+// is cut on either side, the lines joined without their line ends. ""
+// for the end of input, whose token has no place, and where Cassandra's
+// own cut would fail. Only the lines shown are looked at closely, so a
+// long query costs one scan.
 func snippet(src string, stream []streamPos, t *token) string {
 	if t.kind == tkEOF || t.line <= 0 {
 		return ""
 	}
-	lines := strings.Split(src, "\n")
-	for len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1] // as Java's split drops them
-	}
 	from := stream[max(0, t.index-10)]
-	if t.line > len(lines) || from.line > t.line {
+	if from.line > t.line {
 		return ""
 	}
-	runes := make([][]rune, len(lines))
-	for i, l := range lines {
-		runes[i] = []rune(l)
+	// The byte offset where line n (from 1) starts.
+	offset, line := 0, 1
+	for line < from.line {
+		i := strings.IndexByte(src[offset:], '\n')
+		if i < 0 {
+			return ""
+		}
+		offset, line = offset+i+1, line+1
 	}
-	end := t.col + utf8.RuneCountInString(t.text)
-	last := runes[t.line-1]
-	if end > len(last) || from.col > len(runes[from.line-1]) {
-		return "" // where Cassandra's own cut fails, it shows none
-	}
-	includeStart := from.line == 1 && from.col == 0
-	includeEnd := t.line == len(lines) && end == len(runes[len(runes)-1])
-	highlighted := string(last[:t.col]) + "[" + string(last[t.col:end]) + "]"
 	var b strings.Builder
 	b.WriteString(" (")
-	if !includeStart {
+	if from.line != 1 || from.col != 0 {
 		b.WriteString("...")
 	}
-	for i := from.line - 1; i < t.line; i++ {
-		line := string(runes[i])
-		if i == t.line-1 {
-			line = highlighted
+	for ; line <= t.line; line++ {
+		end := strings.IndexByte(src[offset:], '\n')
+		if end < 0 {
+			end = len(src) - offset
 		}
-		if i == from.line-1 {
-			line = string([]rune(line)[from.col:])
+		text := src[offset : offset+end]
+		cut := 0
+		if line == from.line {
+			if cut = byteOffset(text, from.col); cut < 0 {
+				return ""
+			}
 		}
-		b.WriteString(line)
-	}
-	if !includeEnd {
-		b.WriteString("...")
+		if line < t.line {
+			b.WriteString(text[cut:])
+			offset += end + 1
+			continue
+		}
+		startB := byteOffset(text, t.col)
+		endB := byteOffset(text, t.col+utf8.RuneCountInString(t.text))
+		if startB < 0 || endB < 0 || startB < cut {
+			return ""
+		}
+		b.WriteString(text[cut:startB] + "[" + text[startB:endB] + "]")
+		if rest := src[offset+endB:]; strings.Trim(rest, "\n") != "" {
+			b.WriteString("...") // Java's split drops only trailing empty lines
+		}
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// byteOffset is the byte offset of rune col of s (len(s) for just past
+// its end), or -1 past that.
+func byteOffset(s string, col int) int {
+	for i := range s {
+		if col == 0 {
+			return i
+		}
+		col--
+	}
+	if col == 0 {
+		return len(s)
+	}
+	return -1
 }

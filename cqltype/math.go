@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Cassandra 5.0's math functions (MathFcts): abs, exp, log, log10 and
@@ -177,8 +178,14 @@ func mathRound(t *Type, v []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if scale <= 0 {
+		d := decimal{u, scale}
+		switch {
+		case scale <= 0 && int64(-scale)+int64(d.precision()) > maxIntegerDigits:
+			return nil, arithmeticException("Overflow")
+		case scale <= 0:
 			return EncodeDecimal(new(big.Int).Mul(u, pow10(int64(-scale))), 0), nil
+		case int(scale) > d.precision():
+			return EncodeDecimal(new(big.Int), 0), nil // below a tenth: 0
 		}
 		// HALF_UP: halves go away from zero.
 		q, r := new(big.Int).QuoRem(u, pow10(int64(scale)), new(big.Int))
@@ -225,6 +232,20 @@ type decimal struct {
 
 func pow10(n int64) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(n), nil) }
 
+// MaxDecimalDigits bounds the numbers decimal arithmetic builds: a scale
+// is an int, so aligning 1E-2147483647 with 1 would need a number of two
+// billion digits, which Java would try to build; here it is refused.
+const MaxDecimalDigits = 100_000
+
+// Pow10 is 10^n for n from 0 to MaxDecimalDigits, and an Overflow
+// (java.lang.ArithmeticException) past that.
+func Pow10(n int64) (*big.Int, error) {
+	if n < 0 || n > MaxDecimalDigits {
+		return nil, arithmeticException("Overflow")
+	}
+	return pow10(n), nil
+}
+
 // precision is the number of digits of u (1 for zero).
 func (d decimal) precision() int {
 	return len(new(big.Int).Abs(d.u).String())
@@ -233,9 +254,12 @@ func (d decimal) precision() int {
 // maxIntegerDigits bounds a varint result: the integral part of a
 // decimal with an exponent this large would be a value of millions of
 // digits, which no query can mean.
-const maxIntegerDigits = 100_000
+const maxIntegerDigits = MaxDecimalDigits
 
 func (d decimal) toVarint() ([]byte, error) {
+	if int(d.scale) >= d.precision() {
+		return EncodeVarint(new(big.Int)), nil // below one
+	}
 	if d.scale >= 0 {
 		return EncodeVarint(new(big.Int).Quo(d.u, pow10(int64(d.scale)))), nil
 	}
@@ -249,7 +273,8 @@ func (d decimal) toVarint() ([]byte, error) {
 // argument's digits, at least 32 and at most 10,000.
 func mathPrecision(d decimal) int { return min(max(d.precision(), 32), 10_000) }
 
-// bigFloatOf is d as a big.Float of prec bits.
+// bigFloatOf is d as a big.Float of prec bits; callers keep d's scale
+// within what the result needs (a power of ten of the scale is built).
 func bigFloatOf(d decimal, prec uint) *big.Float {
 	f := new(big.Float).SetPrec(prec).SetInt(d.u)
 	if d.scale == 0 {
@@ -349,8 +374,33 @@ func logFloat(x *big.Float, prec uint) *big.Float {
 	return y
 }
 
-// logTwo is ln 2 = Σ 1/(k·2^k) at prec bits.
-func logTwo(prec uint) *big.Float {
+// logConstants keeps ln 2 and ln 10 by precision: a long decimal's
+// functions would compute them again for every row.
+var logConstants sync.Map // [2]uint64{precision, of} -> *big.Float
+
+// cachedLog is a constant at prec bits, computed (at prec rounded up to a
+// multiple of 256, so few precisions are kept) once.
+func cachedLog(prec uint, of int64, compute func(prec uint) *big.Float) *big.Float {
+	stored := (prec + 255) &^ 255
+	key := [2]uint64{uint64(stored), uint64(of)}
+	v, ok := logConstants.Load(key)
+	if !ok {
+		v = compute(stored)
+		logConstants.Store(key, v)
+	}
+	return new(big.Float).SetPrec(prec).Set(v.(*big.Float))
+}
+
+// logTen is ln 10 at prec bits.
+func logTen(prec uint) *big.Float {
+	return cachedLog(prec, 10, func(p uint) *big.Float { return logFloat(new(big.Float).SetPrec(p).SetInt64(10), p) })
+}
+
+// logTwo is ln 2 at prec bits.
+func logTwo(prec uint) *big.Float { return cachedLog(prec, 2, seriesLogTwo) }
+
+// seriesLogTwo is ln 2 = Σ 1/(k·2^k) at prec bits.
+func seriesLogTwo(prec uint) *big.Float {
 	sum := new(big.Float).SetPrec(prec)
 	pow := new(big.Float).SetPrec(prec).SetInt64(1)
 	for k := int64(1); k <= int64(prec)+8; k++ {
@@ -365,7 +415,14 @@ func decimalExp(d decimal) (decimal, error) {
 		return decimal{big.NewInt(1), 0}, nil
 	}
 	digits := mathPrecision(d)
-	// The integral part must be an int, as BigDecimalMath's is.
+	switch magnitude := int64(d.precision()) - int64(d.scale); {
+	case magnitude > 10:
+		// The integral part must be an int, as BigDecimalMath's is.
+		return decimal{}, arithmeticException("Overflow")
+	case magnitude < -int64(digits)-10:
+		// So near 0 that e^x rounds to 1 at this precision.
+		return decimal{pow10(int64(digits - 1)), int32(digits - 1)}, nil
+	}
 	x := bigFloatOf(d, workingBits(digits)+40)
 	if new(big.Float).Abs(x).Cmp(big.NewFloat(math.MaxInt32)) > 0 {
 		return decimal{}, arithmeticException("Overflow")
@@ -375,7 +432,7 @@ func decimalExp(d decimal) (decimal, error) {
 	// another (x carries up to 31 bits before its point, hence the extra
 	// bits).
 	prec := workingBits(digits) + 40
-	ln10 := logFloat(new(big.Float).SetPrec(prec).SetInt64(10), prec)
+	ln10 := logTen(prec)
 	q, _ := new(big.Float).SetPrec(prec).Quo(x, ln10).Float64()
 	n := int64(math.Floor(q))
 	g := new(big.Float).SetPrec(prec).Mul(ln10, new(big.Float).SetPrec(prec).SetInt64(n))
@@ -399,8 +456,19 @@ func decimalLog(d decimal) (decimal, error) {
 		return decimal{new(big.Int), 0}, nil
 	}
 	digits := mathPrecision(d)
-	prec := workingBits(digits)
-	return roundedDecimal(logFloat(bigFloatOf(d, prec), prec), digits)
+	prec := workingBits(digits) + 40 // the scale's digits come before the point
+	return roundedDecimal(lnDecimal(d, prec), digits)
+}
+
+// lnDecimal is ln(u·10^-scale) = ln u - scale·ln 10: no power of the
+// scale is built, however large it is.
+func lnDecimal(d decimal, prec uint) *big.Float {
+	ln := logFloat(new(big.Float).SetPrec(prec).SetInt(d.u), prec)
+	if d.scale != 0 {
+		s := new(big.Float).SetPrec(prec).SetInt64(int64(d.scale))
+		ln.Sub(ln, s.Mul(s, logTen(prec)))
+	}
+	return ln
 }
 
 func decimalLog10(d decimal) (decimal, error) {
@@ -411,10 +479,9 @@ func decimalLog10(d decimal) (decimal, error) {
 		return decimal{big.NewInt(k), 0}, nil
 	}
 	digits := mathPrecision(d)
-	prec := workingBits(digits)
-	ln := logFloat(bigFloatOf(d, prec), prec)
-	ln10 := logFloat(new(big.Float).SetPrec(prec).SetInt64(10), prec)
-	return roundedDecimal(ln.Quo(ln, ln10), digits)
+	prec := workingBits(digits) + 40
+	ln := lnDecimal(d, prec)
+	return roundedDecimal(ln.Quo(ln, logTen(prec)), digits)
 }
 
 func (d decimal) isOne() bool {

@@ -40,6 +40,9 @@ func Parse(s string, keyspace string, resolve UDTResolver) (*Type, error) {
 	if err := checkNesting(t, s); err != nil {
 		return nil, err
 	}
+	if t.exampleValues() > MaxVectorDimension {
+		return nil, fmt.Errorf("vectors may only hold up to %d values in all, in %s", MaxVectorDimension, t)
+	}
 	return t, nil
 }
 
@@ -307,8 +310,11 @@ func (p *typeParser) parseVector() (*Type, error) {
 	if err := p.expect('>'); err != nil {
 		return nil, err
 	}
-	if n <= 0 {
+	switch {
+	case n <= 0:
 		return nil, fmt.Errorf(vectorDimensionError, n)
+	case n > MaxVectorDimension:
+		return nil, fmt.Errorf(vectorMaxDimensionError, MaxVectorDimension, n)
 	}
 	return VectorOf(elem.Freeze(), int(n)), nil
 }

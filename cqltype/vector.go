@@ -14,9 +14,13 @@ func VectorOf(e *Type, n int) *Type {
 	return &Type{Kind: Vector, Frozen: true, Params: []*Type{e}, Dimension: n}
 }
 
-// MaxVectorDimension bounds a vector's size as Cassandra's parser does
-// (its dimension is a Java int).
-const MaxVectorDimension = math.MaxInt32
+// MaxVectorDimension bounds a vector's size. Cassandra takes any int
+// (its guardrail is off by default), but a vector of more than a million
+// floats could never be written (it exceeds a mutation's limit), and
+// working out a prepared statement's markers builds an example value of
+// each type: without a bound, one CREATE TABLE could make that take
+// gigabytes.
+const MaxVectorDimension = 1 << 20
 
 // fixedSize is the serialized length of every value of t, or -1 when
 // values vary in length. Inside a vector, fixed-size elements are written
@@ -115,7 +119,7 @@ func parseVectorClass(params string) (*Type, error) {
 		return nil, fmt.Errorf("VectorType needs an element type and a dimension")
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(params[i+1:]))
-	if err != nil || n <= 0 {
+	if err != nil || n <= 0 || n > MaxVectorDimension {
 		return nil, fmt.Errorf("invalid vector dimension %q", params[i+1:])
 	}
 	elem, err := TypeFromClass(strings.TrimSpace(params[:i]))
@@ -193,7 +197,10 @@ func TypeFromClass(class string) (*Type, error) {
 	return CustomOf(class), nil
 }
 
-const vectorDimensionError = "vectors may only have positive dimensions; given %d"
+const (
+	vectorDimensionError    = "vectors may only have positive dimensions; given %d"
+	vectorMaxDimensionError = "vectors may only have up to %d dimensions; given %d"
+)
 
 // validateVector checks a vector value's shape and every element.
 func (t *Type) validateVector(v []byte) error {
@@ -242,4 +249,21 @@ func (t *Type) elements(v []byte) ([][]byte, error) {
 		return DecodeVector(t, v)
 	}
 	return DecodeCollection(v)
+}
+
+// exampleValues is how many leaf values an example of t holds (a
+// collection's example has one element): what the bound on vector sizes
+// limits, whatever holds the vectors. It stops counting past the bound.
+func (t *Type) exampleValues() int {
+	switch t.Kind {
+	case Vector:
+		return min(t.Dimension*t.Params[0].exampleValues(), MaxVectorDimension+1)
+	case List, Set, Map, Tuple, UDT:
+		n := 0
+		for _, p := range t.Params {
+			n = min(n+p.exampleValues(), MaxVectorDimension+1)
+		}
+		return max(n, 1)
+	}
+	return 1
 }

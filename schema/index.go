@@ -199,7 +199,7 @@ func (ix *Index) StorageName() string {
 // ok is false for other indexes.
 func (ix *Index) VectorSimilarity(t *Table) (similarity string, dimension int, ok bool) {
 	targets, err := ix.Targets()
-	if err != nil || len(targets) != 1 {
+	if err != nil || len(targets) != 1 || ix.Options[IndexClassOption] != StorageAttachedIndexClass {
 		return "", 0, false
 	}
 	c := t.Column(targets[0].Column)
@@ -243,8 +243,9 @@ func (ix *Index) Terms(t *Table) (func(partitionKey, clustering []byte, e *mutat
 	if c == nil {
 		return nil, fmt.Errorf("schema: index %s: no column %s in %s", ix.Name, tg.Column, t)
 	}
+	_, _, vectorIndex := ix.VectorSimilarity(t)
 	term := func(typ *cqltype.Type, v []byte, emit func([]byte)) {
-		if typ.Kind == cqltype.Vector {
+		if vectorIndex {
 			// A vector index ranks the values themselves.
 			if len(v) > 0 {
 				emit(v)

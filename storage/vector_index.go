@@ -48,13 +48,40 @@ func (v *vectorGraph) add(p sstable.Posting) {
 	v.prefixes = append(v.prefixes, p.Prefix)
 }
 
-// nearest calls fn with the partitions of the vectors nearest q's.
+// nearest calls fn with the partitions of the vectors nearest q's: as
+// many distinct partitions as nearestWanted asks, searching wider while
+// one partition's rows (or a row's overwritten vectors, in a memtable)
+// fill the nearest places, up to a bound.
 func (v *vectorGraph) nearest(q IndexQuery, fn func(prefix []byte)) {
-	k := nearestWanted(q.Nearest)
-	for _, n := range v.g.Search(q.Vector, k, searchBeam(k)) {
-		fn(v.prefixes[n.ID])
+	want := nearestWanted(q.Nearest)
+	var found []ann.Neighbour
+	seen := map[string]bool{}
+	for k := want; ; k *= 2 {
+		found = v.g.Search(q.Vector, k, searchBeam(k))
+		clear(seen)
+		for _, n := range found {
+			seen[string(v.prefixes[n.ID])] = true
+		}
+		if len(seen) >= want || len(found) < k || k >= max(maxNearestWidening*want, 1024) {
+			break
+		}
+	}
+	clear(seen)
+	for _, n := range found {
+		if len(seen) == want {
+			return
+		}
+		if p := v.prefixes[n.ID]; !seen[string(p)] {
+			seen[string(p)] = true
+			fn(p)
+		}
 	}
 }
+
+// maxNearestWidening bounds how much wider than asked a search goes (a
+// search of 1024 is always allowed). Past it, the partitions found hold
+// the nearest rows themselves, which the caller ranks.
+const maxNearestWidening = 16
 
 // buildVectorGraph builds the graph of an SSTable's sorted postings, the
 // attachment its index file keeps.

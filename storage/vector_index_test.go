@@ -107,3 +107,39 @@ func TestVectorIndexOffersTheNearestPartitions(t *testing.T) {
 	v.release()
 	check(tbl, "after a restart")
 }
+
+// TestVectorIndexLooksPastOnePartitionsRows: when one partition's rows
+// hold every vector nearest the query, the search goes wider until it
+// offers as many partitions as a query needs.
+func TestVectorIndexLooksPastOnePartitionsRows(t *testing.T) {
+	opts := TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t", Indexes: []IndexSpec{vectorIndexSpec(2)}}
+	e, tbl := openIndexTest(t, vfs.NewMem(), opts)
+	defer e.Close()
+	write := func(pk, ck int, v []float32) {
+		m := mutation.NewMutation(modelTableID, pkOf(pk))
+		row := mutation.NewRow()
+		row.Cells = []mutation.Cell{mutation.LiveCell("v", nil, 1, ann.AppendVector(nil, v))}
+		m.Rows = []mutation.RowUpdate{{Clustering: clusteringOf(ck), Row: row}}
+		if err := e.Apply(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for ck := 0; ck < 300; ck++ {
+		write(0, ck, []float32{float32(ck) / 1000, 0}) // all near the origin
+	}
+	for pk := 1; pk <= 60; pk++ {
+		write(pk, 0, []float32{10 + float32(pk), 10})
+	}
+	for _, flushed := range []bool{false, true} {
+		parts, err := tbl.IndexScan(IndexQuery{Index: "iv", Vector: []float32{0, 0}, Nearest: 10}, ScanQuery{Now: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := nearestWanted(10); len(parts) != want {
+			t.Fatalf("flushed %v: the index offered %d partitions, want %d", flushed, len(parts), want)
+		}
+		if err := tbl.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -149,7 +149,7 @@ func (s *summer) add(args [][]byte) error {
 	case cqltype.Float, cqltype.Double:
 		s.addFloat(n.f)
 	case cqltype.Decimal:
-		s.addDecimal(n.u, n.scale)
+		return s.addDecimal(n.u, n.scale)
 	case cqltype.Varint:
 		s.sum.Add(s.sum, n.u)
 	default:
@@ -200,30 +200,31 @@ func (s *summer) floatResult() float64 {
 // addDecimal adds to the sum (BigDecimal.add) or moves the running average
 // as AggregateFcts.avgFunctionForDecimal does: avg += (x - avg) / n, the
 // division rounded half-even at the scale of (x - avg).
-func (s *summer) addDecimal(u *big.Int, scale int32) {
+func (s *summer) addDecimal(u *big.Int, scale int32) error {
 	if s.dec == nil {
 		s.dec = new(big.Int)
 	}
+	var err error
 	if !s.avg {
-		s.dec, s.decScale = addScaled(s.dec, s.decScale, u, scale)
-		return
+		s.dec, s.decScale, err = addScaled(s.dec, s.decScale, u, scale)
+		return err
 	}
-	du, ds := addScaled(u, scale, new(big.Int).Neg(s.dec), s.decScale)
+	du, ds, err := addScaled(u, scale, new(big.Int).Neg(s.dec), s.decScale)
+	if err != nil {
+		return err
+	}
 	q := divHalfEven(du, big.NewInt(s.n))
-	s.dec, s.decScale = addScaled(s.dec, s.decScale, q, ds)
+	s.dec, s.decScale, err = addScaled(s.dec, s.decScale, q, ds)
+	return err
 }
 
 // addScaled adds two decimals, the result at the larger scale.
-func addScaled(a *big.Int, as int32, b *big.Int, bs int32) (*big.Int, int32) {
-	for as < bs {
-		a = new(big.Int).Mul(a, big.NewInt(10))
-		as++
+func addScaled(a *big.Int, as int32, b *big.Int, bs int32) (*big.Int, int32, error) {
+	x, y, s, err := aligned(decimal{a, as}, decimal{b, bs})
+	if err != nil {
+		return nil, 0, err
 	}
-	for bs < as {
-		b = new(big.Int).Mul(b, big.NewInt(10))
-		bs++
-	}
-	return new(big.Int).Add(a, b), as
+	return x.Add(x, y), s, nil
 }
 
 // divHalfEven divides, rounding half to even.

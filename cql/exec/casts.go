@@ -138,12 +138,21 @@ func readNumber(k cqltype.Kind, v []byte) (javaNumber, error) {
 func (n javaNumber) isFloat() bool { return n.kind == cqltype.Float || n.kind == cqltype.Double }
 
 // integer is the integral part (truncated toward zero) of a decimal or
-// varint.
+// varint, as far as its low 64 bits, all the casts read of it.
 func (n javaNumber) integer() *big.Int {
 	if n.kind == cqltype.Varint || n.scale == 0 {
 		return n.u
 	}
-	p := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs32(n.scale))), nil)
+	digits := int64(len(new(big.Int).Abs(n.u).String()))
+	switch {
+	case n.scale < -63:
+		// 10^k for k >= 64 has 2^64 as a factor: the low 64 bits of
+		// the integer are zero, whatever building it would cost.
+		return new(big.Int)
+	case int64(n.scale) >= digits:
+		return new(big.Int) // below one
+	}
+	p := new(big.Int).Exp(big.NewInt(10), big.NewInt(abs32(n.scale)), nil)
 	if n.scale < 0 {
 		return new(big.Int).Mul(n.u, p)
 	}
@@ -208,6 +217,15 @@ func (n javaNumber) floatValue() float32 {
 func (n javaNumber) rat() *big.Rat {
 	r := new(big.Rat).SetInt(n.u)
 	if n.kind == cqltype.Decimal && n.scale != 0 {
+		// Past a double's range the value is 0 or infinite: a power of
+		// ten of its size stands in for the one of the scale.
+		digits := int64(len(new(big.Int).Abs(n.u).String()))
+		switch {
+		case int64(n.scale)-digits > 400:
+			return new(big.Rat)
+		case -int64(n.scale)+digits > 400:
+			return r.SetInt(new(big.Int).Mul(big.NewInt(int64(n.u.Sign())), new(big.Int).Exp(big.NewInt(10), big.NewInt(400), nil)))
+		}
 		p := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(abs32(n.scale)), nil))
 		if n.scale > 0 {
 			r.Quo(r, p)

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -150,7 +151,12 @@ func numericOperation(op string, l, r, res *cqltype.Type) *function {
 		scalar: nullsOut(func(a, b []byte) ([]byte, error) {
 			v, err := arithmetic(op, res.Kind, l, a, r, b)
 			if err != nil {
-				return nil, operationFailed(op, l, r, err.Error())
+				cause := err.Error()
+				var je *cqltype.JavaException
+				if errors.As(err, &je) {
+					cause = je.Message // Cassandra quotes the exception's message
+				}
+				return nil, operationFailed(op, l, r, cause)
 			}
 			return v, nil
 		})}
@@ -252,13 +258,22 @@ func asDecimal(t *cqltype.Type, v []byte) (decimal, error) {
 }
 
 // aligned returns the two unscaled values at the larger scale.
-func aligned(a, b decimal) (*big.Int, *big.Int, int32) {
+func aligned(a, b decimal) (*big.Int, *big.Int, int32, error) {
 	s := max(a.scale, b.scale)
-	return rescale(a, s), rescale(b, s), s
+	x, err := rescale(a, s)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	y, err := rescale(b, s)
+	return x, y, s, err
 }
 
-func rescale(d decimal, s int32) *big.Int {
-	return new(big.Int).Mul(d.u, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(s-d.scale)), nil))
+func rescale(d decimal, s int32) (*big.Int, error) {
+	p, err := cqltype.Pow10(int64(s) - int64(d.scale))
+	if err != nil {
+		return nil, err
+	}
+	return new(big.Int).Mul(d.u, p), nil
 }
 
 // precision is BigDecimal.precision: the unscaled value's digits.
@@ -303,7 +318,10 @@ func divideDecimal(a, b decimal) (decimal, error) {
 	num := new(big.Int).Set(a.u)
 	den := new(big.Int).Set(b.u)
 	shift := int64(scale) - int64(a.scale) + int64(b.scale)
-	pow := new(big.Int).Exp(big.NewInt(10), big.NewInt(abs64(shift)), nil)
+	pow, err := cqltype.Pow10(abs64(shift))
+	if err != nil {
+		return decimal{}, err
+	}
 	if shift >= 0 {
 		num.Mul(num, pow)
 	} else {
@@ -325,8 +343,11 @@ func divideDecimal(a, b decimal) (decimal, error) {
 // remainderDecimal is BigDecimal.remainder: a - q·b for q the integral
 // part of a/b, at the scale Java gives it, max(a's, q's + b's), where q's
 // is a's less b's unless q's trailing zeros need a larger one.
-func remainderDecimal(a, b decimal) decimal {
-	x, y, s := aligned(a, b)
+func remainderDecimal(a, b decimal) (decimal, error) {
+	x, y, s, err := aligned(a, b)
+	if err != nil {
+		return decimal{}, err
+	}
 	q, r := new(big.Int).QuoRem(x, y, new(big.Int))
 	qScale := a.scale - b.scale
 	if q.Sign() != 0 {
@@ -343,10 +364,10 @@ func remainderDecimal(a, b decimal) decimal {
 	if scale < s {
 		div := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(s-scale)), nil)
 		if rq, rm := new(big.Int).QuoRem(r, div, new(big.Int)); rm.Sign() == 0 {
-			return decimal{rq, scale}
+			return decimal{rq, scale}, nil
 		}
 	}
-	return decimal{r, s}
+	return decimal{r, s}, nil
 }
 
 func abs64(v int64) int64 {
@@ -454,14 +475,26 @@ func arithmetic(op string, res cqltype.Kind, lt *cqltype.Type, l []byte, rt *cql
 	var d decimal
 	switch op {
 	case "+", "-":
-		x, y, s := aligned(a, b)
+		x, y, s, err := aligned(a, b)
+		if err != nil {
+			return nil, err
+		}
 		if op == "+" {
 			d = decimal{x.Add(x, y), s}
 		} else {
 			d = decimal{x.Sub(x, y), s}
 		}
 	case "*":
-		d = decimal{new(big.Int).Mul(a.u, b.u), a.scale + b.scale}
+		// BigDecimal's checkScale: past an int, a scale too large is
+		// an underflow, one too small an overflow.
+		switch s := int64(a.scale) + int64(b.scale); {
+		case s > math.MaxInt32:
+			return nil, fmt.Errorf("Underflow")
+		case s < math.MinInt32:
+			return nil, fmt.Errorf("Overflow")
+		}
+		s := a.scale + b.scale
+		d = decimal{new(big.Int).Mul(a.u, b.u), s}
 	case "/":
 		if d, err = divideDecimal(a, b); err != nil {
 			return nil, err
@@ -470,7 +503,9 @@ func arithmetic(op string, res cqltype.Kind, lt *cqltype.Type, l []byte, rt *cql
 		if b.u.Sign() == 0 {
 			return nil, fmt.Errorf("Division by zero")
 		}
-		d = remainderDecimal(a, b)
+		if d, err = remainderDecimal(a, b); err != nil {
+			return nil, err
+		}
 	}
 	return cqltype.EncodeDecimal(d.u, d.scale), nil
 }

@@ -157,7 +157,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 			return nil, err
 		}
 	}
-	if nearest != nil && !kr.keyed && rd.index == nil {
+	if nearest != nil && !kr.keyed && rd.index == nil && !hasTokenRelation(st.Where) {
 		// Each replica offers the partitions of its nearest vectors; the
 		// rows read are ranked here. (With another index's relation, that
 		// index's rows are all ranked instead.)

@@ -361,3 +361,10 @@ func checkIndexedVectors(t *schema.Table, ms []*mutation.Mutation) error {
 	}
 	return nil
 }
+
+// hasTokenRelation reports a token() restriction: an ANN query with one
+// ranks every row of the token range, as each source's nearest vectors
+// over the whole table may lie outside it.
+func hasTokenRelation(where []cql.Relation) bool {
+	return slices.ContainsFunc(where, func(r cql.Relation) bool { return r.Kind == cql.TokenRelation })
+}
