@@ -528,12 +528,34 @@ func (s *Shell) copyFrom(ks, table string, tm *gocql.TableMetadata, cols []strin
 	}
 	s.copyStarted(ks, table, opts.numProcesses, valid)
 	start := time.Now()
+	imp := &importer{s: s, opts: &opts, batch: "UNLOGGED"}
 	insert := fmt.Sprintf("INSERT INTO %s.%s (%s) VALUES (", quoteName(ks), quoteName(table), strings.Join(quoteNames(valid), ", "))
 	using := ""
 	if opts.ttl > 0 {
 		using = fmt.Sprintf(" USING TTL %d", opts.ttl)
 	}
-	imp := &importer{s: s, opts: &opts, insert: insert, using: using}
+	imp.statement = func(values []string) string { return insert + strings.Join(values, ", ") + ")" + using }
+	if isCounterTable(tm) {
+		// Counters are written as cqlsh writes them: each value added,
+		// in counter batches.
+		imp.batch = "COUNTER"
+		imp.statement = func(values []string) string {
+			var set, where []string
+			for i, c := range valid {
+				name := quoteName(c)
+				switch k := tm.Columns[c].Kind; {
+				case k == gocql.ColumnPartitionKey || k == gocql.ColumnClusteringKey:
+					where = append(where, name+"="+values[i])
+				case values[i] != "null": // nothing to add (cqlsh fails the row)
+					set = append(set, name+"="+name+"+"+values[i])
+				}
+			}
+			if len(set) == 0 {
+				return "" // a row of no counts: nothing to write
+			}
+			return fmt.Sprintf("UPDATE %s.%s SET %s WHERE %s", quoteName(ks), quoteName(table), strings.Join(set, ","), strings.Join(where, " AND "))
+		}
+	}
 	chunks := make(chan []importRow, opts.numProcesses)
 	var wg sync.WaitGroup
 	for w := 0; w < opts.numProcesses; w++ {
@@ -664,9 +686,11 @@ func convertRecord(record []string, types []*cqltype.Type, keep []bool, keyColum
 
 // importer sends the rows of COPY FROM and keeps its counts.
 type importer struct {
-	s             *Shell
-	opts          *copyOptions
-	insert, using string
+	s    *Shell
+	opts *copyOptions
+	// statement writes one row; batch is the kind of batch of several.
+	statement func(values []string) string
+	batch     string
 
 	mu           sync.Mutex
 	imported     int
@@ -716,13 +740,25 @@ func (imp *importer) send(rows []importRow) {
 		return
 	}
 	var stmt string
-	if len(rows) == 1 {
-		stmt = imp.insert + strings.Join(rows[0].values, ", ") + ")" + imp.using
-	} else {
+	var stmts []string
+	for _, r := range rows {
+		if st := imp.statement(r.values); st != "" {
+			stmts = append(stmts, st)
+		}
+	}
+	switch len(stmts) {
+	case 0:
+		imp.mu.Lock()
+		imp.imported += len(rows)
+		imp.mu.Unlock()
+		return
+	case 1:
+		stmt = stmts[0]
+	default:
 		var b strings.Builder
-		b.WriteString("BEGIN UNLOGGED BATCH\n")
-		for _, r := range rows {
-			b.WriteString(imp.insert + strings.Join(r.values, ", ") + ")" + imp.using + ";\n")
+		b.WriteString("BEGIN " + imp.batch + " BATCH\n")
+		for _, st := range stmts {
+			b.WriteString(st + ";\n")
 		}
 		b.WriteString("APPLY BATCH")
 		stmt = b.String()
@@ -844,4 +880,18 @@ func tableOrder(tm *gocql.TableMetadata) []string {
 	}
 	slices.Sort(rest)
 	return append(out, rest...)
+}
+
+// isCounterTable reports a table whose regular columns are counters.
+func isCounterTable(tm *gocql.TableMetadata) bool {
+	counters := false
+	for _, c := range tm.Columns {
+		if c.Kind == gocql.ColumnRegular || c.Kind == gocql.ColumnStatic {
+			if c.Type.Type() != gocql.TypeCounter {
+				return false
+			}
+			counters = true
+		}
+	}
+	return counters
 }
