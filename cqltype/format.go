@@ -101,6 +101,9 @@ type DisplayStyle struct {
 	Timestamp func(ms int64) string
 	// True and False are how booleans are written; "" is True and False.
 	True, False string
+	// FieldNull, when set, is what a user type's null field is written
+	// as (cqlsh's COPY TO writes its NULL text there); nil writes null.
+	FieldNull *string
 }
 
 // DisplayWith is Display with options.
@@ -319,7 +322,11 @@ func (t *Type) format(w *valueWriter, v []byte, nested bool) {
 				w.put(DisplayPunct, ": ")
 			}
 			if f == nil {
-				w.put(DisplayError, "null")
+				if t.Kind == UDT && w.opts.FieldNull != nil {
+					w.put(DisplayText, *w.opts.FieldNull)
+				} else {
+					w.put(DisplayError, "null")
+				}
 				continue
 			}
 			t.Params[i].format(w, f, true)

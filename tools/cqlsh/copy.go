@@ -336,6 +336,7 @@ func exportValue(t *cqltype.Type, v *rawValue, opts *copyOptions) string {
 		Exact:     !opts.precisionGiven,
 		Timestamp: func(ms int64) string { return formatCopyTimestamp(ms, opts.dateTimeFormat) },
 		True:      opts.boolStyle[0], False: opts.boolStyle[1],
+		FieldNull: &opts.null,
 	})
 }
 

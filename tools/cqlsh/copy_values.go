@@ -228,7 +228,9 @@ func importLiteral(t *cqltype.Type, field string, opts *copyOptions) (string, er
 func fieldLiteral(t *cqltype.Type, v string, opts *copyOptions, nested bool) (string, error) {
 	if nested {
 		v = strings.TrimSpace(v)
-		if v == "null" { // a null field of a tuple or user type; text is quoted
+		// A null field of a tuple or user type: null, or nothing as
+		// cqlsh writes a user type's (text is quoted either way).
+		if v == "null" || v == "" {
 			return "null", nil
 		}
 	}
