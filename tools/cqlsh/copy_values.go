@@ -228,9 +228,9 @@ func importLiteral(t *cqltype.Type, field string, opts *copyOptions) (string, er
 func fieldLiteral(t *cqltype.Type, v string, opts *copyOptions, nested bool) (string, error) {
 	if nested {
 		v = strings.TrimSpace(v)
-		// A null field of a tuple or user type: null, or nothing as
-		// cqlsh writes a user type's (text is quoted either way).
-		if v == "null" || v == "" {
+		// A null field of a tuple or user type: null, or the NULL
+		// text as cqlsh writes a user type's (text is quoted either way).
+		if v == "null" || v == opts.null {
 			return "null", nil
 		}
 	}
