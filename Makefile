@@ -14,7 +14,7 @@ RACE_PKGS := ./commitlog/... ./memtable/... ./storage/... ./cql/native/... ./tes
 # Storage packages run once more without the invariants tag, so both code paths are tested.
 STORAGE_PKGS := ./commitlog/... ./memtable/... ./sstable/... ./storage/...
 
-.PHONY: all build test test-long test-differential-long test-simulation-long lint bench bench-b3 bench-b3-cluster bench-b4 bench-b6 bench-lwt bench-counter bench-secure bench-vector run compat clean
+.PHONY: all build test test-long test-differential-long test-simulation-long lint bench bench-b2r bench-b3 bench-b3-cluster bench-b4 bench-b6 bench-lwt bench-counter bench-secure bench-vector run compat clean
 
 all: build
 
@@ -54,6 +54,11 @@ test-long:
 # allocates through C for both engines, which no shipped binary does.
 bench: build
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/
+
+# B2r: one node under the shared raw pipelined client (INSERT and SELECT
+# against the OPTIONS ceiling); about two minutes.
+bench-b2r: build
+	bench/b2r.sh
 
 # B3 (the Dynamo-style workload) on one node through sibyl stress; about 15 minutes.
 bench-b3: build

@@ -48,6 +48,9 @@ func unfence(b []byte) (epoch uint64, payload []byte, err error) {
 // staleRingOf finds a replica's StaleRing in a request's error: it comes
 // back as a remote failure's message.
 func staleRingOf(err error) (*StaleRing, bool) {
+	if err == nil { // before the targets, which escape to the heap
+		return nil, false
+	}
 	var s *StaleRing
 	if errors.As(err, &s) {
 		return s, true

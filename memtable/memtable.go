@@ -78,6 +78,9 @@ type Memtable struct {
 	size         atomic.Int64
 	minTimestamp atomic.Int64
 	maxTimestamp atomic.Int64
+	// deletions is whether a partition deletion was ever applied: a
+	// point read looks one up only in a memtable that may hold it.
+	deletions atomic.Bool
 }
 
 // New returns an empty memtable.
@@ -110,6 +113,9 @@ func (m *Memtable) Apply(entries []mutation.Entry) int64 {
 			locked.Lock()
 		}
 		delta += locked.apply(e)
+		if e.Kind == mutation.PartitionDeletionEntry && !m.deletions.Load() {
+			m.deletions.Store(true)
+		}
 		lo, hi = min(lo, e.MinTimestamp()), max(hi, e.MaxTimestamp())
 	}
 	if locked != nil {
@@ -180,6 +186,10 @@ func (m *Memtable) MinTimestamp() int64 { return m.minTimestamp.Load() }
 
 // MaxTimestamp is the largest write timestamp applied.
 func (m *Memtable) MaxTimestamp() int64 { return m.maxTimestamp.Load() }
+
+// HasPartitionDeletions reports whether a partition deletion was ever
+// applied; when not, no Get of a partition deletion's key can find one.
+func (m *Memtable) HasPartitionDeletions() bool { return m.deletions.Load() }
 
 // Get returns the entry under key, or nil.
 func (m *Memtable) Get(key []byte) *mutation.Entry {

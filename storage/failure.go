@@ -42,11 +42,12 @@ func (k FailureKind) String() string {
 // classifyFailure says what kind of failure err is, if any: corruption
 // wherever it is found, and file system errors but a lack of space.
 func classifyFailure(err error) (FailureKind, bool) {
+	if err == nil { // before the targets, which escape to the heap
+		return 0, false
+	}
 	var pathErr *fs.PathError
 	var errno syscall.Errno
 	switch {
-	case err == nil:
-		return 0, false
 	case errors.Is(err, invariants.ErrCorruption):
 		return CorruptionFailure, true
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):

@@ -172,8 +172,14 @@ func (t *Table) partitionIter(v *view, prefix []byte, tr *tracing.Trace) (*mergi
 	}
 	if len(candidates) > 0 {
 		// Only worth a lookup when there is an SSTable it could rule out.
-		delKey := mutation.AppendEntryKey(nil, prefix, mutation.PartitionDeletionEntry, nil)
+		var delKey []byte
 		for _, m := range v.memtables {
+			if !m.HasPartitionDeletions() {
+				continue
+			}
+			if delKey == nil {
+				delKey = mutation.AppendEntryKey(nil, prefix, mutation.PartitionDeletionEntry, nil)
+			}
 			if e := m.Get(delKey); e != nil {
 				deletion = deletion.Max(e.Deletion)
 			}

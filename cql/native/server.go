@@ -1066,7 +1066,9 @@ func (c *conn) execute(s *exec.Session, r *reader, w *writer) (res *exec.Result,
 	if prep == nil {
 		return nil, id, notPrepared(id)
 	}
-	c.beginTrace(s.Trace(), "Execute CQL3 prepared query", &p, prep.Statement.String())
+	if tr := s.Trace(); tr != nil { // the statement's text only when traced: it costs a render
+		c.beginTrace(tr, "Execute CQL3 prepared query", &p, prep.Statement.String())
+	}
 	opts, err := execParams(p, nil, prep.Markers)
 	if err != nil {
 		return nil, nil, err
