@@ -96,10 +96,10 @@ func (a *arena) raw(key []byte) rawEntry {
 
 // decode rebuilds the entry; its slices alias the arena. The arena holds
 // only what Apply encoded, so an error here is a bug.
-func (r *rawEntry) decode() (mutation.Entry, error) {
-	e, err := mutation.DecodeEntry(r.key, r.kind, r.value)
+func (r *rawEntry) decode() (*mutation.Entry, error) {
+	e, err := mutation.DecodeEntryRef(r.key, r.kind, r.value)
 	if err != nil {
-		return e, fmt.Errorf("memtable: entry %x does not decode: %w: %v", r.key, invariants.ErrCorruption, err)
+		return nil, fmt.Errorf("memtable: entry %x does not decode: %w: %v", r.key, invariants.ErrCorruption, err)
 	}
 	return e, nil
 }

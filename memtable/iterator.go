@@ -146,7 +146,7 @@ func (it *Iter) decode() *mutation.Entry {
 		it.err, it.state, it.batch = err, afterLast, it.batch[:0]
 		return nil
 	}
-	return &e
+	return e
 }
 
 // SeekGE implements mutation.Iterator.

@@ -154,7 +154,7 @@ func (sh *shard) apply(e *mutation.Entry) int64 {
 		if err != nil {
 			panic(invariants.Failf("%v", err))
 		}
-		value = mutation.MergeEntries(&prev, e)
+		value = mutation.MergeEntries(prev, e)
 	} else {
 		n += itemOverhead
 	}
@@ -208,5 +208,5 @@ func (m *Memtable) Get(key []byte) *mutation.Entry {
 	if err != nil {
 		panic(invariants.Failf("%v", err))
 	}
-	return &e
+	return e
 }

@@ -210,10 +210,17 @@ func (d *decoder) ttl() int32 {
 
 func (d *decoder) row() *Row {
 	r := NewRow()
+	d.rowInto(r, nil)
+	return r
+}
+
+// rowInto decodes a row into r, an empty row (NewRow's), with its cells
+// in cells' backing array when they fit.
+func (d *decoder) rowInto(r *Row, cells []Cell) {
 	flags := d.byte()
 	if flags&^(rowHasMarker|rowHasDeletion) != 0 {
 		d.fail("unknown row flags")
-		return r
+		return
 	}
 	if flags&rowHasMarker != 0 {
 		r.Liveness.Timestamp = d.varint()
@@ -241,7 +248,11 @@ func (d *decoder) row() *Row {
 		}
 	}
 	if n := d.count(4); n > 0 {
-		r.Cells = make([]Cell, n)
+		if n <= cap(cells) {
+			r.Cells = cells[:n]
+		} else {
+			r.Cells = make([]Cell, n)
+		}
 		for i := range r.Cells {
 			c := &r.Cells[i]
 			c.Column = columnName(d.bytes())
@@ -277,7 +288,6 @@ func (d *decoder) row() *Row {
 			d.fail(err.Error())
 		}
 	}
-	return r
 }
 
 // DecodeRow decodes a row encoded by AppendRow. The row's byte slices alias b.
@@ -297,6 +307,37 @@ func AppendEntryValue(dst []byte, e *Entry) []byte {
 		return AppendRow(dst, e.Row)
 	}
 	return appendDeletion(dst, e.Deletion)
+}
+
+// inlineCells is how many cells a decoded entry's row holds in the
+// entry's own allocation.
+const inlineCells = 2
+
+// decodedEntry is a row entry with its row and the row's first cells in
+// one allocation: reads decode an entry from each source they visit, and
+// the entry, the row and its cells were three allocations each.
+type decodedEntry struct {
+	entry Entry
+	row   Row
+	cells [inlineCells]Cell
+}
+
+// DecodeEntryRef is DecodeEntry for an entry that lives on the heap (an
+// iterator's): a row entry, its row and its first cells are allocated
+// together.
+func DecodeEntryRef(key []byte, kind EntryKind, value []byte) (*Entry, error) {
+	if kind != StaticRowEntry && kind != RowEntry {
+		e, err := DecodeEntry(key, kind, value)
+		return &e, err
+	}
+	b := &decodedEntry{row: Row{Liveness: NoLiveness, Deletion: Live}}
+	b.entry = Entry{Key: key, Kind: kind, Row: &b.row}
+	d := decoder{buf: value}
+	d.rowInto(&b.row, b.cells[:0])
+	if d.err == nil && len(d.buf) != 0 {
+		d.fail("trailing bytes")
+	}
+	return &b.entry, d.err
 }
 
 // DecodeEntry rebuilds an entry from its engine key and stored value; kind

@@ -215,9 +215,9 @@ func (i *Iter) decode(k *sstable.InternalKey, value valueFunc, ifNone iterState)
 	val := buf[len(key):]
 	copy(val, v)
 	parts, err := mutation.ParseKey(key, i.r.tokenLen)
-	var e mutation.Entry
+	var e *mutation.Entry
 	if err == nil {
-		e, err = mutation.DecodeEntry(key, parts.Kind, val)
+		e, err = mutation.DecodeEntryRef(key, parts.Kind, val)
 	}
 	if err != nil {
 		i.err = fmt.Errorf("sstable: %s: key %x: %w: %v", i.r.name, k.UserKey, invariants.ErrCorruption, err)
@@ -225,7 +225,7 @@ func (i *Iter) decode(k *sstable.InternalKey, value valueFunc, ifNone iterState)
 		return nil
 	}
 	i.state = atEntry
-	return &e
+	return e
 }
 
 // SeekGE implements mutation.Iterator.

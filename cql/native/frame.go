@@ -141,9 +141,15 @@ func readBody(r io.Reader, n int) ([]byte, error) {
 
 // appendFrame appends a response envelope with the given body.
 func appendFrame(dst []byte, version, flags byte, stream int16, opcode byte, body []byte) []byte {
-	dst = append(dst, version|responseBit, flags)
-	dst = binary.BigEndian.AppendUint16(dst, uint16(stream))
-	dst = append(dst, opcode)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(body)))
+	dst = append(dst, make([]byte, headerSize)...)
+	putHeader(dst[len(dst)-headerSize:], version, flags, stream, opcode, len(body))
 	return append(dst, body...)
+}
+
+// putHeader writes a response envelope's header into dst[:headerSize].
+func putHeader(dst []byte, version, flags byte, stream int16, opcode byte, length int) {
+	dst[0], dst[1] = version|responseBit, flags
+	binary.BigEndian.PutUint16(dst[2:], uint16(stream))
+	dst[4] = opcode
+	binary.BigEndian.PutUint32(dst[5:], uint32(length))
 }

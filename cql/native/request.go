@@ -41,6 +41,9 @@ func (r *reader) queryParams(version byte) queryParams {
 	}
 	if p.flags&qfValues != 0 {
 		n := int(r.short())
+		if n <= len(r.b) { // each value takes at least four bytes: a bound from the body, not the client
+			p.values, p.unset = make([][]byte, 0, n), make([]bool, 0, n)
+		}
 		for i := 0; i < n && r.err == nil; i++ {
 			if p.flags&qfNamesForValues != 0 {
 				p.names = append(p.names, r.string())

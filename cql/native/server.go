@@ -888,7 +888,7 @@ func (c *conn) answer(f frame) {
 			}
 		}()
 	}
-	var w writer
+	w := bodyWriter()
 	var err error
 	var res *exec.Result
 	var unprepared []byte
@@ -921,10 +921,26 @@ func (c *conn) answer(f frame) {
 		flags |= flagWarning
 	}
 	if flags != 0 {
-		c.send(c.frameFlags(0, f.stream, opResult, flags, append(head.b, w.b...)))
+		c.send(c.frameFlags(0, f.stream, opResult, flags, append(head.b, w.b[headerSize:]...)))
 		return
 	}
-	c.send(c.frame(0, f.stream, opResult, w.b))
+	c.send(c.framed(f.stream, opResult, &w))
+}
+
+// bodyWriter is a writer for a response body with room for the envelope's
+// header in front, so that framed frames the usual answer where it was
+// written rather than copying it.
+func bodyWriter() writer { return writer{b: make([]byte, headerSize, 256)} }
+
+// framed returns a bodyWriter's bytes framed as a response, in place
+// unless the body is compressed.
+func (c *conn) framed(stream int16, op byte, w *writer) []byte {
+	body := w.b[headerSize:]
+	if c.compressor != nil && len(body) > 0 {
+		return c.frame(0, stream, op, body)
+	}
+	putHeader(w.b, c.version, 0, stream, op, len(body))
+	return w.b
 }
 
 // logSlow logs a request that took longer than slow_query_log_timeout:
