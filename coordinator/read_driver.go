@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
@@ -36,6 +37,46 @@ func (c *Coordinator) ReadPartition(t *schema.Table, r request.PartitionRead) (*
 	return p, c.count(err)
 }
 
+// readHere reads the partition from this node alone, the one replica the
+// level needs; a read this node gives up is a ReadFailure as a remote
+// replica's would be.
+func (c *Coordinator) readHere(t *schema.Table, r request.PartitionRead, l request.Consistency) (*request.Partition, error) {
+	traceLocalRead(r.Trace, t)
+	p, err := c.cfg.Engine.Read(t.ID, r.Key, r.Slice)
+	if err != nil {
+		return nil, c.failedHere(err, l)
+	}
+	return p, nil
+}
+
+// failedHere is this node's failure of a read it alone answers: a
+// ReadFailure when it gave the read up for a reason the protocol names,
+// else the error itself.
+func (c *Coordinator) failedHere(err error, l request.Consistency) error {
+	if reason := failureReason(err); reason != request.ReasonUnknown {
+		return &request.Failure{Consistency: l, BlockFor: 1, Port: c.cfg.StoragePort,
+			Failures: []request.ReplicaFailed{{Replica: string(c.cfg.Self), Reason: reason}}}
+	}
+	return err
+}
+
+// failureReason is why a replica failed a request, as the protocol names
+// it, from its error here or its message from afar.
+func failureReason(err error) request.FailureReason {
+	if err == nil {
+		return request.ReasonUnknown
+	}
+	var tombstones *request.TombstoneOverwhelming
+	if errors.As(err, &tombstones) {
+		return request.ReasonTooManyTombstones
+	}
+	var remote *messaging.RemoteError
+	if errors.As(err, &remote) && strings.Contains(remote.Message, request.TombstoneOverwhelmingPrefix) {
+		return request.ReasonTooManyTombstones
+	}
+	return request.ReasonUnknown
+}
+
 // readPlan is one partition read's replicas and level.
 type readPlan struct {
 	t        *schema.Table
@@ -59,13 +100,11 @@ func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*
 		return nil, err
 	}
 	if c.cfg.Network == nil || len(p.replicas) == 1 && p.replicas[0] == c.cfg.Self {
-		traceLocalRead(r.Trace, t)
-		return c.cfg.Engine.Read(t.ID, r.Key, r.Slice) // the only replica: nothing to choose or compare
+		return c.readHere(t, r, l) // the only replica: nothing to choose or compare
 	}
 	contacts, spares := ReadContacts(l, p.strategy, c.cfg.DataCenter, c.cfg.Self, p.replicas, alive, m.Location, c.snitch.scorer(c.cfg.Now()))
 	if len(contacts) == 1 && contacts[0] == c.cfg.Self {
-		traceLocalRead(r.Trace, t)
-		return c.cfg.Engine.Read(t.ID, r.Key, r.Slice)
+		return c.readHere(t, r, l)
 	}
 	plan := readPlan{t: t, r: r, l: l, strategy: p.strategy, locate: m.Location, blockFor: BlockFor(l, p.strategy, c.cfg.DataCenter), epoch: m.Epoch()}
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Read)
@@ -139,9 +178,13 @@ func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts [
 		err    error
 	}
 	replies := make(chan reply, len(contacts)+len(spares))
+	// A read in the background may outlive the request: it takes no
+	// client warnings.
+	background := plan
+	background.r.Warnings = nil
 	ask := func(r ring.Endpoint, data bool) {
 		c.background.Go(func() { // it may still run after a failure returns
-			a, err := c.askReplica(ctx, plan, r, data)
+			a, err := c.askReplica(ctx, background, r, data)
 			replies <- reply{r, a, err}
 		})
 	}
@@ -164,7 +207,7 @@ func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts [
 		case errors.Is(rep.err, messaging.ErrTimeout):
 			return false, &request.ReadTimeout{Consistency: plan.l, Received: len(answered), BlockFor: plan.blockFor, DataPresent: dataIn}
 		}
-		failed = append(failed, request.ReplicaFailed{Replica: string(rep.from), Reason: request.ReasonUnknown})
+		failed = append(failed, request.ReplicaFailed{Replica: string(rep.from), Reason: failureReason(rep.err)})
 		var spare ring.Endpoint
 		var ok bool
 		if spare, spares, ok = spareFor(plan.l, plan.strategy, rep.from, spares, plan.locate); !ok {

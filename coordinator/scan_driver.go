@@ -36,7 +36,11 @@ func (c *Coordinator) scan(t *schema.Table, q request.RangeRead) ([]*request.Par
 		return nil, err
 	}
 	if c.cfg.Network == nil {
-		return c.cfg.Engine.Scan(t.ID, q)
+		parts, err := c.cfg.Engine.Scan(t.ID, q)
+		if err != nil {
+			return nil, c.failedHere(err, request.ReadLevel(q.Consistency))
+		}
+		return parts, nil
 	}
 	var nodes []ring.Endpoint
 	for _, e := range m.Endpoints() {
@@ -211,12 +215,12 @@ func (c *Coordinator) rangeFailure(q request.RangeRead, nodes []ring.Endpoint, e
 		switch {
 		case err == nil:
 			received++
-		case nodes[i] == c.cfg.Self:
+		case nodes[i] == c.cfg.Self && failureReason(err) == request.ReasonUnknown:
 			return err
 		case errors.Is(err, messaging.ErrTimeout):
 			timedOut = true
 		default:
-			failed = append(failed, request.ReplicaFailed{Replica: string(nodes[i]), Reason: request.ReasonUnknown})
+			failed = append(failed, request.ReplicaFailed{Replica: string(nodes[i]), Reason: failureReason(err)})
 		}
 	}
 	l := request.ReadLevel(q.Consistency)

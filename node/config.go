@@ -127,6 +127,14 @@ type Config struct {
 	// and writes wait for flushes (all of it); default a quarter of the Go
 	// memory limit, or 1 GiB without one.
 	MemtableHeapSpace Size `yaml:"memtable_heap_space"`
+	// TombstoneWarnThreshold is tombstone_warn_threshold: a read that
+	// meets more tombstones warns the client (when this node read it) and
+	// the log; default 1000. TombstoneFailureThreshold is
+	// tombstone_failure_threshold: a read that meets more is given up, a
+	// ReadFailure (READ_TOO_MANY_TOMBSTONES); default 100000. Zero takes
+	// the default.
+	TombstoneWarnThreshold    int `yaml:"tombstone_warn_threshold"`
+	TombstoneFailureThreshold int `yaml:"tombstone_failure_threshold"`
 	// NumTokens is num_tokens, the node's tokens (vnodes), chosen at its
 	// first start; default 16, as Cassandra 4's.
 	NumTokens int `yaml:"num_tokens"`
@@ -669,6 +677,12 @@ func (c *Config) Validate() error {
 	}
 	if c.FileCacheSize < 0 {
 		errs = append(errs, fmt.Errorf("file_cache_size: %d is negative", c.FileCacheSize))
+	}
+	if c.TombstoneWarnThreshold < 0 {
+		errs = append(errs, fmt.Errorf("tombstone_warn_threshold: %d is negative", c.TombstoneWarnThreshold))
+	}
+	if c.TombstoneFailureThreshold < 0 {
+		errs = append(errs, fmt.Errorf("tombstone_failure_threshold: %d is negative", c.TombstoneFailureThreshold))
 	}
 	if c.MemtableHeapSpace < 0 {
 		errs = append(errs, fmt.Errorf("memtable_heap_space: %d is negative", c.MemtableHeapSpace))

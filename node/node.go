@@ -19,6 +19,7 @@ import (
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/metadata"
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/partitioner"
 	"github.com/sibyldb/sibyl/repair"
 	"github.com/sibyldb/sibyl/ring"
@@ -159,7 +160,8 @@ func Open(cfg Config) (*Node, error) {
 	part, _ := partitioner.ByName(cfg.Partitioner)
 	opts := storage.Options{FS: cfg.FS, DataDir: cfg.DataFileDirectories[0], Logger: cfg.Logger, Partitioner: part,
 		BlockCacheSize: int64(cfg.FileCacheSize), MemtableTotalSpace: int64(cfg.MemtableHeapSpace),
-		IgnoreReplayErrors: cfg.CommitLogIgnoreReplayErrors}
+		IgnoreReplayErrors:     cfg.CommitLogIgnoreReplayErrors,
+		TombstoneWarnThreshold: cfg.TombstoneWarnThreshold, TombstoneFailureThreshold: cfg.TombstoneFailureThreshold}
 	history := &repair.History{Partitioner: part}
 	opts.RepairHistory = history
 	var n *Node
@@ -168,6 +170,10 @@ func Open(cfg Config) (*Node, error) {
 			n.onStorageFailure(kind, err)
 		}
 	}
+	opts.DescribeRead = func(id mutation.TableID, key []byte, q request.Slice) string {
+		return n.describeRead(id, key, q)
+	}
+	opts.DescribeKey = func(id mutation.TableID, key []byte) string { return n.describeKey(id, key) }
 	opts.CommitLog.Dir = cfg.CommitLogDirectory
 	opts.CommitLog.SyncMode, _ = storage.ParseCommitLogSync(cfg.CommitLogSync)
 	opts.CommitLog.SyncPeriod = time.Duration(cfg.CommitLogSyncPeriod)

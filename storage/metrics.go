@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/sibyldb/sibyl/internal/histogram"
@@ -15,9 +16,13 @@ import (
 type TableMetrics struct {
 	ReadLatency, WriteLatency, RangeLatency *histogram.Histogram
 	// SSTablesPerRead counts the SSTables a partition read merged;
-	// TombstonesPerRead the deletions and dead rows it went through;
-	// LivePerRead the live rows it returned.
+	// TombstonesPerRead the tombstones it went through (as the thresholds
+	// count them); LivePerRead the live rows it returned.
 	SSTablesPerRead, TombstonesPerRead, LivePerRead *histogram.Histogram
+	// TombstoneWarnings and TombstoneFailures count the reads past
+	// tombstone_warn_threshold, and those given up past
+	// tombstone_failure_threshold.
+	TombstoneWarnings, TombstoneFailures atomic.Int64
 }
 
 // maxLatency bounds the latencies kept: longer ones are recorded as it.

@@ -67,6 +67,19 @@ type Options struct {
 	// TombstoneGC waits for repair purge only there. Default: none
 	// repaired.
 	RepairHistory RepairHistory
+	// TombstoneWarnThreshold and TombstoneFailureThreshold bound the
+	// tombstones one read may meet, counted as Cassandra counts them:
+	// past the first (tombstone_warn_threshold, default 1,000) the read
+	// warns the client and the log, past the second
+	// (tombstone_failure_threshold, default 100,000) it is given up with
+	// a request.TombstoneOverwhelming. Reads of system and system_schema
+	// have neither.
+	TombstoneWarnThreshold, TombstoneFailureThreshold int
+	// DescribeRead renders a partition read of a table as CQL, and
+	// DescribeKey a partition key, for the tombstone messages; by default
+	// the key is shown in hex.
+	DescribeRead func(table mutation.TableID, key []byte, q ReadQuery) string
+	DescribeKey  func(table mutation.TableID, key []byte) string
 	// Logger receives the engine's events; default none.
 	Logger *zerolog.Logger
 	// Now is the clock; default time.Now.
@@ -110,6 +123,12 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.CompactionThroughput == 0 {
 		o.CompactionThroughput = 64
+	}
+	if o.TombstoneWarnThreshold == 0 {
+		o.TombstoneWarnThreshold = 1000
+	}
+	if o.TombstoneFailureThreshold == 0 {
+		o.TombstoneFailureThreshold = 100000
 	}
 	if o.Logger == nil {
 		nop := zerolog.Nop()

@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -65,14 +66,43 @@ func (s *partitionState) shadowOf(e *mutation.Entry, clustering []byte) mutation
 	return d
 }
 
-// live returns what a read at now sees of a row entry, or nil.
-func (s *partitionState) live(e *mutation.Entry, clustering []byte, now int64) *mutation.Row {
+// read returns what a read at now sees of a row entry (nil: nothing
+// live), and the tombstones it counts there (rowTombstones).
+func (s *partitionState) read(e *mutation.Entry, clustering []byte, now int64) (*mutation.Row, int) {
 	r := e.Row.ShadowedBy(s.shadowOf(e, clustering))
 	if r == nil {
-		return nil
+		return nil, 0 // all of it under a deletion outside the row
 	}
-	return r.Live(now)
+	live := r.Live(now)
+	return live, rowTombstones(r, live != nil, now)
 }
+
+// rowTombstones counts the tombstones of a row, with what deletions from
+// outside it shadow gone, as Cassandra counts them against its tombstone
+// thresholds: each cell not live at now (deleted or expired); for a row
+// with none of those and nothing live, one for its deletion or expired
+// marker. A partition deletion counts nothing; a range tombstone counts
+// its two bounds.
+func rowTombstones(r *mutation.Row, live bool, now int64) int {
+	n := 0
+	for i := range r.Cells {
+		if !r.Cells[i].IsLive(now) {
+			n++
+		}
+	}
+	if n == 0 && !live && (!r.Deletion.IsLive() || len(r.Columns) > 0 || r.Liveness.IsExpiring()) {
+		n = 1
+	}
+	return n
+}
+
+// rangeTombstoneBounds is what a range tombstone counts: its start and
+// end, the two markers Cassandra reads it as.
+const rangeTombstoneBounds = 2
+
+// errTooManyTombstones stops a read past its failure threshold; the table
+// reports it as a request.TombstoneOverwhelming.
+var errTooManyTombstones = errors.New("storage: more tombstones than tombstone_failure_threshold")
 
 // ReadPartition reads one partition's static row and the live rows in the
 // slice, merging memtables and the SSTables that may hold the partition.
@@ -106,9 +136,15 @@ func (t *Table) read(key []byte, opts ReadQuery, raw *[]mutation.Entry) (*Partit
 	if err != nil {
 		return nil, t.e.reportFailure(err)
 	}
-	var seen scanned
+	warnAt, failAt := t.tombstoneThresholds()
+	seen := scanned{failAt: failAt}
 	p, err := readPartition(it, t.e.opts.SSTable.TokenLen, prefix, key, opts, raw, &seen)
 	err = t.e.reportFailure(errors.Join(err, it.Close()))
+	if errors.Is(err, errTooManyTombstones) {
+		err = t.tooManyTombstones(key, &opts, seen)
+	} else if err == nil {
+		t.traceTombstones(key, &opts, seen, warnAt)
+	}
 	took := since(start)
 	t.metrics.ReadLatency.Record(took)
 	if s := t.sampling.Load(); s != nil {
@@ -118,6 +154,74 @@ func (t *Table) read(key []byte, opts ReadQuery, raw *[]mutation.Entry) (*Partit
 	t.metrics.TombstonesPerRead.Record(int64(seen.dead))
 	t.metrics.LivePerRead.Record(int64(seen.live))
 	return p, err
+}
+
+// tombstoneThresholds are the table's tombstone warning and failure
+// thresholds (0: none). As in Cassandra, reads of the node's own
+// keyspaces have none.
+func (t *Table) tombstoneThresholds() (warnAt, failAt int) {
+	if t.opts.Keyspace == "system" || t.opts.Keyspace == "system_schema" {
+		return 0, 0
+	}
+	return t.e.opts.TombstoneWarnThreshold, t.e.opts.TombstoneFailureThreshold
+}
+
+// traceTombstones records what a read went through in its trace, and
+// past the warning threshold warns the client and the log. key is the
+// last partition read; q the partition read, or nil for a scan.
+func (t *Table) traceTombstones(key []byte, q *ReadQuery, seen scanned, warnAt int) {
+	warn := warnAt > 0 && seen.dead > warnAt
+	if warn {
+		msg := fmt.Sprintf("Read %d live rows and %d tombstone cells for query %.512s; token %s (see tombstone_warn_threshold)",
+			seen.live, seen.dead, t.describeRead(key, q), t.e.opts.Partitioner.Token(key))
+		t.metrics.TombstoneWarnings.Add(1)
+		t.e.opts.Logger.Warn().Msg(msg)
+		if q != nil && q.Warnings != nil {
+			*q.Warnings = append(*q.Warnings, msg)
+		}
+	}
+	if q != nil && q.Trace != nil {
+		see := ""
+		if warn {
+			see = " (see tombstone_warn_threshold)"
+		}
+		q.Trace.Eventf("Read %d live rows and %d tombstone cells%s", seen.live, seen.dead, see)
+	}
+}
+
+// tooManyTombstones is the failure of a read of key that met more
+// tombstones than the failure threshold allows: traced, logged and
+// counted as Cassandra does.
+func (t *Table) tooManyTombstones(key []byte, q *ReadQuery, seen scanned) error {
+	query := t.describeRead(key, q)
+	err := &request.TombstoneOverwhelming{Tombstones: seen.dead, Query: query,
+		Token: t.e.opts.Partitioner.Token(key).String(), Key: t.describeKey(key)}
+	if q != nil && q.Trace != nil {
+		q.Trace.Eventf("Scanned over %d tombstones for query %s; query aborted (see tombstone_failure_threshold)", seen.failAt, query)
+	}
+	t.metrics.TombstoneFailures.Add(1)
+	t.e.opts.Logger.Error().Msg(err.Error())
+	return err
+}
+
+// describeRead is a partition read of key (q), or a scan (nil), as CQL
+// for the tombstone messages.
+func (t *Table) describeRead(key []byte, q *ReadQuery) string {
+	if q == nil {
+		return fmt.Sprintf("SELECT * FROM %s.%s ALLOW FILTERING", t.opts.Keyspace, t.opts.Name)
+	}
+	if d := t.e.opts.DescribeRead; d != nil {
+		return d(t.id, key, *q)
+	}
+	return fmt.Sprintf("SELECT * FROM %s.%s WHERE key = 0x%x ALLOW FILTERING", t.opts.Keyspace, t.opts.Name, key)
+}
+
+// describeKey is a partition key as the tombstone failure names it.
+func (t *Table) describeKey(key []byte) string {
+	if d := t.e.opts.DescribeKey; d != nil {
+		return d(t.id, key)
+	}
+	return fmt.Sprintf("0x%x", key)
 }
 
 // ResolvePartition reads entries of one partition (in key order, as
@@ -213,9 +317,23 @@ func (t *Table) ReadStats() (reads, sstables int64) {
 	return t.readStats.reads.Load(), t.readStats.sstables.Load()
 }
 
-// scanned is what a partition read went through: the live rows it
-// returned, and the deletions and rows with nothing live.
-type scanned struct{ live, dead int }
+// scanned is what a read went through: the live rows it returned and the
+// tombstones it met (rowTombstones), the read failing once they pass
+// failAt (0: never).
+type scanned struct {
+	live, dead int
+	failAt     int
+}
+
+// tombstones counts n more tombstones, failing the read once they pass
+// the threshold.
+func (s *scanned) tombstones(n int) error {
+	s.dead += n
+	if s.failAt > 0 && s.dead > s.failAt {
+		return errTooManyTombstones
+	}
+	return nil
+}
 
 // readPartition walks a partition: deletions and the static row first, then
 // the rows of the slice in the asked order, counting what it went through
@@ -224,13 +342,7 @@ func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts 
 	p := &Partition{Key: key}
 	var st partitionState
 	st.deletion = mutation.Live
-	dead := &seen.dead
-	defer func() {
-		seen.live = len(p.Rows)
-		if opts.Trace != nil {
-			opts.Trace.Eventf("Read %d live rows and %d tombstone cells", seen.live, seen.dead)
-		}
-	}()
+	defer func() { seen.live = len(p.Rows) }()
 	rowsStart := mutation.AppendEntryKey(nil, prefix, mutation.RowEntry, opts.Start)
 	keep := func(e *mutation.Entry) {
 		if raw != nil {
@@ -242,12 +354,18 @@ func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts 
 	e := it.First()
 	for ; e != nil && e.Kind != mutation.RowEntry; e = it.Next() {
 		keep(e)
-		if e.Kind == mutation.StaticRowEntry {
-			p.Static = st.live(e, nil, opts.Now)
-		} else if err := st.absorb(e, tokenLen); err != nil {
+		counted := 0
+		switch e.Kind {
+		case mutation.StaticRowEntry:
+			p.Static, counted = st.read(e, nil, opts.Now)
+		case mutation.RangeTombstoneEntry:
+			counted = rangeTombstoneBounds
+		}
+		if err := st.absorb(e, tokenLen); err != nil {
 			return nil, err
-		} else {
-			*dead++
+		}
+		if err := seen.tombstones(counted); err != nil {
+			return nil, err
 		}
 	}
 	if err := it.Error(); err != nil {
@@ -259,15 +377,18 @@ func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts 
 	} else {
 		rowsEnd = mutation.PartitionUpperBound(prefix)
 	}
-	take := func(e *mutation.Entry) bool {
+	// take reads one row, and says whether the read goes on.
+	take := func(e *mutation.Entry) (bool, error) {
 		keep(e)
 		clustering := e.Key[len(prefix)+1:]
-		if live := st.live(e, clustering, opts.Now); live != nil {
+		live, counted := st.read(e, clustering, opts.Now)
+		if live != nil {
 			p.Rows = append(p.Rows, Row{Clustering: clustering, Row: live})
-		} else {
-			*dead++
 		}
-		return opts.Limit == 0 || len(p.Rows) < opts.Limit
+		if err := seen.tombstones(counted); err != nil {
+			return false, err
+		}
+		return opts.Limit == 0 || len(p.Rows) < opts.Limit, nil
 	}
 	if !opts.Reverse {
 		// The walk above stopped at the first row; a seek is needed only
@@ -276,13 +397,19 @@ func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts 
 			e = it.SeekGE(rowsStart)
 		}
 		for ; e != nil && bytes.Compare(e.Key, rowsEnd) < 0; e = it.Next() {
-			if !take(e) {
+			if more, err := take(e); err != nil || !more {
+				if err != nil {
+					return nil, err
+				}
 				break
 			}
 		}
 	} else {
 		for e = it.SeekLT(rowsEnd); e != nil && bytes.Compare(e.Key, rowsStart) >= 0 && e.Kind == mutation.RowEntry; e = it.Prev() {
-			if !take(e) {
+			if more, err := take(e); err != nil || !more {
+				if err != nil {
+					return nil, err
+				}
 				break
 			}
 		}
@@ -389,6 +516,8 @@ func (t *Table) scan(opts ScanQuery, q *IndexQuery, keepRaw bool) ([]*Partition,
 	var out []*Partition
 	var raw []RawPartition
 	total := 0
+	warnAt, failAt := t.tombstoneThresholds()
+	seen := scanned{failAt: failAt}
 	tokenLen := t.e.opts.SSTable.TokenLen
 	var cur *Partition
 	var curPrefix []byte
@@ -434,20 +563,29 @@ func (t *Table) scan(opts ScanQuery, q *IndexQuery, keepRaw bool) ([]*Partition,
 			c.Key = slices.Clone(e.Key)
 			raw[len(raw)-1].Entries = append(raw[len(raw)-1].Entries, c)
 		}
+		counted := 0
 		switch e.Kind {
 		case mutation.StaticRowEntry:
-			cur.Static = st.live(e, nil, opts.Now)
+			cur.Static, counted = st.read(e, nil, opts.Now)
 		case mutation.RowEntry:
 			clustering := e.Key[len(curPrefix)+1:]
-			if live := st.live(e, clustering, opts.Now); live != nil {
+			var live *mutation.Row
+			if live, counted = st.read(e, clustering, opts.Now); live != nil {
 				cur.Rows = append(cur.Rows, Row{Clustering: clustering, Row: live})
 				total++
 			}
 		default:
+			if e.Kind == mutation.RangeTombstoneEntry {
+				counted = rangeTombstoneBounds
+			}
 			if err := st.absorb(e, tokenLen); err != nil {
 				it.Close()
 				return nil, nil, err
 			}
+		}
+		if err := seen.tombstones(counted); err != nil {
+			it.Close()
+			return nil, nil, t.tooManyTombstones(cur.Key, nil, seen)
 		}
 		if opts.Limit > 0 && total >= opts.Limit {
 			break
@@ -456,6 +594,10 @@ func (t *Table) scan(opts ScanQuery, q *IndexQuery, keepRaw bool) ([]*Partition,
 	err := errors.Join(it.Error(), it.Close())
 	if err != nil {
 		return nil, nil, err
+	}
+	seen.live = total
+	if cur != nil {
+		t.traceTombstones(cur.Key, nil, seen, warnAt)
 	}
 	kept := out[:0]
 	for _, p := range out {

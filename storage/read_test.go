@@ -1,11 +1,15 @@
 package storage
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/sibyldb/sibyl/commitlog"
 	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/mutation/request"
 )
 
 // TestReadSkipsSSTablesOlderThanAPartitionDeletion: of three SSTables
@@ -53,5 +57,124 @@ func TestReadSkipsSSTablesOlderThanAPartitionDeletion(t *testing.T) {
 	reads2, sstables2 := tbl.ReadStats()
 	if reads2-reads != 1 || sstables2-sstables != 2 {
 		t.Fatalf("the read counted %d reads over %d SSTables; want 1 over 2 (the oldest skipped)", reads2-reads, sstables2-sstables)
+	}
+}
+
+// TestTombstoneThresholds: tombstones are counted as Cassandra counts
+// them (each dead cell, a dead row's deletion, a range tombstone's two
+// bounds, nothing for rows a partition deletion shadows); past the
+// warning threshold a read warns with Cassandra's message, past the
+// failure threshold it fails with request.TombstoneOverwhelming, in
+// partition reads and scans alike; the system keyspace has neither.
+func TestTombstoneThresholds(t *testing.T) {
+	e, err := Open(Options{FS: vfs.NewMem(), DataDir: "data", CommitLog: commitlog.Options{Dir: "cl"}, DisableAutoCompaction: true,
+		TombstoneWarnThreshold: 5, TombstoneFailureThreshold: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	user, err := e.OpenTable(TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	systemID := mutation.TableID{9}
+	system, err := e.OpenTable(TableOptions{ID: systemID, Keyspace: "system", Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Recover(); err != nil {
+		t.Fatal(err)
+	}
+	apply := func(m *mutation.Mutation) {
+		t.Helper()
+		if err := e.Apply(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := func(id mutation.TableID, key string, ck int) {
+		m := mutation.NewMutation(id, []byte(key))
+		r := mutation.NewRow()
+		r.Liveness = mutation.LivenessInfo{Timestamp: 10, ExpiresAt: mutation.NoDeletionTime}
+		r.Cells = []mutation.Cell{mutation.LiveCell("v", nil, 10, []byte("x"))}
+		m.Rows = []mutation.RowUpdate{{Clustering: clusteringOf(ck), Row: r}}
+		apply(m)
+	}
+	deadCells := func(id mutation.TableID, key string, ck, cells int) {
+		m := mutation.NewMutation(id, []byte(key))
+		r := mutation.NewRow()
+		for i := 0; i < cells; i++ {
+			r.Cells = append(r.Cells, mutation.Cell{Column: string(rune('a' + i)), Timestamp: 20, LocalDeletionTime: 1, Tombstone: true})
+		}
+		m.Rows = []mutation.RowUpdate{{Clustering: clusteringOf(ck), Row: r}}
+		apply(m)
+	}
+	deletedRow := func(id mutation.TableID, key string, ck int) {
+		m := mutation.NewMutation(id, []byte(key))
+		r := mutation.NewRow()
+		r.Deletion = mutation.DeletionTime{MarkedForDeleteAt: 20, LocalDeletionTime: 1}
+		m.Rows = []mutation.RowUpdate{{Clustering: clusteringOf(ck), Row: r}}
+		apply(m)
+	}
+	read := func(tbl *Table, key string) (int, []string, error) {
+		var warnings []string
+		p, err := tbl.ReadPartition([]byte(key), ReadQuery{Now: 2, Warnings: &warnings})
+		if err != nil {
+			return 0, warnings, err
+		}
+		return len(p.Rows), warnings, nil
+	}
+
+	// Two dead cells, one deleted row, a range tombstone: 2+1+2 = 5, at
+	// the threshold, not past it.
+	live(modelTableID, "p", 1)
+	deadCells(modelTableID, "p", 2, 2)
+	deletedRow(modelTableID, "p", 3)
+	rt := mutation.NewMutation(modelTableID, []byte("p"))
+	rt.RangeTombstones = []mutation.RangeTombstone{{Start: mutation.StartBound(clusteringOf(10), true), End: mutation.EndBound(clusteringOf(12), true),
+		Deletion: mutation.DeletionTime{MarkedForDeleteAt: 20, LocalDeletionTime: 1}}}
+	apply(rt)
+	if rows, warnings, err := read(user, "p"); err != nil || rows != 1 || len(warnings) != 0 {
+		t.Fatalf("5 tombstones: %d rows, warnings %q, %v; want 1 row and no warning", rows, warnings, err)
+	}
+	deletedRow(modelTableID, "p", 4)
+	rows, warnings, err := read(user, "p")
+	token := e.opts.Partitioner.Token([]byte("p"))
+	want := fmt.Sprintf("Read 1 live rows and 6 tombstone cells for query SELECT * FROM ks.t WHERE key = 0x70 ALLOW FILTERING; token %s (see tombstone_warn_threshold)", token)
+	if err != nil || rows != 1 || len(warnings) != 1 || warnings[0] != want {
+		t.Fatalf("6 tombstones: %d rows, warnings %q, %v; want 1 row and %q", rows, warnings, err, want)
+	}
+	if got := user.Metrics().TombstoneWarnings.Load(); got != 1 {
+		t.Fatalf("%d warnings counted, want 1", got)
+	}
+	deadCells(modelTableID, "p", 5, 4) // 10 in all
+	_, _, err = read(user, "p")
+	var tooMany *request.TombstoneOverwhelming
+	if !errors.As(err, &tooMany) || tooMany.Tombstones != 10 || !strings.HasPrefix(err.Error(), request.TombstoneOverwhelmingPrefix+"10 tombstones during query 'SELECT * FROM ks.t") {
+		t.Fatalf("10 tombstones: %v, want a TombstoneOverwhelming at 10", err)
+	}
+	if _, err := user.Scan(ScanQuery{Now: 2}); !errors.As(err, &tooMany) {
+		t.Fatalf("a scan over 10 tombstones: %v, want a TombstoneOverwhelming", err)
+	}
+
+	// A partition deletion counts nothing and takes the rows it shadows
+	// out of the count.
+	del := mutation.NewMutation(modelTableID, []byte("p"))
+	del.Deletion = mutation.DeletionTime{MarkedForDeleteAt: 30, LocalDeletionTime: 1}
+	apply(del)
+	live2 := mutation.NewMutation(modelTableID, []byte("p"))
+	r := mutation.NewRow()
+	r.Liveness = mutation.LivenessInfo{Timestamp: 40, ExpiresAt: mutation.NoDeletionTime}
+	live2.Rows = []mutation.RowUpdate{{Clustering: clusteringOf(7), Row: r}}
+	apply(live2)
+	if rows, warnings, err := read(user, "p"); err != nil || rows != 1 || len(warnings) != 0 {
+		t.Fatalf("after the partition deletion: %d rows, warnings %q, %v; want 1 row and no warning", rows, warnings, err)
+	}
+
+	// The system keyspace's reads have no thresholds.
+	for ck := 0; ck < 20; ck++ {
+		deletedRow(systemID, "s", ck)
+	}
+	if rows, warnings, err := read(system, "s"); err != nil || rows != 0 || len(warnings) != 0 {
+		t.Fatalf("system: %d rows, warnings %q, %v; want none and no error", rows, warnings, err)
 	}
 }

@@ -32,6 +32,8 @@ type partitionReader struct {
 	// index, when set, has scans read only the partitions a secondary
 	// index finds (the filters keep the rows).
 	index *request.IndexRead
+	// warnings takes what this node's reads tell the client.
+	warnings *[]string
 
 	// Reads by key: the key being read and its slices.
 	resume   *pagingState
@@ -86,7 +88,7 @@ func (r *partitionReader) nextByKey() (*request.Partition, bool, error) {
 		}
 		sl := r.slices[r.sliceIdx]
 		r.sliceIdx++
-		q := request.PartitionRead{Key: key, Slice: request.Slice{Reverse: r.reverse, Limit: limit, Now: r.now, Trace: r.s.trace}, Consistency: r.s.consistency}
+		q := request.PartitionRead{Key: key, Slice: request.Slice{Reverse: r.reverse, Limit: limit, Now: r.now, Trace: r.s.trace, Warnings: r.warnings}, Consistency: r.s.consistency}
 		q.Start, q.End = sl.bounds()
 		p, err := r.s.c.ReadPartition(r.t, q)
 		if err != nil {
@@ -197,7 +199,7 @@ func (r *partitionReader) readRest() error {
 		return nil // the partition is done
 	}
 	p, err := r.s.c.ReadPartition(r.t, request.PartitionRead{Key: key,
-		Slice: request.Slice{Start: mutation.StartBound(clustering, false), Limit: limit, Now: r.now, Trace: r.s.trace}, Consistency: r.s.consistency})
+		Slice: request.Slice{Start: mutation.StartBound(clustering, false), Limit: limit, Now: r.now, Trace: r.s.trace, Warnings: r.warnings}, Consistency: r.s.consistency})
 	if err != nil {
 		return coordinatorError(err)
 	}

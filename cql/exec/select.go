@@ -180,6 +180,7 @@ func (s *Session) selectRows(st *cql.Select, opts QueryParams, bound *binding) (
 		res.Warnings = aggregationWarnings(t, st.Where)
 	}
 	res.Warnings = append(res.Warnings, warnings...)
+	rd.warnings = &res.Warnings
 	var group groupState
 	var partitionKey []byte
 	kept := 0 // rows of this partition the filters let through

@@ -131,6 +131,25 @@ func (e *Failure) Error() string {
 	return fmt.Sprintf("Operation failed - received %d responses and %d failures: %s", e.Received, len(e.Failures), strings.Join(reasons, ", "))
 }
 
+// TombstoneOverwhelming is a read a replica gave up because it met more
+// tombstones than tombstone_failure_threshold allows; the coordinator
+// answers it with a ReadFailure naming READ_TOO_MANY_TOMBSTONES.
+type TombstoneOverwhelming struct {
+	Tombstones int
+	// Query is the read as CQL, Token and Key where it stopped: for the
+	// replica's log.
+	Query, Token, Key string
+}
+
+// TombstoneOverwhelmingPrefix starts TombstoneOverwhelming's message,
+// by which a coordinator knows it in a remote replica's failure.
+const TombstoneOverwhelmingPrefix = "Scanned over "
+
+func (e *TombstoneOverwhelming) Error() string {
+	return fmt.Sprintf(TombstoneOverwhelmingPrefix+"%d tombstones during query '%s' (last scanned row token was %s and partion key was (%s)); query aborted",
+		e.Tombstones, e.Query, e.Token, e.Key)
+}
+
 // TruncateFailure is a truncate a node failed.
 type TruncateFailure struct{ Err error }
 

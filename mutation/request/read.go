@@ -20,6 +20,11 @@ type Slice struct {
 	// Trace records what the read does, on this node (nil: untraced). It
 	// is not sent: a replica joins the trace its message carries.
 	Trace *tracing.Trace
+	// Warnings collects what a read on this node tells the client (a
+	// tombstone warning); nil takes none. It is not sent: as in Cassandra
+	// 4.1 (read_thresholds_enabled false), other replicas' warnings stay
+	// in their logs.
+	Warnings *[]string
 }
 
 // PartitionRead reads a slice of one partition.
