@@ -349,7 +349,12 @@ func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts 
 	var st partitionState
 	st.deletion = mutation.Live
 	defer func() { seen.live = len(p.Rows) }()
-	rowsStart := mutation.AppendEntryKey(nil, prefix, mutation.RowEntry, opts.Start)
+	// The walk below stops at the first row: without a start bound, a
+	// forward read needs no seek, and no start key.
+	var rowsStart []byte
+	if opts.Start != nil || opts.Reverse {
+		rowsStart = mutation.AppendEntryKey(nil, prefix, mutation.RowEntry, opts.Start)
+	}
 	keep := func(e *mutation.Entry) {
 		if raw != nil {
 			c := *e
@@ -397,9 +402,8 @@ func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts 
 		return opts.Limit == 0 || len(p.Rows) < opts.Limit, nil
 	}
 	if !opts.Reverse {
-		// The walk above stopped at the first row; a seek is needed only
-		// when the slice starts after it.
-		if e != nil && bytes.Compare(e.Key, rowsStart) < 0 {
+		// A seek is needed only when the slice starts after the first row.
+		if rowsStart != nil && e != nil && bytes.Compare(e.Key, rowsStart) < 0 {
 			e = it.SeekGE(rowsStart)
 		}
 		for ; e != nil && bytes.Compare(e.Key, rowsEnd) < 0; e = it.Next() {
