@@ -51,23 +51,14 @@ func (a *arena) alloc(n int) (chunk, off uint32, b []byte) {
 }
 
 // addKey copies key into a new key record and returns the arena's key (its
-// capacity covers the header), where the record is, and the bytes taken.
-// The header's value location is set by setValue.
-func (a *arena) addKey(key []byte, kind mutation.EntryKind) ([]byte, recordAt, int) {
+// capacity covers the header) and the bytes taken. The header's value
+// location is set by setValue.
+func (a *arena) addKey(key []byte, kind mutation.EntryKind) ([]byte, int) {
 	n := len(key) + headerSize
-	chunk, off, b := a.alloc(n)
+	_, _, b := a.alloc(n)
 	copy(b, key)
 	b[len(key)] = byte(kind)
-	return b[:len(key):n], recordAt{chunk: chunk, off: off, keyLen: uint32(len(key))}, n
-}
-
-// recordAt is where a key record is.
-type recordAt struct{ chunk, off, keyLen uint32 }
-
-// key returns the key of the record at r, as addKey returned it.
-func (a *arena) key(r recordAt) []byte {
-	c := a.chunks[r.chunk]
-	return c[r.off : r.off+r.keyLen : r.off+r.keyLen+headerSize]
+	return b[:len(key):n], n
 }
 
 // setValue stores a value record for the key record, points the key's

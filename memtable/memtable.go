@@ -68,20 +68,13 @@ type shard struct {
 	arena arena
 	// scratch encodes an entry's value before it is copied into the arena.
 	scratch []byte
-	// partitions indexes the shard's partitions for point reads (see
-	// Lookup); unindexed is set once a key that is no engine key came.
-	partitions map[uint64]partitionRef
-	unindexed  bool
 	// Padding keeps two shards' locks off one cache line.
-	_ [24]byte
+	_ [40]byte
 }
 
 // Memtable is one table's in-memory sorted entries.
 type Memtable struct {
-	shards [shardCount]shard
-	// tokenLen is the length of the token that starts each key, or 0 when
-	// the keys are not engine keys (no partition index).
-	tokenLen     int
+	shards       [shardCount]shard
 	size         atomic.Int64
 	minTimestamp atomic.Int64
 	maxTimestamp atomic.Int64
@@ -90,11 +83,9 @@ type Memtable struct {
 	deletions atomic.Bool
 }
 
-// New returns an empty memtable for engine keys whose tokens take
-// tokenLen bytes; 0 takes any keys, and point reads (Lookup) then use the
-// tree.
-func New(tokenLen int) *Memtable {
-	m := &Memtable{tokenLen: tokenLen}
+// New returns an empty memtable.
+func New() *Memtable {
+	m := &Memtable{}
 	for i := range m.shards {
 		m.shards[i].tree = btree.NewG(32, lessItem)
 	}
@@ -121,7 +112,7 @@ func (m *Memtable) Apply(entries []mutation.Entry) int64 {
 			locked = sh
 			locked.Lock()
 		}
-		delta += locked.apply(e, m.tokenLen)
+		delta += locked.apply(e)
 		if e.Kind == mutation.PartitionDeletionEntry && !m.deletions.Load() {
 			m.deletions.Store(true)
 		}
@@ -153,8 +144,8 @@ func (m *Memtable) Apply(entries []mutation.Entry) int64 {
 // bytes stay in the arena (and in Size) until the memtable is dropped.
 // REQUIRES: sh locked. Readers cannot see the new record before its header
 // is set.
-func (sh *shard) apply(e *mutation.Entry, tokenLen int) int64 {
-	key, at, n := sh.arena.addKey(e.Key, e.Kind)
+func (sh *shard) apply(e *mutation.Entry) int64 {
+	key, n := sh.arena.addKey(e.Key, e.Kind)
 	old, replaced := sh.tree.ReplaceOrInsert(pivotItem(key))
 	value := e
 	if replaced {
@@ -164,14 +155,8 @@ func (sh *shard) apply(e *mutation.Entry, tokenLen int) int64 {
 			panic(invariants.Failf("%v", err))
 		}
 		value = mutation.MergeEntries(prev, e)
-		if tokenLen > 0 {
-			sh.replacedKey(key, at, tokenLen)
-		}
 	} else {
 		n += itemOverhead
-		if tokenLen > 0 {
-			n += sh.indexKey(key, at, tokenLen)
-		}
 	}
 	sh.scratch = mutation.AppendEntryValue(sh.scratch[:0], value)
 	return int64(n + sh.arena.setValue(key, sh.scratch))

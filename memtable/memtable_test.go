@@ -38,7 +38,7 @@ func fill(m *Memtable, n int, next func() []byte) [][]byte {
 func TestIteratorSuite(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, n := range []int{0, 1, 5, 63, 64, 65, 300} {
-		m := New(0)
+		m := New()
 		keys := fill(m, n, func() []byte { return []byte(fmt.Sprintf("k%04d", r.IntN(5000))) })
 		testutil.CheckIterator(t, r, keys, 2000, func(lower, upper []byte) mutation.Iterator {
 			return m.NewIter(lower, upper)
@@ -52,7 +52,7 @@ func TestIteratorSuite(t *testing.T) {
 func TestIteratorSuiteAcrossShards(t *testing.T) {
 	r := rand.New(rand.NewPCG(2, 2))
 	for _, n := range []int{1, 2, 40, 200, 1000} {
-		m := New(0)
+		m := New()
 		keys := fill(m, n, func() []byte {
 			for {
 				first := byte(r.IntN(256))
@@ -75,7 +75,7 @@ func TestIteratorSuiteAcrossShards(t *testing.T) {
 }
 
 func TestApplyMergesThroughReconcile(t *testing.T) {
-	m := New(0)
+	m := New()
 	m.Apply([]mutation.Entry{rowEntry("a", 5, "new")})
 	m.Apply([]mutation.Entry{rowEntry("a", 3, "old")})
 	m.Apply([]mutation.Entry{rowEntry("a", 5, "alpha")}) // same timestamp: the greater value wins
@@ -97,7 +97,7 @@ func TestApplyMergesThroughReconcile(t *testing.T) {
 // TestConcurrentWritersAndReaders runs under -race in make test: readers
 // iterate while writers apply, and every reader sees keys in order.
 func TestConcurrentWritersAndReaders(t *testing.T) {
-	m := New(0)
+	m := New()
 	var wg sync.WaitGroup
 	const writers, each = 4, 2000
 	for w := 0; w < writers; w++ {
@@ -142,7 +142,7 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 // TestApplyCopiesWhatItKeeps: the memtable keeps its own copy, so a caller
 // may reuse its entries and their bytes once Apply returns.
 func TestApplyCopiesWhatItKeeps(t *testing.T) {
-	m := New(0)
+	m := New()
 	e := rowEntry("k", 1, "first")
 	m.Apply([]mutation.Entry{e})
 	copy(e.Key, "x")

@@ -272,7 +272,7 @@ func (t *Table) memIndexOf(m *memtable.Memtable) *memIndex {
 // newMemtable makes a memtable with its indexes, for the indexes the table
 // has now.
 func (t *Table) newMemtable() *memtable.Memtable {
-	m := memtable.New(t.e.opts.SSTable.TokenLen)
+	m := memtable.New()
 	if specs := t.indexSpecs(); len(specs) > 0 {
 		t.memIndexes.Store(m, newMemIndex(specs))
 	}

@@ -242,13 +242,7 @@ func (t *Table) partitionIter(v *view, prefix []byte, tr *tracing.Trace) (*mergi
 	deletion := mutation.Live
 	var its []mutation.Iterator
 	for _, m := range v.memtables {
-		switch e, keys := m.Lookup(prefix); keys {
-		case 0: // none of the partition here
-		case 1:
-			its = append(its, &sliceIter{entries: []mutation.Entry{*e}, pos: -1})
-		default:
-			its = append(its, m.NewIter(prefix, upper))
-		}
+		its = append(its, m.NewIter(prefix, upper))
 	}
 	type candidate struct {
 		it *sstable.Iter
