@@ -242,6 +242,9 @@ func (t *Table) partitionIter(v *view, prefix []byte, tr *tracing.Trace) (*mergi
 	deletion := mutation.Live
 	var its []mutation.Iterator
 	for _, m := range v.memtables {
+		if m.Size() == 0 {
+			continue // a memtable just switched in, as after every flush: nothing to merge
+		}
 		its = append(its, m.NewIter(prefix, upper))
 	}
 	type candidate struct {
