@@ -135,6 +135,10 @@ type Config struct {
 	// the default.
 	TombstoneWarnThreshold    int `yaml:"tombstone_warn_threshold"`
 	TombstoneFailureThreshold int `yaml:"tombstone_failure_threshold"`
+	// CompactionLargePartitionWarningThreshold is
+	// compaction_large_partition_warning_threshold: a partition a flush or
+	// compaction writes larger than this is logged; default 100 MiB.
+	CompactionLargePartitionWarningThreshold Size `yaml:"compaction_large_partition_warning_threshold"`
 	// NumTokens is num_tokens, the node's tokens (vnodes), chosen at its
 	// first start; default 16, as Cassandra 4's.
 	NumTokens int `yaml:"num_tokens"`
@@ -677,6 +681,9 @@ func (c *Config) Validate() error {
 	}
 	if c.FileCacheSize < 0 {
 		errs = append(errs, fmt.Errorf("file_cache_size: %d is negative", c.FileCacheSize))
+	}
+	if c.CompactionLargePartitionWarningThreshold < 0 {
+		errs = append(errs, fmt.Errorf("compaction_large_partition_warning_threshold: %d is negative", c.CompactionLargePartitionWarningThreshold))
 	}
 	if c.TombstoneWarnThreshold < 0 {
 		errs = append(errs, fmt.Errorf("tombstone_warn_threshold: %d is negative", c.TombstoneWarnThreshold))

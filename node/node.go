@@ -170,6 +170,7 @@ func Open(cfg Config) (*Node, error) {
 			n.onStorageFailure(kind, err)
 		}
 	}
+	opts.SSTable.LargePartitionBytes = int64(cfg.CompactionLargePartitionWarningThreshold)
 	opts.DescribeRead = func(id mutation.TableID, key []byte, q request.Slice) string {
 		return n.describeRead(id, key, q)
 	}

@@ -26,6 +26,17 @@ type WriterOptions struct {
 	// 1% false positive rate); 0 after defaults means no filter is not
 	// possible: use a negative value to disable it.
 	BloomBitsPerKey int
+	// LargePartitionBytes is the size past which a partition written is
+	// noted in LargePartitions (compaction_large_partition_warning_threshold);
+	// default 100 MiB.
+	LargePartitionBytes int64
+}
+
+// LargePartition is a partition an SSTable writer found larger than
+// LargePartitionBytes.
+type LargePartition struct {
+	Key   []byte // the partition key
+	Bytes int64  // its entries' keys and values
 }
 
 // EnsureDefaults fills unset fields with their defaults.
@@ -38,6 +49,9 @@ func (o *WriterOptions) EnsureDefaults() {
 	}
 	if o.BloomBitsPerKey == 0 {
 		o.BloomBitsPerKey = 10
+	}
+	if o.LargePartitionBytes == 0 {
+		o.LargePartitionBytes = 100 << 20
 	}
 }
 
@@ -104,6 +118,7 @@ type Writer struct {
 	// partBytes and partCells are the current partition's, counted into
 	// the metadata's histograms when it ends.
 	partBytes, partCells int64
+	large                []LargePartition
 	filter               filterBuilder
 	value                []byte // scratch for the encoded value: pebble copies it
 	closed               bool
@@ -210,9 +225,19 @@ func (w *Writer) endPartition() {
 	if w.lastPart != nil {
 		w.meta.PartitionSizes.Add(w.partBytes)
 		w.meta.CellCounts.Add(w.partCells)
+		if w.partBytes > w.opts.LargePartitionBytes {
+			// The prefix read as a partition deletion's key: no more bytes.
+			if parts, err := mutation.ParseKey(append(w.lastPart[:len(w.lastPart):len(w.lastPart)], byte(mutation.PartitionDeletionEntry)), w.opts.TokenLen); err == nil {
+				w.large = append(w.large, LargePartition{Key: parts.PartitionKey, Bytes: w.partBytes})
+			}
+		}
 	}
 	w.partBytes, w.partCells = 0, 0
 }
+
+// LargePartitions are the partitions written larger than
+// LargePartitionBytes, in order; complete after Finish.
+func (w *Writer) LargePartitions() []LargePartition { return w.large }
 
 // EstimatedSize is the bytes written so far, for splitting compaction output.
 func (w *Writer) EstimatedSize() uint64 { return w.w.EstimatedSize() }

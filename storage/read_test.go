@@ -1,15 +1,18 @@
 package storage
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/vfs"
+	"github.com/rs/zerolog"
 	"github.com/sibyldb/sibyl/commitlog"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
+	"github.com/sibyldb/sibyl/sstable"
 )
 
 // TestReadSkipsSSTablesOlderThanAPartitionDeletion: of three SSTables
@@ -176,5 +179,45 @@ func TestTombstoneThresholds(t *testing.T) {
 	}
 	if rows, warnings, err := read(system, "s"); err != nil || rows != 0 || len(warnings) != 0 {
 		t.Fatalf("system: %d rows, warnings %q, %v; want none and no error", rows, warnings, err)
+	}
+}
+
+// TestLargePartitionWarning: a flush logs each partition it writes larger
+// than the threshold, with Cassandra's words, and no other.
+func TestLargePartitionWarning(t *testing.T) {
+	var log bytes.Buffer
+	logger := zerolog.New(&log)
+	e, err := Open(Options{FS: vfs.NewMem(), DataDir: "data", CommitLog: commitlog.Options{Dir: "cl"}, DisableAutoCompaction: true,
+		SSTable: sstable.WriterOptions{LargePartitionBytes: 4 << 10}, Logger: &logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	tbl, err := e.OpenTable(TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Recover(); err != nil {
+		t.Fatal(err)
+	}
+	write := func(key string, rows int) {
+		m := mutation.NewMutation(modelTableID, []byte(key))
+		for ck := 0; ck < rows; ck++ {
+			r := mutation.NewRow()
+			r.Cells = []mutation.Cell{mutation.LiveCell("v", nil, 10, bytes.Repeat([]byte("x"), 100))}
+			m.Rows = append(m.Rows, mutation.RowUpdate{Clustering: clusteringOf(ck), Row: r})
+		}
+		if err := e.Apply(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("big", 60)  // about 7 KiB
+	write("small", 3) // a few hundred bytes
+	if err := tbl.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Count(log.String(), "Writing large partition")
+	if lines != 1 || !strings.Contains(log.String(), "Writing large partition ks/t:0x626967 (") || !strings.Contains(log.String(), "KiB) to sstable data/") {
+		t.Fatalf("the flush logged %d large partitions:\n%s\nwant one, ks/t:0x626967", lines, log.String())
 	}
 }

@@ -62,7 +62,23 @@ func (t *Table) publish(w *sstable.Writer, gen uint64, bound commitlog.Position)
 	if _, err := w.Finish(); err != nil {
 		return nil, err
 	}
+	for _, p := range w.LargePartitions() {
+		t.e.opts.Logger.Warn().Msgf("Writing large partition %s/%s:%s (%s) to sstable %s", t.opts.Keyspace, t.opts.Name,
+			t.describeKey(p.Key), prettyBytes(p.Bytes), t.e.opts.FS.PathJoin(t.dir, sstable.DataFileName(gen)))
+	}
 	return t.openSSTable(gen)
+}
+
+// prettyBytes writes a size as Cassandra's logs do: three decimals of the
+// largest of KiB, MiB and GiB it reaches.
+func prettyBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.3fGiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.3fMiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.3fKiB", float64(n)/(1<<10))
 }
 
 // openSSTable opens a published generation with the table's list
