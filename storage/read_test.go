@@ -9,29 +9,43 @@ import (
 
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/rs/zerolog"
-	"github.com/sibyldb/sibyl/commitlog"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/sstable"
 )
+
+// openInMemory opens an engine on in-memory files with the given options
+// (no background compaction) and the tables, recovered; it closes with
+// the test.
+func openInMemory(t *testing.T, o Options, tables ...TableOptions) (*Engine, []*Table) {
+	t.Helper()
+	o.FS, o.DataDir, o.CommitLog.Dir, o.DisableAutoCompaction = vfs.NewMem(), "data", "cl", true
+	e, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	var out []*Table
+	for _, to := range tables {
+		tbl, err := e.OpenTable(to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tbl)
+	}
+	if _, err := e.Recover(); err != nil {
+		t.Fatal(err)
+	}
+	return e, out
+}
 
 // TestReadSkipsSSTablesOlderThanAPartitionDeletion: of three SSTables
 // holding a partition, the one whose newest write is older than the
 // partition deletion in another is not read, and the read still returns
 // exactly the rows written after the deletion.
 func TestReadSkipsSSTablesOlderThanAPartitionDeletion(t *testing.T) {
-	e, err := Open(Options{FS: vfs.NewMem(), DataDir: "data", CommitLog: commitlog.Options{Dir: "cl"}, DisableAutoCompaction: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	tbl, err := e.OpenTable(TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Recover(); err != nil {
-		t.Fatal(err)
-	}
+	e, tables := openInMemory(t, Options{}, TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"})
+	tbl := tables[0]
 	row := func(ck int, ts int64) *mutation.Mutation {
 		m := mutation.NewMutation(modelTableID, []byte("p"))
 		r := mutation.NewRow()
@@ -70,24 +84,10 @@ func TestReadSkipsSSTablesOlderThanAPartitionDeletion(t *testing.T) {
 // failure threshold it fails with request.TombstoneOverwhelming, in
 // partition reads and scans alike; the system keyspace has neither.
 func TestTombstoneThresholds(t *testing.T) {
-	e, err := Open(Options{FS: vfs.NewMem(), DataDir: "data", CommitLog: commitlog.Options{Dir: "cl"}, DisableAutoCompaction: true,
-		TombstoneWarnThreshold: 5, TombstoneFailureThreshold: 9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	user, err := e.OpenTable(TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	systemID := mutation.TableID{9}
-	system, err := e.OpenTable(TableOptions{ID: systemID, Keyspace: "system", Name: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Recover(); err != nil {
-		t.Fatal(err)
-	}
+	e, tables := openInMemory(t, Options{TombstoneWarnThreshold: 5, TombstoneFailureThreshold: 9},
+		TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"}, TableOptions{ID: systemID, Keyspace: "system", Name: "t"})
+	user, system := tables[0], tables[1]
 	apply := func(m *mutation.Mutation) {
 		t.Helper()
 		if err := e.Apply(m); err != nil {
@@ -187,19 +187,9 @@ func TestTombstoneThresholds(t *testing.T) {
 func TestLargePartitionWarning(t *testing.T) {
 	var log bytes.Buffer
 	logger := zerolog.New(&log)
-	e, err := Open(Options{FS: vfs.NewMem(), DataDir: "data", CommitLog: commitlog.Options{Dir: "cl"}, DisableAutoCompaction: true,
-		SSTable: sstable.WriterOptions{LargePartitionBytes: 4 << 10}, Logger: &logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	tbl, err := e.OpenTable(TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Recover(); err != nil {
-		t.Fatal(err)
-	}
+	e, tables := openInMemory(t, Options{SSTable: sstable.WriterOptions{LargePartitionBytes: 4 << 10}, Logger: &logger},
+		TableOptions{ID: modelTableID, Keyspace: "ks", Name: "t"})
+	tbl := tables[0]
 	write := func(key string, rows int) {
 		m := mutation.NewMutation(modelTableID, []byte(key))
 		for ck := 0; ck < rows; ck++ {
