@@ -56,15 +56,18 @@ for size in ${B3_SIZES:-1500 15000}; do
 done
 python3 - "$out" <<'PY'
 import json, sys, os
-print("| value | mix | op | ops/s | mean | p50 | p99 | p99.9 | p99.99 | p99.9/p50 |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("| value | mix | op | ops/s | mean | p50 | p99 | p99.9 | p99.99 | p99.9/p50 | p99.99/p50 | errors |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for size in (1500, 15000):
     for mix in (1, 2, 3, 4):
-        s = json.load(open(os.path.join(sys.argv[1], f"b3_{size}_{mix}.json")))
+        path = os.path.join(sys.argv[1], f"b3_{size}_{mix}.json")
+        if not os.path.exists(path):
+            continue  # not among B3_SIZES and B3_MIXES
+        s = json.load(open(path))
         ops = s["operations"]
         groups = {"write": [o for k, o in ops.items() if k in ("insert", "rewrite")], "read": [ops[k] for k in ("read",) if k in ops]}
         for name, group in groups.items():
             for o in group:
                 op = [k for k, v in ops.items() if v is o][0]
-                print(f"| {size} B | {mix} | {op} | {o['ops_per_s']:.0f} | {o['mean_ms']:.2f} | {o['p50_ms']:.2f} | {o['p99_ms']:.2f} | {o['p99_9_ms']:.2f} | {o['p99_99_ms']:.2f} | {o['p99_9_ms']/o['p50_ms']:.1f} |")
+                print(f"| {size} B | {mix} | {op} | {o['ops_per_s']:.0f} | {o['mean_ms']:.2f} | {o['p50_ms']:.2f} | {o['p99_ms']:.2f} | {o['p99_9_ms']:.2f} | {o['p99_99_ms']:.2f} | {o['p99_9_ms']/o['p50_ms']:.1f} | {o['p99_99_ms']/o['p50_ms']:.1f} | {sum((o.get('errors') or {}).values())} |")
 PY
