@@ -141,7 +141,11 @@ func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*
 		for i := range more {
 			more[i] = true
 		}
-		from, rest, err := c.askReplicas(ctx, plan, digested, more, nil)
+		// This node, if it sent a digest, reads again: its warnings came
+		// with the first read.
+		again := plan
+		again.r.Warnings = nil
+		from, rest, err := c.askReplicas(ctx, again, digested, more, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -28,7 +28,11 @@ func (c *Coordinator) Scan(t *schema.Table, r request.RangeRead) ([]*request.Par
 
 func (c *Coordinator) scan(t *schema.Table, q request.RangeRead) ([]*request.Partition, error) {
 	if schema.IsNodeLocal(t.Keyspace) {
-		return c.cfg.Engine.Scan(t.ID, q)
+		parts, err := c.cfg.Engine.Scan(t.ID, q)
+		if err != nil {
+			return nil, c.failedHere(err, request.ReadLevel(q.Consistency))
+		}
+		return parts, nil
 	}
 	m := c.cfg.Ring()
 	alive := c.alive()

@@ -49,6 +49,9 @@ func (n *Node) describeKey(id mutation.TableID, key []byte) string {
 // splitKey finds a table and its partition key's values; nil when the
 // table is gone or the key does not split.
 func (n *Node) splitKey(id mutation.TableID, key []byte) (*schema.Table, [][]byte) {
+	if n == nil { // the engine opened before the node was
+		return nil, nil
+	}
 	s := n.Schema()
 	if s == nil {
 		return nil, nil

@@ -72,8 +72,8 @@ type Options struct {
 	// past the first (tombstone_warn_threshold, default 1,000) the read
 	// warns the client and the log, past the second
 	// (tombstone_failure_threshold, default 100,000) it is given up with
-	// a request.TombstoneOverwhelming. Reads of system and system_schema
-	// have neither.
+	// a request.TombstoneOverwhelming. Reads of system, system_schema and
+	// system_traces have neither (Table.tombstoneThresholds).
 	TombstoneWarnThreshold, TombstoneFailureThreshold int
 	// DescribeRead renders a partition read of a table as CQL, and
 	// DescribeKey a partition key, for the tombstone messages; by default

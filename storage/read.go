@@ -139,10 +139,13 @@ func (t *Table) read(key []byte, opts ReadQuery, raw *[]mutation.Entry) (*Partit
 	warnAt, failAt := t.tombstoneThresholds()
 	seen := scanned{failAt: failAt}
 	p, err := readPartition(it, t.e.opts.SSTable.TokenLen, prefix, key, opts, raw, &seen)
-	err = t.e.reportFailure(errors.Join(err, it.Close()))
 	if errors.Is(err, errTooManyTombstones) {
 		err = t.tooManyTombstones(key, &opts, seen)
-	} else if err == nil {
+	}
+	if closeErr := it.Close(); closeErr != nil {
+		err = errors.Join(err, closeErr)
+	}
+	if err = t.e.reportFailure(err); err == nil {
 		t.traceTombstones(key, &opts, seen, warnAt)
 	}
 	took := since(start)
@@ -158,9 +161,12 @@ func (t *Table) read(key []byte, opts ReadQuery, raw *[]mutation.Entry) (*Partit
 
 // tombstoneThresholds are the table's tombstone warning and failure
 // thresholds (0: none). As in Cassandra, reads of the node's own
-// keyspaces have none.
+// keyspaces have none; nor, unlike Cassandra, have those of
+// system_traces, whose sessions all expire within a day, and which the
+// node scans for its own dashboard.
 func (t *Table) tombstoneThresholds() (warnAt, failAt int) {
-	if t.opts.Keyspace == "system" || t.opts.Keyspace == "system_schema" {
+	switch t.opts.Keyspace {
+	case "system", "system_schema", "system_traces":
 		return 0, 0
 	}
 	return t.e.opts.TombstoneWarnThreshold, t.e.opts.TombstoneFailureThreshold
@@ -591,8 +597,7 @@ func (t *Table) scan(opts ScanQuery, q *IndexQuery, keepRaw bool) ([]*Partition,
 			}
 		}
 		if err := seen.tombstones(counted); err != nil {
-			it.Close()
-			return nil, nil, t.tooManyTombstones(cur.Key, nil, seen)
+			return nil, nil, t.e.reportFailure(errors.Join(t.tooManyTombstones(cur.Key, nil, seen), it.Close()))
 		}
 		if opts.Limit > 0 && total >= opts.Limit {
 			break
