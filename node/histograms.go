@@ -191,7 +191,7 @@ var (
 			true, func(m *storage.TableMetrics) *histogram.Histogram { return m.RangeLatency }},
 		{prometheus.NewDesc("sibyl_table_sstables_per_read", "SSTables a partition read merged: Cassandra's Table SSTablesPerReadHistogram.", tableLabels, nil),
 			false, func(m *storage.TableMetrics) *histogram.Histogram { return m.SSTablesPerRead }},
-		{prometheus.NewDesc("sibyl_table_tombstones_per_read", "Deletions and dead rows a partition read went through: Cassandra's Table TombstoneScannedHistogram.", tableLabels, nil),
+		{prometheus.NewDesc("sibyl_table_tombstones_per_read", "Tombstones a partition read went through, as tombstone_warn_threshold counts them: Cassandra's Table TombstoneScannedHistogram.", tableLabels, nil),
 			false, func(m *storage.TableMetrics) *histogram.Histogram { return m.TombstonesPerRead }},
 		{prometheus.NewDesc("sibyl_table_live_rows_per_read", "Live rows a partition read returned: Cassandra's Table LiveScannedHistogram.", tableLabels, nil),
 			false, func(m *storage.TableMetrics) *histogram.Histogram { return m.LivePerRead }},
@@ -210,6 +210,18 @@ var tableCoordinatorMetrics = []struct {
 		func(l *coordinator.TableLatencies) *histogram.Histogram { return l.Write }},
 	{prometheus.NewDesc("sibyl_table_coordinator_scan_latency_seconds", "Time to answer the range reads of a table this node coordinated: Cassandra's Table CoordinatorScanLatency.", tableLabels, nil),
 		func(l *coordinator.TableLatencies) *histogram.Histogram { return l.Range }},
+}
+
+// Tables' reads past the tombstone thresholds, as counters: Cassandra's
+// Table TombstoneWarnings and TombstoneFailures.
+var tableTombstoneCounters = []struct {
+	desc *prometheus.Desc
+	of   func(*storage.TableMetrics) int64
+}{
+	{prometheus.NewDesc("sibyl_table_tombstone_warnings_total", "Reads of a table on this node past tombstone_warn_threshold: Cassandra's Table TombstoneWarnings.", tableLabels, nil),
+		func(m *storage.TableMetrics) int64 { return m.TombstoneWarnings.Load() }},
+	{prometheus.NewDesc("sibyl_table_tombstone_failures_total", "Reads of a table on this node given up past tombstone_failure_threshold: Cassandra's Table TombstoneFailures.", tableLabels, nil),
+		func(m *storage.TableMetrics) int64 { return m.TombstoneFailures.Load() }},
 }
 
 // The SSTables' estimated histograms of a table: Cassandra's Table
@@ -258,6 +270,11 @@ func (c scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, tm := range tableMetrics {
 			if m := constHistogram(tm.desc, tm.of(st.Metrics()), tm.latency, t.Keyspace, t.Name); m != nil {
 				ch <- m
+			}
+		}
+		for _, tc := range tableTombstoneCounters {
+			if v := tc.of(st.Metrics()); v > 0 {
+				ch <- prometheus.MustNewConstMetric(tc.desc, prometheus.CounterValue, float64(v), t.Keyspace, t.Name)
 			}
 		}
 		coordinated := c.n.coord.Stats.TableLatency(st.ID())

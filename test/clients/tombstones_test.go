@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/gocql/gocql"
-	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/node"
 )
 
@@ -16,15 +15,7 @@ import (
 // gocql Cassandra 4.1's warning with its rows, and one over 51 a
 // ReadFailure naming READ_TOO_MANY_TOMBSTONES, by key and by scan.
 func TestTombstoneThresholdsReachGocql(t *testing.T) {
-	port := testutil.FreePort(t)
-	n, err := node.Open(node.Config{DataDir: t.TempDir(), NativePort: port, TombstoneWarnThreshold: 10, TombstoneFailureThreshold: 50})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
-	if _, err := n.StartNative(); err != nil {
-		t.Fatal(err)
-	}
+	_, port, adminPort := serveNode(t, node.Config{TombstoneWarnThreshold: 10, TombstoneFailureThreshold: 50})
 	s := session(t, gocqlCluster(port))
 	mustExec(t, s, createKeyspace, "CREATE TABLE ks.q (k text, c int, v int, PRIMARY KEY (k, c))")
 	fill := func(key string, deleted int) {
@@ -68,5 +59,11 @@ func TestTombstoneThresholdsReachGocql(t *testing.T) {
 	}
 	if _, _, err = read("SELECT v FROM ks.q"); !errors.As(err, &failure) {
 		t.Fatalf("a scan over 72 tombstones: %v (%T), want a ReadFailure", err, err)
+	}
+	// The token(k) read of 'some' warned a second time; the scan failed
+	// a second time.
+	const table = `{keyspace="ks",table="q"}`
+	if warned, failed := metric(t, adminPort, "sibyl_table_tombstone_warnings_total"+table), metric(t, adminPort, "sibyl_table_tombstone_failures_total"+table); warned != 2 || failed != 2 {
+		t.Fatalf("/metrics counts %v warnings and %v failures, want 2 and 2", warned, failed)
 	}
 }
