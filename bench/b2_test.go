@@ -31,14 +31,7 @@ import (
 func BenchmarkB2(b *testing.B) {
 	ops := envInt("SIBYL_B2_OPS", 200_000)
 	rounds := envInt("SIBYL_B2_ROUNDS", 3)
-	bin, err := filepath.Abs("../bin/sibyl")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		b.Fatalf("B2 runs bin/sibyl: build it first (make bench does): %v", err)
-	}
-	srv := startServer(b, bin)
+	srv := startServer(b, "B2")
 	defer srv.stop(b)
 	fmt.Printf("B2: gocql, prepared statements, 64 in flight over 2 connections, %d operations per phase, %d rounds; machine: %d cores, %s\n",
 		ops, rounds, runtime.NumCPU(), runtime.Version())
@@ -151,7 +144,14 @@ type server struct {
 	startup time.Duration // from start to the first successful query
 }
 
-func startServer(b *testing.B, bin string) *server {
+func startServer(b *testing.B, benchmark string) *server {
+	bin, err := filepath.Abs("../bin/sibyl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		b.Fatalf("%s runs bin/sibyl: build it first (make bench does): %v", benchmark, err)
+	}
 	freePort := func() int {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {

@@ -3,8 +3,6 @@ package bench
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -32,14 +30,7 @@ func (v rawVector) MarshalCQL(gocql.TypeInfo) ([]byte, error) { return v, nil }
 // them, then after a flush (every row in an SSTable's graph).
 func BenchmarkVectorSearch(b *testing.B) {
 	n, dim, nq := envInt("SIBYL_VEC_N", 50_000), envInt("SIBYL_VEC_DIM", 64), envInt("SIBYL_VEC_Q", 500)
-	bin, err := filepath.Abs("../bin/sibyl")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		b.Fatalf("the vector benchmark runs bin/sibyl: build it first (make bench does): %v", err)
-	}
-	srv := startServer(b, bin)
+	srv := startServer(b, "the vector benchmark")
 	defer srv.stop(b)
 	s := srv.session(b)
 	defer s.Close()
@@ -76,7 +67,7 @@ func BenchmarkVectorSearch(b *testing.B) {
 	fmt.Printf("vector search: %d rows of vector<float, %d> around %d centres, cosine; %d queries LIMIT 10, 8 in flight\n",
 		n, dim, len(centres), nq)
 	start := time.Now()
-	_, _, err = inFlight(64, n, func(i int) error {
+	_, _, err := inFlight(64, n, func(i int) error {
 		return s.Query("INSERT INTO vs.docs (id, v) VALUES (?, ?)", i, rawVector(ann.AppendVector(nil, rows[i]))).Exec()
 	})
 	if err != nil {

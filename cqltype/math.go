@@ -178,18 +178,19 @@ func mathRound(t *Type, v []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		d := decimal{u, scale}
+		digits := decimal{u, scale}.precision()
 		switch {
-		case scale <= 0 && int64(-scale)+int64(d.precision()) > maxIntegerDigits:
+		case scale <= 0 && int64(-scale)+int64(digits) > maxIntegerDigits:
 			return nil, arithmeticException("Overflow")
 		case scale <= 0:
 			return EncodeDecimal(new(big.Int).Mul(u, pow10(int64(-scale))), 0), nil
-		case int(scale) > d.precision():
+		case int(scale) > digits:
 			return EncodeDecimal(new(big.Int), 0), nil // below a tenth: 0
 		}
 		// HALF_UP: halves go away from zero.
-		q, r := new(big.Int).QuoRem(u, pow10(int64(scale)), new(big.Int))
-		if twice := new(big.Int).Abs(r); twice.Lsh(twice, 1).Cmp(pow10(int64(scale))) >= 0 {
+		unit := pow10(int64(scale))
+		q, r := new(big.Int).QuoRem(u, unit, new(big.Int))
+		if twice := new(big.Int).Abs(r); twice.Lsh(twice, 1).Cmp(unit) >= 0 {
 			q.Add(q, big.NewInt(int64(u.Sign())))
 		}
 		return EncodeDecimal(q, 0), nil
@@ -257,13 +258,14 @@ func (d decimal) precision() int {
 const maxIntegerDigits = MaxDecimalDigits
 
 func (d decimal) toVarint() ([]byte, error) {
-	if int(d.scale) >= d.precision() {
+	digits := d.precision()
+	if int(d.scale) >= digits {
 		return EncodeVarint(new(big.Int)), nil // below one
 	}
 	if d.scale >= 0 {
 		return EncodeVarint(new(big.Int).Quo(d.u, pow10(int64(d.scale)))), nil
 	}
-	if int64(-d.scale)+int64(d.precision()) > maxIntegerDigits {
+	if int64(-d.scale)+int64(digits) > maxIntegerDigits {
 		return nil, arithmeticException("Overflow")
 	}
 	return EncodeVarint(new(big.Int).Mul(d.u, pow10(int64(-d.scale)))), nil
@@ -336,11 +338,12 @@ func expFloat(x *big.Float, prec uint) *big.Float {
 	sum := new(big.Float).SetPrec(prec).SetInt64(1)
 	term := new(big.Float).SetPrec(prec).SetInt64(1)
 	limit := new(big.Float).SetPrec(prec).SetMantExp(big.NewFloat(1), -int(prec))
+	nf, size := new(big.Float).SetPrec(prec), new(big.Float)
 	for n := int64(1); ; n++ {
 		term.Mul(term, r)
-		term.Quo(term, new(big.Float).SetPrec(prec).SetInt64(n))
+		term.Quo(term, nf.SetInt64(n))
 		sum.Add(sum, term)
-		if new(big.Float).Abs(term).Cmp(limit) < 0 {
+		if size.Abs(term).Cmp(limit) < 0 {
 			break
 		}
 	}
@@ -423,7 +426,8 @@ func decimalExp(d decimal) (decimal, error) {
 		// So near 0 that e^x rounds to 1 at this precision.
 		return decimal{pow10(int64(digits - 1)), int32(digits - 1)}, nil
 	}
-	x := bigFloatOf(d, workingBits(digits)+40)
+	prec := workingBits(digits) + 40
+	x := bigFloatOf(d, prec)
 	if new(big.Float).Abs(x).Cmp(big.NewFloat(math.MaxInt32)) > 0 {
 		return decimal{}, arithmeticException("Overflow")
 	}
@@ -431,7 +435,6 @@ func decimalExp(d decimal) (decimal, error) {
 	// it is computed, so a result of a huge exponent costs no more than
 	// another (x carries up to 31 bits before its point, hence the extra
 	// bits).
-	prec := workingBits(digits) + 40
 	ln10 := logTen(prec)
 	q, _ := new(big.Float).SetPrec(prec).Quo(x, ln10).Float64()
 	n := int64(math.Floor(q))

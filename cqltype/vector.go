@@ -2,6 +2,7 @@ package cqltype
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"strconv"
@@ -161,9 +162,9 @@ func writeMarshalName(b *strings.Builder, t *Type) {
 		b.WriteString(MarshalPackage + kinds[t.Kind].class)
 		params(t.Params)
 	case UDT:
-		b.WriteString(MarshalPackage + "UserType(" + t.Keyspace + "," + hexString(t.Name))
+		b.WriteString(MarshalPackage + "UserType(" + t.Keyspace + "," + hex.EncodeToString([]byte(t.Name)))
 		for i, p := range t.Params {
-			b.WriteString("," + hexString(t.FieldNames[i]) + ":")
+			b.WriteString("," + hex.EncodeToString([]byte(t.FieldNames[i])) + ":")
 			writeMarshalName(b, p)
 		}
 		b.WriteByte(')')
@@ -173,15 +174,6 @@ func writeMarshalName(b *strings.Builder, t *Type) {
 	if frozen {
 		b.WriteByte(')')
 	}
-}
-
-func hexString(s string) string {
-	const digits = "0123456789abcdef"
-	out := make([]byte, 0, 2*len(s))
-	for i := 0; i < len(s); i++ {
-		out = append(out, digits[s[i]>>4], digits[s[i]&15])
-	}
-	return string(out)
 }
 
 // TypeFromClass reads a marshal class name: a native type's class, or a

@@ -333,8 +333,10 @@ func (t *Table) writeIndexes(ref *sstableRef, b *indexBuilder) {
 	for _, spec := range b.specs {
 		postings := sstable.SortPostings(b.postings[spec.Name])
 		var graph []byte
+		var vg *vectorGraph
 		if spec.Vector != nil {
-			graph = buildVectorGraph(spec.Vector, postings).g.AppendBinary([]byte{})
+			vg = buildVectorGraph(spec.Vector, postings)
+			graph = vg.g.AppendBinary([]byte{})
 		}
 		if err := sstable.WriteIndex(t.e.opts.FS, t.dir, ref.gen, spec.Name, postings, graph); err != nil {
 			t.e.opts.Logger.Error().Err(err).Str("table", t.opts.Name).Msg("writing an SSTable's index")
@@ -345,12 +347,9 @@ func (t *Table) writeIndexes(ref *sstableRef, b *indexBuilder) {
 			t.e.opts.Logger.Error().Err(err).Str("table", t.opts.Name).Msg("reading back an SSTable's index")
 			continue
 		}
-		si, ok := openSSTableIndex(spec, idx)
-		if !ok {
-			t.e.opts.Logger.Error().Str("table", t.opts.Name).Msg("reading back an SSTable's vector graph")
-			continue
-		}
-		built[spec.Name] = si
+		// The graph just built serves as it is: decoding it from the file
+		// again would rebuild the same one.
+		built[spec.Name] = &sstableIndex{Index: idx, graph: vg}
 	}
 	ref.attachIndexes(built)
 }

@@ -50,6 +50,31 @@ func (s *partitionState) absorb(e *mutation.Entry, tokenLen int) error {
 	return nil
 }
 
+// take takes one entry of a partition into the state: a partition
+// deletion or a range tombstone is absorbed, a static or clustering row
+// (clustering its clustering; nil for the static row) is read as a read at
+// now sees it. It returns the row's live part (nil: nothing live, or no
+// row) and the tombstones the entry counts (rowTombstones; a range
+// tombstone counts its two bounds, the two markers Cassandra reads it as;
+// a partition deletion nothing).
+func (s *partitionState) take(e *mutation.Entry, clustering []byte, tokenLen int, now int64) (*mutation.Row, int, error) {
+	switch e.Kind {
+	case mutation.PartitionDeletionEntry:
+		return nil, 0, s.absorb(e, tokenLen)
+	case mutation.RangeTombstoneEntry:
+		return nil, 2, s.absorb(e, tokenLen)
+	}
+	r := e.Row.ShadowedBy(s.shadowOf(e, clustering))
+	if r == nil {
+		return nil, 0, nil // all of it under a deletion outside the row
+	}
+	live := r.Live(now)
+	if live == r {
+		return live, 0, nil // Live keeps a row whole only when nothing in it is dead
+	}
+	return live, rowTombstones(r, live != nil, now), nil
+}
+
 // shadowOf returns the strongest deletion over a row entry: the partition
 // deletion for the static row, and the range tombstones covering its
 // clustering as well for a clustering row.
@@ -66,23 +91,11 @@ func (s *partitionState) shadowOf(e *mutation.Entry, clustering []byte) mutation
 	return d
 }
 
-// read returns what a read at now sees of a row entry (nil: nothing
-// live), and the tombstones it counts there (rowTombstones).
-func (s *partitionState) read(e *mutation.Entry, clustering []byte, now int64) (*mutation.Row, int) {
-	r := e.Row.ShadowedBy(s.shadowOf(e, clustering))
-	if r == nil {
-		return nil, 0 // all of it under a deletion outside the row
-	}
-	live := r.Live(now)
-	return live, rowTombstones(r, live != nil, now)
-}
-
 // rowTombstones counts the tombstones of a row, with what deletions from
 // outside it shadow gone, as Cassandra counts them against its tombstone
 // thresholds: each cell not live at now (deleted or expired); for a row
 // with none of those and nothing live, one for its deletion or expired
-// marker. A partition deletion counts nothing; a range tombstone counts
-// its two bounds.
+// marker.
 func rowTombstones(r *mutation.Row, live bool, now int64) int {
 	n := 0
 	for i := range r.Cells {
@@ -95,10 +108,6 @@ func rowTombstones(r *mutation.Row, live bool, now int64) int {
 	}
 	return n
 }
-
-// rangeTombstoneBounds is what a range tombstone counts: its start and
-// end, the two markers Cassandra reads it as.
-const rangeTombstoneBounds = 2
 
 // errTooManyTombstones stops a read past its failure threshold; the table
 // reports it as a request.TombstoneOverwhelming.
@@ -368,15 +377,12 @@ func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts 
 	e := it.First()
 	for ; e != nil && e.Kind != mutation.RowEntry; e = it.Next() {
 		keep(e)
-		counted := 0
-		switch e.Kind {
-		case mutation.StaticRowEntry:
-			p.Static, counted = st.read(e, nil, opts.Now)
-		case mutation.RangeTombstoneEntry:
-			counted = rangeTombstoneBounds
-		}
-		if err := st.absorb(e, tokenLen); err != nil {
+		live, counted, err := st.take(e, nil, tokenLen, opts.Now)
+		if err != nil {
 			return nil, err
+		}
+		if e.Kind == mutation.StaticRowEntry {
+			p.Static = live
 		}
 		if err := seen.tombstones(counted); err != nil {
 			return nil, err
@@ -395,7 +401,10 @@ func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts 
 	take := func(e *mutation.Entry) (bool, error) {
 		keep(e)
 		clustering := e.Key[len(prefix)+1:]
-		live, counted := st.read(e, clustering, opts.Now)
+		live, counted, err := st.take(e, clustering, tokenLen, opts.Now)
+		if err != nil {
+			return false, err
+		}
 		if live != nil {
 			p.Rows = append(p.Rows, Row{Clustering: clustering, Row: live})
 		}
@@ -410,19 +419,21 @@ func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts 
 			e = it.SeekGE(rowsStart)
 		}
 		for ; e != nil && bytes.Compare(e.Key, rowsEnd) < 0; e = it.Next() {
-			if more, err := take(e); err != nil || !more {
-				if err != nil {
-					return nil, err
-				}
+			more, err := take(e)
+			if err != nil {
+				return nil, err
+			}
+			if !more {
 				break
 			}
 		}
 	} else {
 		for e = it.SeekLT(rowsEnd); e != nil && bytes.Compare(e.Key, rowsStart) >= 0 && e.Kind == mutation.RowEntry; e = it.Prev() {
-			if more, err := take(e); err != nil || !more {
-				if err != nil {
-					return nil, err
-				}
+			more, err := take(e)
+			if err != nil {
+				return nil, err
+			}
+			if !more {
 				break
 			}
 		}
@@ -576,25 +587,21 @@ func (t *Table) scan(opts ScanQuery, q *IndexQuery, keepRaw bool) ([]*Partition,
 			c.Key = slices.Clone(e.Key)
 			raw[len(raw)-1].Entries = append(raw[len(raw)-1].Entries, c)
 		}
-		counted := 0
-		switch e.Kind {
-		case mutation.StaticRowEntry:
-			cur.Static, counted = st.read(e, nil, opts.Now)
-		case mutation.RowEntry:
-			clustering := e.Key[len(curPrefix)+1:]
-			var live *mutation.Row
-			if live, counted = st.read(e, clustering, opts.Now); live != nil {
-				cur.Rows = append(cur.Rows, Row{Clustering: clustering, Row: live})
-				total++
-			}
-		default:
-			if e.Kind == mutation.RangeTombstoneEntry {
-				counted = rangeTombstoneBounds
-			}
-			if err := st.absorb(e, tokenLen); err != nil {
-				it.Close()
-				return nil, nil, err
-			}
+		var clustering []byte
+		if e.Kind == mutation.RowEntry {
+			clustering = e.Key[len(curPrefix)+1:]
+		}
+		live, counted, err := st.take(e, clustering, tokenLen, opts.Now)
+		if err != nil {
+			it.Close()
+			return nil, nil, err
+		}
+		switch {
+		case e.Kind == mutation.StaticRowEntry:
+			cur.Static = live
+		case live != nil:
+			cur.Rows = append(cur.Rows, Row{Clustering: clustering, Row: live})
+			total++
 		}
 		if err := seen.tombstones(counted); err != nil {
 			return nil, nil, t.e.reportFailure(errors.Join(t.tooManyTombstones(cur.Key, nil, seen), it.Close()))

@@ -25,13 +25,12 @@ func searchBeam(k int) int    { return max(2*k, 100) }
 
 // vectorGraph is one source's graph and the partition of each node.
 type vectorGraph struct {
-	spec     VectorIndex
 	g        *ann.Graph
 	prefixes [][]byte
 }
 
 func newVectorGraph(spec *VectorIndex) *vectorGraph {
-	return &vectorGraph{spec: *spec, g: ann.NewGraph(spec.Similarity, spec.Dimension, graphSeed)}
+	return &vectorGraph{g: ann.NewGraph(spec.Similarity, spec.Dimension, graphSeed)}
 }
 
 // add puts a posting's vector in the graph; one the graph cannot rank (a
@@ -101,11 +100,11 @@ func loadVectorGraph(spec *VectorIndex, idx *sstable.Index) *vectorGraph {
 	if a == nil {
 		return nil
 	}
-	v := &vectorGraph{spec: *spec}
+	v := &vectorGraph{}
 	var vectors [][]float32
 	for _, p := range idx.Postings() {
 		vec, err := ann.DecodeVector(p.Term, nil)
-		if err != nil || len(vec) != spec.Dimension || spec.Similarity == ann.Cosine && ann.IsZero(vec) {
+		if err != nil || ann.Rankable(spec.Similarity, spec.Dimension, vec) != nil {
 			continue // add left it out too
 		}
 		vectors = append(vectors, vec)
@@ -117,9 +116,4 @@ func loadVectorGraph(spec *VectorIndex, idx *sstable.Index) *vectorGraph {
 	}
 	v.g = g
 	return v
-}
-
-// sameVectorIndex reports whether two specs rank alike.
-func sameVectorIndex(a, b *VectorIndex) bool {
-	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }

@@ -143,13 +143,12 @@ func (n javaNumber) integer() *big.Int {
 	if n.kind == cqltype.Varint || n.scale == 0 {
 		return n.u
 	}
-	digits := int64(len(new(big.Int).Abs(n.u).String()))
 	switch {
 	case n.scale < -63:
 		// 10^k for k >= 64 has 2^64 as a factor: the low 64 bits of
 		// the integer are zero, whatever building it would cost.
 		return new(big.Int)
-	case int64(n.scale) >= digits:
+	case n.scale > 0 && n.scale >= decimal{n.u, n.scale}.precision():
 		return new(big.Int) // below one
 	}
 	p := new(big.Int).Exp(big.NewInt(10), big.NewInt(abs32(n.scale)), nil)
@@ -219,7 +218,7 @@ func (n javaNumber) rat() *big.Rat {
 	if n.kind == cqltype.Decimal && n.scale != 0 {
 		// Past a double's range the value is 0 or infinite: a power of
 		// ten of its size stands in for the one of the scale.
-		digits := int64(len(new(big.Int).Abs(n.u).String()))
+		digits := int64(decimal{n.u, n.scale}.precision())
 		switch {
 		case int64(n.scale)-digits > 400:
 			return new(big.Rat)

@@ -122,8 +122,10 @@ func foldElements(newAggregate func() aggregate) func(vals [][]byte) ([]byte, er
 			return nil, asInvalid(err)
 		}
 		a := newAggregate()
+		arg := make([][]byte, 1) // the aggregates keep the values, not the slice
 		for _, e := range es {
-			if err := a.add([][]byte{e}); err != nil {
+			arg[0] = e
+			if err := a.add(arg); err != nil {
 				return nil, err
 			}
 		}

@@ -351,14 +351,8 @@ func remainderDecimal(a, b decimal) (decimal, error) {
 	q, r := new(big.Int).QuoRem(x, y, new(big.Int))
 	qScale := a.scale - b.scale
 	if q.Sign() != 0 {
-		tz := int32(0)
-		ten, m := big.NewInt(10), new(big.Int)
-		for t := new(big.Int).Set(q); ; tz++ {
-			if _, m = t.QuoRem(t, ten, m); m.Sign() != 0 {
-				break
-			}
-		}
-		qScale = max(qScale, -tz)
+		// Less its trailing zeros, q is at scale minus their count.
+		qScale = max(qScale, decimal{q, 0}.stripTrailingZeros().scale)
 	}
 	scale := max(a.scale, qScale+b.scale)
 	if scale < s {

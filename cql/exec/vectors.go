@@ -115,6 +115,9 @@ type annQuery struct {
 	sim    ann.Similarity
 	vector []float32
 	raw    []byte
+	// rowVector holds the row being scored: rows are scored one at a
+	// time, in the select's loop.
+	rowVector []float32
 }
 
 func hasANN(order []cql.Ordering) bool {
@@ -165,9 +168,7 @@ func planANN(t *schema.Table, st *cql.Select, bound *binding) (*annQuery, error)
 	if err := checkANNRestrictions(t, st.Where); err != nil {
 		return nil, err
 	}
-	name, _, _ := ix.VectorSimilarity(t)
-	sim, _ := ann.ParseSimilarity(name)
-	q := &annQuery{column: c, index: ix, sim: sim}
+	q := &annQuery{column: c, index: ix, sim: indexSimilarity(t, ix)}
 	v, err := term(o.ANN, c.Type, c.Name, bound)
 	if err != nil {
 		return nil, err
@@ -179,7 +180,7 @@ func planANN(t *schema.Table, st *cql.Select, bound *binding) (*annQuery, error)
 	if q.vector, err = ann.DecodeVector(v, nil); err != nil {
 		return nil, invalidf("%v", err)
 	}
-	if err := checkIndexableVector(sim, q.vector); err != nil && !bound.preparing() {
+	if err := checkIndexableVector(q.sim, q.vector); err != nil && !bound.preparing() {
 		return nil, err
 	}
 	return q, nil
@@ -244,11 +245,10 @@ func (s *Session) topKChecks(grouped bool, limit, perPartition int, opts QueryPa
 	if grouped {
 		return nil, invalidf("Top-K queries can not be run with aggregation")
 	}
-	switch c := opts.Consistency; c {
-	case request.Serial, request.LocalSerial:
+	switch c := opts.Consistency; {
+	case c == request.Serial || c == request.LocalSerial:
 		return nil, invalidf("Top-K queries can only be run with consistency level ONE/LOCAL_ONE. Consistency level %s was used.", c)
-	case request.Any, request.One, request.LocalOne:
-	default:
+	case !readsOneReplica(c):
 		to := request.One
 		if c.IsLocal() {
 			to = request.LocalOne
@@ -273,16 +273,24 @@ func (s *Session) topKChecks(grouped bool, limit, perPartition int, opts QueryPa
 	return warnings, nil
 }
 
+// indexSimilarity is the similarity function a vector index ranks by.
+func indexSimilarity(t *schema.Table, ix *schema.Index) ann.Similarity {
+	name, _, _ := ix.VectorSimilarity(t)
+	sim, _ := ann.ParseSimilarity(name)
+	return sim
+}
+
 // score is the similarity of a row's vector to the query's, as a float
 // value; nil when the row has no vector.
 func (q *annQuery) score(v []byte) []byte {
 	if v == nil {
 		return nil
 	}
-	rv, err := ann.DecodeVector(v, nil)
+	rv, err := ann.DecodeVector(v, q.rowVector[:0])
 	if err != nil || len(rv) != len(q.vector) {
 		return nil
 	}
+	q.rowVector = rv
 	return cqltype.EncodeFloat(q.sim.Score(q.vector, rv))
 }
 
@@ -325,8 +333,7 @@ func checkIndexedVectors(t *schema.Table, ms []*mutation.Mutation) error {
 		if ix == nil {
 			continue
 		}
-		name, _, _ := ix.VectorSimilarity(t)
-		sim, _ := ann.ParseSimilarity(name)
+		sim := indexSimilarity(t, ix)
 		check := func(r *mutation.Row) error {
 			if r == nil {
 				return nil

@@ -26,6 +26,39 @@ type Graph struct {
 	links          [][][]int32 // links[node][level]
 	entry          int32
 	rng            *rand.Rand
+	// adding is Add's visited set, kept between calls: searches of their
+	// own may run at once, Add alone.
+	adding visitedSet
+}
+
+// visitedSet marks the nodes a search has reached; reset clears only the
+// words it set, so reusing one costs what the search touched.
+type visitedSet struct {
+	words   []uint64
+	touched []int32
+}
+
+func (v *visitedSet) reset(nodes int) {
+	for _, w := range v.touched {
+		v.words[w] = 0
+	}
+	v.touched = v.touched[:0]
+	if need := (nodes + 63) / 64; len(v.words) < need {
+		v.words = append(v.words, make([]uint64, need-len(v.words))...)
+	}
+}
+
+// visit marks id, and reports whether it was not marked yet.
+func (v *visitedSet) visit(id int32) bool {
+	w, bit := id/64, uint64(1)<<(id%64)
+	if v.words[w]&bit != 0 {
+		return false
+	}
+	if v.words[w] == 0 {
+		v.touched = append(v.touched, w)
+	}
+	v.words[w] |= bit
+	return true
 }
 
 // Graph parameters: Cassandra's defaults for its vector indexes (16
@@ -94,14 +127,24 @@ func (g *Graph) randomLevel() int {
 	return min(level, 30)
 }
 
+// Rankable reports why a graph of sim over dim-element vectors cannot
+// rank v (a wrong length, a zero vector under cosine), or nil: the one
+// rule for what a graph takes.
+func Rankable(sim Similarity, dim int, v []float32) error {
+	if len(v) != dim {
+		return fmt.Errorf("ann: a vector of %d elements in a graph of %d", len(v), dim)
+	}
+	if sim == Cosine && IsZero(v) {
+		return errors.New("ann: a zero vector has no cosine")
+	}
+	return nil
+}
+
 // Add adds v (dim elements; for cosine, not zero) as the next node and
 // returns its number.
 func (g *Graph) Add(v []float32) (int32, error) {
-	if len(v) != g.dim {
-		return 0, fmt.Errorf("ann: a vector of %d elements in a graph of %d", len(v), g.dim)
-	}
-	if g.sim == Cosine && IsZero(v) {
-		return 0, errors.New("ann: a zero vector has no cosine")
+	if err := Rankable(g.sim, g.dim, v); err != nil {
+		return 0, err
 	}
 	id := int32(len(g.vectors))
 	q := g.prepare(v)
@@ -119,7 +162,7 @@ func (g *Graph) Add(v []float32) (int32, error) {
 	}
 	entries := []int32{cur}
 	for l := min(level, top); l >= 0; l-- {
-		found := g.searchLevel(q, entries, g.efConstruction, l)
+		found := g.searchLevel(q, entries, g.efConstruction, l, &g.adding)
 		chosen := g.selectNeighbours(found, g.maxLinks(l))
 		g.links[id][l] = chosen
 		for _, n := range chosen {
@@ -233,12 +276,12 @@ func (h *farHeap) Pop() any           { o := *h; c := o[len(o)-1]; *h = o[:len(o
 
 // searchLevel explores level from entries, keeping the ef nodes nearest
 // q; it returns them nearest first.
-func (g *Graph) searchLevel(q []float32, entries []int32, ef, level int) []candidate {
-	visited := make([]uint64, (len(g.vectors)+63)/64)
+func (g *Graph) searchLevel(q []float32, entries []int32, ef, level int, visited *visitedSet) []candidate {
+	visited.reset(len(g.vectors))
 	var near nearHeap
 	var found farHeap
 	for _, e := range entries {
-		visited[e/64] |= 1 << (e % 64)
+		visited.visit(e)
 		c := candidate{e, g.closeness(q, g.vectors[e])}
 		heap.Push(&near, c)
 		heap.Push(&found, c)
@@ -252,10 +295,9 @@ func (g *Graph) searchLevel(q []float32, entries []int32, ef, level int) []candi
 			continue
 		}
 		for _, n := range g.links[c.id][level] {
-			if visited[n/64]&(1<<(n%64)) != 0 {
+			if !visited.visit(n) {
 				continue
 			}
-			visited[n/64] |= 1 << (n % 64)
 			nc := candidate{n, g.closeness(q, g.vectors[n])}
 			if found.Len() < ef || nc.closeness > found[0].closeness {
 				heap.Push(&near, nc)
@@ -289,7 +331,7 @@ func (g *Graph) Search(q []float32, k, ef int) []Neighbour {
 	for l := len(g.links[g.entry]) - 1; l > 0; l-- {
 		cur = g.greedy(q, cur, l)
 	}
-	found := g.searchLevel(q, []int32{cur}, max(ef, k), 0)
+	found := g.searchLevel(q, []int32{cur}, max(ef, k), 0, &visitedSet{})
 	out := make([]Neighbour, 0, min(k, len(found)))
 	for _, c := range found[:min(k, len(found))] {
 		out = append(out, Neighbour{c.id, g.score(c.closeness)})
@@ -350,11 +392,8 @@ func DecodeGraph(b []byte, vectors [][]float32) (*Graph, error) {
 		entry: int32(entry) - 1, links: make([][][]int32, count), vectors: make([][]float32, count),
 		rng: rand.New(rand.NewPCG(count, dim))}
 	for i, v := range vectors {
-		if len(v) != g.dim {
-			return nil, bad("vector dimension")
-		}
-		if g.sim == Cosine && IsZero(v) {
-			return nil, bad("zero vector")
+		if err := Rankable(g.sim, g.dim, v); err != nil {
+			return nil, bad(err.Error())
 		}
 		g.vectors[i] = g.prepare(v)
 	}
