@@ -82,6 +82,7 @@ func newStressCommand() *cobra.Command {
 	f.Int64Var(&o.Keys, "keys", 100_000, "the key space of reads and rewrites")
 	f.Int64Var(&o.Preload, "preload", 0, "keys to write before the timed run")
 	f.Int64Var(&o.Warmup, "warmup", 0, "new keys written after the preload, untimed")
+	f.IntVar(&o.KeySize, "key-size", 8, "key size in bytes: the key's number, big-endian, then zeros (at least 8)")
 	f.IntVar(&o.ValueSize, "value-size", 128, "value size in bytes")
 	f.StringVar(&o.Distribution, "distribution", "uniform", "key choice: uniform, zipfian or sequential")
 	f.StringVar(&o.Consistency, "consistency", "ONE", "consistency level")

@@ -39,6 +39,7 @@ type Options struct {
 	Keys         int64 // the key space of reads and rewrites
 	Preload      int64 // keys written before the timed run
 	Warmup       int64 // new keys written after the preload, untimed
+	KeySize      int   // bytes: the key's number, big-endian, then zeros; at least 8
 	ValueSize    int
 	Distribution string // uniform, zipfian, sequential
 	Consistency  string
@@ -88,6 +89,9 @@ func (o *Options) EnsureDefaults() {
 	if o.ValueSize == 0 {
 		o.ValueSize = 128
 	}
+	if o.KeySize == 0 {
+		o.KeySize = 8
+	}
 	if o.Distribution == "" {
 		o.Distribution = "uniform"
 	}
@@ -125,6 +129,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Threads < 0 || o.Connections < 0 || o.Ops < 0 || o.Keys < 0 || o.Preload < 0 || o.Warmup < 0 || o.ValueSize < 0 || o.Rate < 0 {
 		errs = append(errs, errors.New("--threads, --connections, --ops, --keys, --preload, --value-size and --rate must not be negative"))
+	}
+	if o.KeySize != 0 && o.KeySize < 8 {
+		errs = append(errs, fmt.Errorf("--key-size: %d is under the 8 bytes a key's number takes", o.KeySize))
 	}
 	if o.VerifyShare < 0 || o.VerifyShare > 1 {
 		errs = append(errs, fmt.Errorf("--verify-share: %v is not a fraction from 0 to 1", o.VerifyShare))
@@ -247,10 +254,70 @@ type SecondStats struct {
 	P50       float64 `json:"p50_ms"`
 	P99       float64 `json:"p99_ms"`
 	P999      float64 `json:"p99_9_ms"`
+	Max       float64 `json:"max_ms"`
 	Errors    int64   `json:"errors"`
 	// Stale is the checked reads of the interval that missed an
 	// acknowledged write (--verify).
 	Stale int64 `json:"stale,omitempty"`
+}
+
+// MinuteStats is one minute of the run (the last may be shorter): B7's
+// flat line is judged minute by minute, and a minute's p99.9 is not any
+// mix of its seconds' ones.
+type MinuteStats struct {
+	Minute    int     `json:"minute"`
+	Seconds   int     `json:"seconds"`
+	Ops       int64   `json:"ops"`
+	OpsPerSec float64 `json:"ops_per_s"`
+	P50       float64 `json:"p50_ms"`
+	P99       float64 `json:"p99_ms"`
+	P999      float64 `json:"p99_9_ms"`
+	Max       float64 `json:"max_ms"`
+	Errors    int64   `json:"errors"`
+}
+
+// minuteWindow gathers seconds into minutes.
+type minuteWindow struct {
+	hist    *hdrhistogram.Histogram
+	current MinuteStats
+}
+
+func newMinuteWindow() *minuteWindow { return &minuteWindow{hist: newHist()} }
+
+// add takes one second and its latencies; at the sixtieth it returns the
+// minute, numbered as the count of seconds says.
+func (w *minuteWindow) add(ss SecondStats, h *hdrhistogram.Histogram) (MinuteStats, bool) {
+	w.hist.Merge(h)
+	w.current.Seconds++
+	w.current.Ops += ss.Ops
+	w.current.Errors += ss.Errors
+	if w.current.Seconds < 60 {
+		return MinuteStats{}, false
+	}
+	return w.close((ss.Second + 59) / 60), true
+}
+
+// late counts operations that ended just after the last second: they join
+// the minute under way, or the last one closed if none is.
+func (w *minuteWindow) late(ops int64, closed []MinuteStats) {
+	if w.current.Seconds > 0 || len(closed) == 0 {
+		w.current.Ops += ops
+		return
+	}
+	m := &closed[len(closed)-1]
+	m.Ops += ops
+	m.OpsPerSec = float64(m.Ops) / float64(m.Seconds)
+}
+
+func (w *minuteWindow) close(number int) MinuteStats {
+	m := w.current
+	m.Minute = number
+	m.OpsPerSec = float64(m.Ops) / float64(max(m.Seconds, 1))
+	m.P50, m.P99 = ms(float64(w.hist.ValueAtQuantile(50))), ms(float64(w.hist.ValueAtQuantile(99)))
+	m.P999, m.Max = ms(float64(w.hist.ValueAtQuantile(99.9))), ms(float64(w.hist.Max()))
+	w.current = MinuteStats{}
+	w.hist.Reset()
+	return m
 }
 
 // OpSummary is an operation kind's totals.
@@ -278,6 +345,7 @@ type Summary struct {
 	Total     int64                 `json:"total_ops"`
 	Ops       map[string]*OpSummary `json:"operations"`
 	PerSecond []SecondStats         `json:"per_second"`
+	PerMinute []MinuteStats         `json:"per_minute,omitempty"`
 	Verify    *VerifySummary        `json:"verify,omitempty"`
 }
 
@@ -421,7 +489,7 @@ func Run(opts Options) (*Summary, error) {
 	rec := &recorder{ops: map[string]*opStats{}, start: time.Now()}
 	sum := &Summary{Workload: opts.Workload, Ops: map[string]*OpSummary{}, Options: map[string]any{
 		"threads": opts.Threads, "connections": opts.Connections, "ops": opts.Ops, "duration": opts.Duration.String(),
-		"keys": opts.Keys, "preload": opts.Preload, "warmup": opts.Warmup, "value_size": opts.ValueSize, "distribution": opts.Distribution,
+		"keys": opts.Keys, "preload": opts.Preload, "warmup": opts.Warmup, "key_size": opts.KeySize, "value_size": opts.ValueSize, "distribution": opts.Distribution,
 		"consistency": opts.Consistency, "replication_factor": opts.ReplicationFactor, "rate": opts.Rate, "seed": opts.Seed,
 		"ratio": opts.Ratio, "mix": opts.Mix, "overwrite": opts.Overwrite, "nodes": opts.Nodes, "port": opts.Port, "keyspace": opts.Keyspace, "token_aware": opts.TokenAware,
 		"verify": opts.Verify, "verify_share": opts.VerifyShare}}
@@ -468,6 +536,7 @@ func Run(opts Options) (*Summary, error) {
 	var lastDone, lastErrs, lastStale int64
 	lastAt := rec.start
 	var lastInterval float64
+	minutes := newMinuteWindow()
 	report := func() {
 		second++
 		now := time.Now()
@@ -483,8 +552,11 @@ func Run(opts Options) (*Summary, error) {
 		done, errs := rec.done.Load(), rec.errs.Load()
 		ss := SecondStats{Second: second, Ops: done - lastDone, OpsPerSec: float64(done-lastDone) / interval, Errors: errs - lastErrs,
 			P50: ms(float64(merged.ValueAtQuantile(50))), P99: ms(float64(merged.ValueAtQuantile(99))),
-			P999: ms(float64(merged.ValueAtQuantile(99.9)))}
+			P999: ms(float64(merged.ValueAtQuantile(99.9))), Max: ms(float64(merged.Max()))}
 		lastDone, lastErrs = done, errs
+		if m, full := minutes.add(ss, merged); full {
+			sum.PerMinute = append(sum.PerMinute, m)
+		}
 		if w.verify != nil {
 			stale := w.verify.stale.Load()
 			ss.Stale, lastStale = stale-lastStale, stale
@@ -523,9 +595,15 @@ loop:
 				last.Stale += w.verify.stale.Load() - lastStale
 			}
 			last.OpsPerSec = float64(last.Ops) / (lastInterval + time.Since(lastAt).Seconds())
+			minutes.late(done-lastDone, sum.PerMinute)
 		} else {
 			report()
 		}
+	}
+	// A run of a minute or more is reported by the minute too, its last
+	// part minute included; a shorter one has only its seconds.
+	if len(sum.PerMinute) > 0 && minutes.current.Seconds > 0 {
+		sum.PerMinute = append(sum.PerMinute, minutes.close(len(sum.PerMinute)+1))
 	}
 	sum.Seconds, sum.Total = elapsed, rec.done.Load()
 	for op, st := range rec.ops {
@@ -596,6 +674,13 @@ func printSummary(out io.Writer, s *Summary) {
 			fmt.Fprintf(out, "  errors: %s: %d\n", k, o.Errors[k])
 		}
 	}
+	if len(s.PerMinute) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "\n%-8s %8s %10s %9s %9s %9s %9s %9s\n", "minute", "seconds", "ops/s", "p50", "p99", "p99.9", "max", "errors")
+	for _, m := range s.PerMinute {
+		fmt.Fprintf(out, "%-8d %8d %10.0f %9.3f %9.3f %9.3f %9.3f %9d\n", m.Minute, m.Seconds, m.OpsPerSec, m.P50, m.P99, m.P999, m.Max, m.Errors)
+	}
 }
 
 // pacer spaces operations to a rate.
@@ -638,7 +723,11 @@ type workload struct {
 	verify  *verifier    // nil without --verify
 }
 
-func keyBytes(k int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(k)) }
+func (w *workload) keyBytes(k int64) []byte {
+	b := make([]byte, w.opts.KeySize)
+	binary.BigEndian.PutUint64(b, uint64(k))
+	return b
+}
 
 func (w *workload) value(r *rand.Rand) []byte {
 	v := make([]byte, w.opts.ValueSize)
@@ -650,7 +739,7 @@ func (w *workload) value(r *rand.Rand) []byte {
 
 func (w *workload) write(key int64, r *rand.Rand) error {
 	v := w.value(r)
-	q := w.s.Query("INSERT INTO "+w.ks+".kv (key, value) VALUES (?, ?)", keyBytes(key), v)
+	q := w.s.Query("INSERT INTO "+w.ks+".kv (key, value) VALUES (?, ?)", w.keyBytes(key), v)
 	if w.verify == nil {
 		return q.Exec()
 	}
@@ -668,7 +757,7 @@ func (w *workload) write(key int64, r *rand.Rand) error {
 // same.
 func (w *workload) plainRead(key int64) error {
 	var v []byte
-	err := w.s.Query("SELECT value FROM "+w.ks+".kv WHERE key = ?", keyBytes(key)).Scan(&v)
+	err := w.s.Query("SELECT value FROM "+w.ks+".kv WHERE key = ?", w.keyBytes(key)).Scan(&v)
 	if errors.Is(err, gocql.ErrNotFound) {
 		return nil
 	}
@@ -689,7 +778,7 @@ func (w *workload) do(op string, r *rand.Rand) error {
 		_, err := w.checkedRead(w.existing(r), r)
 		return err
 	case opScan:
-		iter := w.s.Query("SELECT key FROM "+w.ks+".kv WHERE token(key) >= token(?) LIMIT 10", keyBytes(w.existing(r))).Iter()
+		iter := w.s.Query("SELECT key FROM "+w.ks+".kv WHERE token(key) >= token(?) LIMIT 10", w.keyBytes(w.existing(r))).Iter()
 		var k []byte
 		for iter.Scan(&k) {
 		}
@@ -703,10 +792,10 @@ func (w *workload) do(op string, r *rand.Rand) error {
 	case opCAS:
 		// Whether it applied (a key not preloaded does not exist) is no
 		// error: the round ran either way.
-		_, err := w.s.Query("UPDATE "+w.ks+".kv SET value = ? WHERE key = ? IF EXISTS", w.value(r), keyBytes(w.existing(r))).ScanCAS()
+		_, err := w.s.Query("UPDATE "+w.ks+".kv SET value = ? WHERE key = ? IF EXISTS", w.value(r), w.keyBytes(w.existing(r))).ScanCAS()
 		return err
 	case opIncrement:
-		return w.s.Query("UPDATE "+w.ks+".counts SET n = n + 1 WHERE key = ?", keyBytes(w.existing(r))).Exec()
+		return w.s.Query("UPDATE "+w.ks+".counts SET n = n + 1 WHERE key = ?", w.keyBytes(w.existing(r))).Exec()
 	}
 	return fmt.Errorf("unknown operation %s", op)
 }

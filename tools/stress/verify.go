@@ -171,7 +171,7 @@ func (w *workload) readChecked(key int64, cl gocql.Consistency) (behind bool, er
 	want := w.verify.ledger.get(key)
 	var v []byte
 	var ts int64
-	err = w.s.Query("SELECT value, WRITETIME(value) FROM "+w.ks+".kv WHERE key = ?", keyBytes(key)).Consistency(cl).Scan(&v, &ts)
+	err = w.s.Query("SELECT value, WRITETIME(value) FROM "+w.ks+".kv WHERE key = ?", w.keyBytes(key)).Consistency(cl).Scan(&v, &ts)
 	found := err == nil
 	if errors.Is(err, gocql.ErrNotFound) {
 		err = nil

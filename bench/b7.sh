@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The native-protocol half of B7 (make bench-b7 runs BenchmarkB7 first):
+# one fresh node with its defaults, then B7_SECONDS (default 600) of new
+# rows (16-byte keys, 128-byte values) from `sibyl stress write` with
+# B7_THREADS requests in flight (default 64), unthrottled: the highest rate
+# the node sustains. It prints each minute's rate, p99.9 and longest write,
+# the node's pending compactions every ten seconds (from /metrics), and the
+# goals: each minute's p99.9 within 3x of the first, no write over 100 ms,
+# pending compactions bounded. SIBYL_BIN runs another build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${B7_SECONDS:-600}
+threads=${B7_THREADS:-64}
+sibyl=${SIBYL_BIN:-bin/sibyl}
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+work=$(mktemp -d)
+pid=
+cleanup() {
+	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid" 2>/dev/null; wait "$pid" || true; fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+port=$(free_port)
+admin=$(free_port)
+"$sibyl" server --data-dir "$work/data" --native-transport-port "$port" --admin-port "$admin" \
+	--gossip-port "$(free_port)" --storage-port "$(free_port)" >"$work/server.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+	if python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2)' "$port" 2>/dev/null; then break; fi
+	sleep 0.1
+done
+echo "B7 writes: nproc $(nproc), $(go version | cut -d' ' -f3), binary $sibyl (tree at $(git rev-parse --short HEAD)), ${seconds}s, $threads in flight"
+(
+	while kill -0 "$pid" 2>/dev/null; do
+		pending=$(curl -s "http://127.0.0.1:$admin/metrics" | awk '/^sibyl_compaction_pending_tasks / {print $2}')
+		sstables=$(find "$work/data" -name '*-Data.db' 2>/dev/null | wc -l)
+		echo "$(date +%s) ${pending:-?} $sstables $(du -sm "$work/data" 2>/dev/null | cut -f1)"
+		sleep 10
+	done
+) >"$work/compactions" 2>/dev/null &
+sampler=$!
+"$sibyl" stress write --port "$port" --duration "${seconds}s" --threads "$threads" --connections 2 \
+	--key-size 16 --value-size 128 --json "$work/stress.json" | grep -v '^ *[0-9.]* ' || true
+kill "$sampler" 2>/dev/null || true
+python3 - "$work/stress.json" "$work/compactions" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+minutes = s.get("per_minute") or []
+samples = [l.split() for l in open(sys.argv[2]) if len(l.split()) == 4]
+if samples:
+    t0 = int(samples[0][0])
+    print("pending compactions (every 10 s): " + " ".join(p for _, p, _, _ in samples))
+    print("live sstables (every 10 s):       " + " ".join(n for _, _, n, _ in samples))
+    print("data MiB at the end: %s" % samples[-1][3])
+write = next(iter(s["operations"].values()))
+errors = sum(write["errors"].values())
+if minutes:
+    first = minutes[0]["p99_9_ms"]
+    worst = max(m["p99_9_ms"] for m in minutes)
+    pending = [int(p) for _, p, _, _ in samples if p.isdigit()]
+    print("goals: worst minute p99.9 %.2f ms = %.2fx the first (goal <= 3x); longest write %.1f ms (goal <= 100 ms); "
+          "pending compactions max %s, last %s; errors %d" % (
+              worst, worst / first, write["max_ms"], max(pending, default="?"), pending[-1] if pending else "?", errors))
+PY
+echo "server RSS at the end: $(($(awk '/VmRSS/ {print $2}' /proc/$pid/status) / 1024)) MiB"
