@@ -101,6 +101,9 @@ type Config struct {
 	// Now is the clock replicas' answer times are measured on (the dynamic
 	// snitch's scores), and Paxos ballots' times; default time.Now.
 	Now func() time.Time
+	// After is the timer a read waits on before it speculates; default
+	// time.After.
+	After func(time.Duration) <-chan time.Time
 	// Rand is the randomness of Paxos ballots and of the back-off of
 	// rounds that lost to another; default math/rand/v2's.
 	Rand func() uint64
@@ -200,6 +203,11 @@ func (l Latencies) All() []*histogram.Histogram {
 // and CoordinatorScanLatency.
 type TableLatencies struct {
 	Read, Write, Range *histogram.Histogram
+	// SpeculativeRetries counts the reads that asked one more replica
+	// after waiting past the table's speculative_retry threshold, and
+	// speculation holds that threshold as last worked out.
+	SpeculativeRetries atomic.Int64
+	speculation        atomic.Pointer[speculation]
 }
 
 // All are the latencies, for rotating their windows.
@@ -293,6 +301,10 @@ func New(cfg Config) *Coordinator {
 	if cfg.Now == nil {
 		//lint:ignore DeterministicCores the default clock, which tests and the simulation replace
 		cfg.Now = time.Now
+	}
+	if cfg.After == nil {
+		//lint:ignore DeterministicCores the default timer, which tests replace
+		cfg.After = time.After
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = defaultRand()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -453,5 +454,126 @@ func TestWritesReachPendingReplicas(t *testing.T) {
 	c.set(silent, old[1])
 	if err := c.write(co, request.Quorum); !errors.As(err, &wt) || wt.Received != 2 || wt.BlockFor != 3 {
 		t.Errorf("QUORUM with the pending replica and one old one silent: %v (%+v)", err, wt)
+	}
+}
+
+// speculationTimer is a coordinator's timer for speculation that fires at
+// once, recording the waits it was asked for.
+type speculationTimer struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (s *speculationTimer) install(cfg *Config) {
+	fired := make(chan time.Time)
+	close(fired)
+	cfg.After = func(d time.Duration) <-chan time.Time {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.waits = append(s.waits, d)
+		return fired
+	}
+}
+
+func (s *speculationTimer) asked() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.waits)
+}
+
+// A read still waiting for a replica past its table's speculative_retry
+// threshold asks a spare and answers from whichever replicas answer
+// first; the threshold is the policy's: half the read timeout for a
+// percentile before any read was timed, then the percentile of the
+// table's reads, or the fixed wait. NEVER waits for the replica it asked.
+func TestReadsSpeculate(t *testing.T) {
+	c := newTestCluster(t, schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, threeNodes)
+	timer := &speculationTimer{}
+	a := c.coordinator("a", "dc1", time.Second, timer.install)
+	contacts, spares := c.readContacts("a", request.Quorum)
+	c.set(silent, contacts[1])
+	if err := c.read(a, request.Quorum); err != nil {
+		t.Fatalf("QUORUM with the replica asked silent and a spare: %v", err)
+	}
+	retries := &a.Stats.TableLatency(c.table.ID).SpeculativeRetries
+	if waits := timer.asked(); !slices.Equal(waits, []time.Duration{500 * time.Millisecond}) || c.readsSent(spares[0]) != 1 || retries.Load() != 1 {
+		t.Errorf("99p before any read was timed: waited %v, spare asked %d times, %d speculative retries; want 500ms, once, 1",
+			waits, c.readsSent(spares[0]), retries.Load())
+	}
+
+	for _, policy := range []struct {
+		option string
+		wait   time.Duration
+	}{{"50p", 3 * time.Millisecond}, {"20ms", 20 * time.Millisecond}, {"MIN(50p,20ms)", 3 * time.Millisecond}} {
+		c := newTestCluster(t, schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, threeNodes)
+		c.table.Options.SpeculativeRetry = policy.option
+		timer := &speculationTimer{}
+		a := c.coordinator("a", "dc1", time.Second, timer.install)
+		for range 100 {
+			a.Stats.TableLatency(c.table.ID).Read.Record(3000) // µs
+		}
+		if err := c.read(a, request.Quorum); err != nil {
+			t.Fatal(err)
+		}
+		// The first read's threshold serves for the next ones.
+		if err := c.read(a, request.Quorum); err != nil {
+			t.Fatal(err)
+		}
+		// The histogram keeps latencies to within 1%.
+		near := func(d time.Duration) bool { return d >= policy.wait && d <= policy.wait+policy.wait/100 }
+		if waits := timer.asked(); len(waits) != 2 || !near(waits[0]) || waits[1] != waits[0] {
+			t.Errorf("%s: waited %v, want %v (within 1%%) twice", policy.option, waits, policy.wait)
+		}
+	}
+
+	// ALWAYS asks the spare with the others, without a timer.
+	c = newTestCluster(t, schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, threeNodes)
+	c.table.Options.SpeculativeRetry = "ALWAYS"
+	timer = &speculationTimer{}
+	a = c.coordinator("a", "dc1", time.Second, timer.install)
+	if err := c.read(a, request.Quorum); err != nil {
+		t.Fatal(err)
+	}
+	_, spares = c.readContacts("a", request.Quorum)
+	if len(timer.asked()) != 0 || c.readsSent(spares[0]) != 1 {
+		t.Errorf("ALWAYS: %d timers, the spare asked %d times; want none and once", len(timer.asked()), c.readsSent(spares[0]))
+	}
+
+	c = newTestCluster(t, schema.Replication{Class: schema.SimpleStrategy, Factor: 3}, threeNodes)
+	c.table.Options.SpeculativeRetry = "NEVER"
+	timer = &speculationTimer{}
+	a = c.coordinator("a", "dc1", 50*time.Millisecond, timer.install)
+	contacts, spares = c.readContacts("a", request.Quorum)
+	c.set(silent, contacts[1])
+	var rt *request.ReadTimeout
+	if err := c.read(a, request.Quorum); !errors.As(err, &rt) || len(timer.asked()) != 0 || c.readsSent(spares[0]) != 0 {
+		t.Errorf("NEVER with the replica asked silent: %v, %d timers, spare asked %d times; want a ReadTimeout, none, never",
+			err, len(timer.asked()), c.readsSent(spares[0]))
+	}
+}
+
+// A coordinator that is not a replica asks one for the data; when that one
+// is silent, the spare it speculates on is asked for the data too, and its
+// answer is the read's.
+func TestSpeculationAsksForMissingData(t *testing.T) {
+	c := newTestCluster(t, schema.Replication{Class: schema.SimpleStrategy, Factor: 2}, threeNodes)
+	var outside ring.Endpoint
+	for e := range threeNodes {
+		if contacts, _ := c.readContacts(e, request.One); contacts[0] != e {
+			outside = e
+		}
+	}
+	if outside == "" {
+		t.Fatal("every node is a replica of the key")
+	}
+	timer := &speculationTimer{}
+	co := c.coordinator(outside, "dc1", time.Second, timer.install)
+	contacts, spares := c.readContacts(outside, request.One)
+	c.set(silent, contacts[0])
+	if err := c.read(co, request.One); err != nil {
+		t.Fatalf("ONE with the replica asked silent: %v", err)
+	}
+	if c.readsSent(spares[0]) != 1 || len(timer.asked()) != 1 {
+		t.Errorf("spare asked %d times after %d timers; want once after one", c.readsSent(spares[0]), len(timer.asked()))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/sibyldb/sibyl/messaging"
 	"github.com/sibyldb/sibyl/mutation"
@@ -86,6 +87,11 @@ type readPlan struct {
 	locate   func(ring.Endpoint) ring.Location
 	blockFor int
 	epoch    uint64 // of the ring the replicas were chosen by
+	// speculate says the read asks one more replica, a spare, once it has
+	// waited speculateAfter for those it asked (the table's
+	// speculative_retry).
+	speculate      bool
+	speculateAfter time.Duration
 }
 
 func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*request.Partition, error) {
@@ -107,6 +113,11 @@ func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*
 		return c.readHere(t, r, l)
 	}
 	plan := readPlan{t: t, r: r, l: l, strategy: p.strategy, locate: m.Location, blockFor: BlockFor(l, p.strategy, c.cfg.DataCenter), epoch: m.Epoch()}
+	// EACH_QUORUM counts its answers per data centre, which one more
+	// replica from the spares would not keep.
+	if _, each := eachQuorum(l, p.strategy); len(spares) > 0 && !each {
+		plan.speculateAfter, plan.speculate = c.speculationWait(t)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Read)
 	defer cancel()
 	wantData := make([]bool, len(contacts))
@@ -115,25 +126,23 @@ func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*
 	if err != nil {
 		return nil, err
 	}
-	var data []mutation.Entry
-	for _, a := range answers {
+	// Every answer with data is merged: a speculating read may have two,
+	// when it asked a spare for the data the first replica had yet to send.
+	var lists [][]mutation.Entry
+	var dataFrom []ring.Endpoint
+	for i, a := range answers {
 		if a.data {
-			data = a.entries
+			lists, dataFrom = append(lists, a.entries), append(dataFrom, answered[i])
 		}
 	}
-	lists := [][]mutation.Entry{data}
-	dataFrom := answered
-	if !digestsAgree(answers, data) {
+	if !digestsAgree(answers, lists[0]) {
 		c.Stats.DigestMismatches.Add(1)
 		if r.Trace != nil {
 			r.Trace.Eventf("Digest mismatch: the replicas' answers for key %x differ; reading data from every replica asked", r.Key)
 		}
 		var digested []ring.Endpoint
-		dataFrom = nil
 		for i, a := range answers {
-			if a.data {
-				dataFrom = append(dataFrom, answered[i])
-			} else {
+			if !a.data {
 				digested = append(digested, answered[i])
 			}
 		}
@@ -172,9 +181,12 @@ func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*
 
 // askReplicas asks each contact for its entries of the partition, or
 // their digest where wantData says not, and returns who answered with
-// what. A contact that fails is replaced by a spare; when none is left
-// the read fails (ReadFailure), and when the context ends first it times
-// out (ReadTimeout).
+// what once as many as it asked have, data among them. A contact that
+// fails is replaced by a spare; when the level is out of reach the read
+// fails (ReadFailure), and when the context ends first it times out
+// (ReadTimeout). A read that speculates asks one spare more once it has
+// waited past the table's threshold, for the data if none came yet, and
+// takes whichever answers come first.
 func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts []ring.Endpoint, wantData []bool, spares []ring.Endpoint) ([]ring.Endpoint, []readAnswer, error) {
 	type reply struct {
 		from   ring.Endpoint
@@ -186,7 +198,9 @@ func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts [
 	// client warnings.
 	background := plan
 	background.r.Warnings = nil
+	outstanding := 0
 	ask := func(r ring.Endpoint, data bool) {
+		outstanding++
 		c.background.Go(func() { // it may still run after a failure returns
 			a, err := c.askReplica(ctx, background, r, data)
 			replies <- reply{r, a, err}
@@ -198,37 +212,56 @@ func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts [
 		failed   []request.ReplicaFailed
 		dataIn   bool
 	)
+	needed := len(contacts)
+	failure := func() error {
+		// As Cassandra, the failure is reported the moment the level is
+		// out of reach, with the answers counted so far.
+		return &request.Failure{Consistency: plan.l, Received: len(answered), BlockFor: plan.blockFor,
+			Failures: sortedFailures(failed), DataPresent: dataIn, Port: c.cfg.StoragePort}
+	}
 	// take counts one reply: done with an error when the read can no
 	// longer be met, or asking a spare in place of a failed contact.
-	take := func(rep reply) (asked bool, err error) {
+	take := func(rep reply) error {
 		switch {
 		case rep.err == nil:
 			answered, answers = append(answered, rep.from), append(answers, rep.answer)
 			dataIn = dataIn || rep.answer.data
-			return false, nil
+			return nil
 		case isStale(rep.err):
-			return false, rep.err // asked again by the replica's ring
+			return rep.err // asked again by the replica's ring
 		case errors.Is(rep.err, messaging.ErrTimeout):
-			return false, &request.ReadTimeout{Consistency: plan.l, Received: len(answered), BlockFor: plan.blockFor, DataPresent: dataIn}
+			return &request.ReadTimeout{Consistency: plan.l, Received: len(answered), BlockFor: plan.blockFor, DataPresent: dataIn}
 		}
 		failed = append(failed, request.ReplicaFailed{Replica: string(rep.from), Reason: failureReason(rep.err)})
 		var spare ring.Endpoint
 		var ok bool
-		if spare, spares, ok = spareFor(plan.l, plan.strategy, rep.from, spares, plan.locate); !ok {
-			// As Cassandra, the failure is reported the moment the level
-			// is out of reach, with the answers counted so far.
-			return false, &request.Failure{Consistency: plan.l, Received: len(answered), BlockFor: plan.blockFor,
-				Failures: sortedFailures(failed), DataPresent: dataIn, Port: c.cfg.StoragePort}
+		if spare, spares, ok = spareFor(plan.l, plan.strategy, rep.from, spares, plan.locate); ok {
+			// The spare takes the failed one's part: the data if it was
+			// to send the data.
+			ask(spare, rep.answer.data)
+			return nil
 		}
-		// The spare takes the failed one's part: the data if it was to
-		// send the data.
-		ask(spare, rep.answer.data)
-		return true, nil
+		if len(answered)+outstanding < needed { // a speculated ask may still cover it
+			return failure()
+		}
+		return nil
+	}
+	speculate := func() {
+		var spare ring.Endpoint
+		var ok bool
+		if spare, spares, ok = spareFor(plan.l, plan.strategy, contacts[0], spares, plan.locate); !ok {
+			return
+		}
+		c.Stats.TableLatency(plan.t.ID).SpeculativeRetries.Add(1)
+		if tr := plan.r.Trace; tr != nil {
+			tr.Eventf("speculating read retry on %s", c.peerName(string(spare)))
+		}
+		ask(spare, !dataIn) // as Cassandra: the data, unless it came already
 	}
 	// The other contacts are asked first, then this node reads its own
 	// on this goroutine, and its answer counts before any other: the
 	// counts a failure reports do not depend on which came first.
-	outstanding, selfAt := len(contacts), -1
+	selfAt := -1
 	for i, r := range contacts {
 		if r == c.cfg.Self {
 			selfAt = i
@@ -236,24 +269,33 @@ func (c *Coordinator) askReplicas(ctx context.Context, plan readPlan, contacts [
 		}
 		ask(r, wantData[i])
 	}
-	if selfAt >= 0 {
-		a, err := c.askReplica(ctx, plan, c.cfg.Self, wantData[selfAt])
-		outstanding--
-		asked, err := take(reply{c.cfg.Self, a, err})
-		if err != nil {
-			return nil, nil, err
-		}
-		if asked {
-			outstanding++
+	var speculated <-chan time.Time
+	if plan.speculate && len(spares) > 0 {
+		if plan.speculateAfter <= 0 {
+			speculate() // ALWAYS: one more from the start
+		} else {
+			speculated = c.cfg.After(plan.speculateAfter)
 		}
 	}
-	for ; outstanding > 0; outstanding-- {
-		asked, err := take(<-replies)
-		if err != nil {
+	if selfAt >= 0 {
+		a, err := c.askReplica(ctx, plan, c.cfg.Self, wantData[selfAt])
+		if err := take(reply{c.cfg.Self, a, err}); err != nil {
 			return nil, nil, err
 		}
-		if asked {
-			outstanding++
+	}
+	for len(answered) < needed || !dataIn {
+		if outstanding == 0 { // every ask came back, and too few with answers
+			return nil, nil, failure()
+		}
+		select {
+		case rep := <-replies:
+			outstanding--
+			if err := take(rep); err != nil {
+				return nil, nil, err
+			}
+		case <-speculated:
+			speculated = nil
+			speculate()
 		}
 	}
 	return answered, answers, nil

@@ -224,6 +224,12 @@ var tableTombstoneCounters = []struct {
 		func(m *storage.TableMetrics) int64 { return m.TombstoneFailures.Load() }},
 }
 
+// speculativeRetries counts a table's reads this node coordinated that
+// asked one more replica past the speculative_retry threshold: Cassandra's
+// Table SpeculativeRetries.
+var speculativeRetries = prometheus.NewDesc("sibyl_table_speculative_retries_total",
+	"Reads of a table this node coordinated that asked one more replica past speculative_retry: Cassandra's Table SpeculativeRetries.", tableLabels, nil)
+
 // The SSTables' estimated histograms of a table: Cassandra's Table
 // EstimatedPartitionSizeHistogram and EstimatedColumnCountHistogram.
 var (
@@ -282,6 +288,9 @@ func (c scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 			if m := constHistogram(tm.desc, tm.of(coordinated), true, t.Keyspace, t.Name); m != nil {
 				ch <- m
 			}
+		}
+		if v := coordinated.SpeculativeRetries.Load(); v > 0 {
+			ch <- prometheus.MustNewConstMetric(speculativeRetries, prometheus.CounterValue, float64(v), t.Keyspace, t.Name)
 		}
 		stats := st.Stats()
 		if stats.SSTables == 0 && stats.MemtableBytes == 0 {

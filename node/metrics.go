@@ -46,7 +46,10 @@ func newMetrics() *metrics {
 		m.storageFailures.WithLabelValues(kind.String())
 	}
 	m.registry.MustRegister(m.storageFailures,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		// The scheduler's latencies and the GC's pauses as histograms: what
+		// a request's tail waits on besides its own work.
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsScheduler, collectors.MetricsGC)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

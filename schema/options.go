@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,11 +86,11 @@ var optionRules = []optionRule{
 		return err
 	}, func(o *TableParams) { o.Compression = defaultCompression() }},
 	{"speculative_retry", func(o *TableParams, _ *Compaction) (err error) {
-		o.SpeculativeRetry, err = parseSpeculativeRetry(o.SpeculativeRetry)
+		o.SpeculativeRetry, err = normalRetryPolicy(o.SpeculativeRetry)
 		return err
 	}, func(o *TableParams) { o.SpeculativeRetry = "99p" }},
 	{"additional_write_policy", func(o *TableParams, _ *Compaction) (err error) {
-		o.AdditionalWritePolicy, err = parseSpeculativeRetry(o.AdditionalWritePolicy)
+		o.AdditionalWritePolicy, err = normalRetryPolicy(o.AdditionalWritePolicy)
 		return err
 	}, func(o *TableParams) { o.AdditionalWritePolicy = "99p" }},
 	{"read_repair", func(o *TableParams, _ *Compaction) error {
@@ -368,62 +367,4 @@ func checkCompressorOptions(class string, m map[string]string) error {
 		}
 	}
 	return nil
-}
-
-var (
-	percentileRetry = regexp.MustCompile(`(?i)^([0-9.]+)p(ercentile)?$`)
-	fixedRetry      = regexp.MustCompile(`(?i)^([0-9.]+)ms$`)
-	hybridRetry     = regexp.MustCompile(`(?i)^(MIN|MAX)\(([0-9.]+[a-z]+)\s*,\s*([0-9.]+[a-z]+)\)$`)
-)
-
-// parseSpeculativeRetry reads a speculative retry policy (speculative_retry
-// and additional_write_policy take the same) and returns it as Cassandra
-// writes it back: ALWAYS, NEVER, 99p, 10ms, MIN(99p,10ms). Cassandra's
-// messages name speculative_retry for both options.
-func parseSpeculativeRetry(s string) (string, error) {
-	invalid := fmt.Errorf("Invalid value %s for option 'speculative_retry'", s)
-	switch {
-	case strings.EqualFold(s, "ALWAYS"):
-		return "ALWAYS", nil
-	case strings.EqualFold(s, "NEVER"), strings.EqualFold(s, "NONE"):
-		return "NEVER", nil
-	}
-	if m := percentileRetry.FindStringSubmatch(s); m != nil {
-		f, err := strconv.ParseFloat(m[1], 64)
-		if err != nil {
-			return "", invalid
-		}
-		if f <= 0 || f >= 100 {
-			return "", fmt.Errorf("Invalid value %s for PERCENTILE option 'speculative_retry': must be between (0.0 and 100.0)", s)
-		}
-		return strconv.FormatFloat(math.Round(f*10000)/10000, 'f', -1, 64) + "p", nil
-	}
-	if m := fixedRetry.FindStringSubmatch(s); m != nil {
-		f, err := strconv.ParseFloat(m[1], 64)
-		if err != nil {
-			return "", invalid
-		}
-		return strconv.FormatInt(int64(min(f, math.MaxInt32)), 10) + "ms", nil
-	}
-	if m := hybridRetry.FindStringSubmatch(s); m != nil {
-		a, errA := parseSpeculativeRetry(m[2])
-		b, errB := parseSpeculativeRetry(m[3])
-		if errA != nil || errB != nil {
-			return "", invalid
-		}
-		kind := func(p string) string {
-			if strings.HasSuffix(p, "ms") {
-				return "FIXED"
-			}
-			return "PERCENTILE"
-		}
-		if kind(a) == kind(b) {
-			return "", fmt.Errorf("Invalid value %s for option 'speculative_retry': MIN()/MAX() arguments should be of different types, but both are of type %s", s, kind(a))
-		}
-		if kind(a) == "FIXED" {
-			a, b = b, a // Cassandra writes the percentile first
-		}
-		return strings.ToUpper(m[1]) + "(" + a + "," + b + ")", nil
-	}
-	return "", invalid
 }
