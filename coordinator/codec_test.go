@@ -45,3 +45,28 @@ func TestEntriesMessages(t *testing.T) {
 		t.Errorf("a count of 2^40 partitions in a 6-byte message: %v", err)
 	}
 }
+
+// A read's answers agree only when every digest and every further data
+// answer match the first data answer: a speculating read can hold two
+// data answers, and a stale one must send the read down the mismatch path.
+func TestDigestsAgree(t *testing.T) {
+	deleted := func(at int64) []mutation.Entry {
+		return []mutation.Entry{{Key: []byte{1}, Kind: mutation.PartitionDeletionEntry, Deletion: mutation.DeletionTime{MarkedForDeleteAt: at}}}
+	}
+	older, newer := deleted(1), deleted(2)
+	for _, c := range []struct {
+		name    string
+		answers []readAnswer
+		agree   bool
+	}{
+		{"one data answer", []readAnswer{{entries: older, data: true}}, true},
+		{"a matching digest", []readAnswer{{entries: older, data: true}, {digest: EntriesDigest(older)}}, true},
+		{"a digest behind", []readAnswer{{entries: newer, data: true}, {digest: EntriesDigest(older)}}, false},
+		{"two equal data answers", []readAnswer{{digest: EntriesDigest(older)}, {entries: older, data: true}, {entries: deleted(1), data: true}}, true},
+		{"a second data answer ahead", []readAnswer{{entries: older, data: true}, {digest: EntriesDigest(older)}, {entries: newer, data: true}}, false},
+	} {
+		if got := digestsAgree(c.answers); got != c.agree {
+			t.Errorf("%s: agree %v, want %v", c.name, got, c.agree)
+		}
+	}
+}

@@ -135,7 +135,7 @@ func (c *Coordinator) readPartition(t *schema.Table, r request.PartitionRead) (*
 			lists, dataFrom = append(lists, a.entries), append(dataFrom, answered[i])
 		}
 	}
-	if !digestsAgree(answers, lists[0]) {
+	if !digestsAgree(answers) {
 		c.Stats.DigestMismatches.Add(1)
 		if r.Trace != nil {
 			r.Trace.Eventf("Digest mismatch: the replicas' answers for key %x differ; reading data from every replica asked", r.Key)
@@ -330,8 +330,11 @@ func (c *Coordinator) askReplica(ctx context.Context, plan readPlan, r ring.Endp
 		return a, stale
 	}
 	took := c.cfg.Now().Sub(start)
-	if err != nil {
-		took = c.cfg.Timeouts.Read // a failure scores as the whole wait
+	if err != nil && !errors.Is(ctx.Err(), context.Canceled) {
+		// A failure scores as the whole wait; a request given up because
+		// the read was answered without it (a speculating read's loser)
+		// only as the time it had taken.
+		took = c.cfg.Timeouts.Read
 	}
 	c.snitch.record(r, took, c.cfg.Now())
 	switch {

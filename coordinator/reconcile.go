@@ -28,18 +28,24 @@ type readAnswer struct {
 	data    bool // entries holds the data (else digest holds the digest)
 }
 
-// digestsAgree reports whether every digest among the answers matches
-// the data answer's entries.
-func digestsAgree(answers []readAnswer, data []mutation.Entry) bool {
+// digestsAgree reports whether every answer matches the first answer
+// with data: each digest, and the entries of any other data answer (a
+// speculating read may have two).
+func digestsAgree(answers []readAnswer) bool {
+	first := slices.IndexFunc(answers, func(a readAnswer) bool { return a.data })
 	var want []byte
-	for _, a := range answers {
-		if a.data {
+	for i, a := range answers {
+		if i == first {
 			continue
 		}
 		if want == nil {
-			want = EntriesDigest(data)
+			want = EntriesDigest(answers[first].entries)
 		}
-		if !bytes.Equal(a.digest, want) {
+		got := a.digest
+		if a.data {
+			got = EntriesDigest(a.entries)
+		}
+		if !bytes.Equal(got, want) {
 			return false
 		}
 	}

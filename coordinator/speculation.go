@@ -6,10 +6,6 @@ import (
 	"github.com/sibyldb/sibyl/schema"
 )
 
-// speculationRefresh is how often a table's speculation threshold is
-// worked out again from its recent read latencies.
-const speculationRefresh = 100 * time.Millisecond
-
 // speculation is a table's threshold as worked out at one time.
 type speculation struct {
 	from      string // the table's speculative_retry
@@ -21,13 +17,14 @@ type speculation struct {
 
 // speculationWait is how long a read of table t waits for the replicas it
 // asked before it asks one more; speculate is false when it never does:
-// for NEVER, and for a threshold no shorter than the read timeout, which
-// could not fire in time (as Cassandra skips it).
+// for NEVER, and for a threshold past the read timeout (as Cassandra
+// skips it). The threshold is worked out again from the table's recent
+// read latencies once per read timeout, as often as Cassandra does.
 func (c *Coordinator) speculationWait(t *schema.Table) (wait time.Duration, speculate bool) {
 	l := c.Stats.TableLatency(t.ID)
 	now := c.cfg.Now()
 	last := l.speculation.Load()
-	if last != nil && last.from == t.Options.SpeculativeRetry && now.Sub(last.at) < speculationRefresh {
+	if last != nil && last.from == t.Options.SpeculativeRetry && now.Sub(last.at) < c.cfg.Timeouts.Read {
 		return last.wait, last.speculate
 	}
 	next := &speculation{from: t.Options.SpeculativeRetry, at: now}
@@ -46,7 +43,7 @@ func (c *Coordinator) speculationWait(t *schema.Table) (wait time.Duration, spec
 		}
 		return time.Duration(recent.Quantile(percentile/100)) * time.Microsecond, true
 	}, previous)
-	if next.wait >= c.cfg.Timeouts.Read {
+	if next.wait > c.cfg.Timeouts.Read {
 		next.speculate = false
 	}
 	l.speculation.Store(next)

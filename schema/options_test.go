@@ -89,6 +89,8 @@ func TestOtherTableOptions(t *testing.T) {
 		{func(o *TableParams) { o.Compression = map[string]string{"class": "LZ4Compressor", "level": "5"} }, "Unknown compression options level", nil},
 		{func(o *TableParams) { o.Compression = map[string]string{"class": "Brotli"} }, "Could not create Compression for type org.apache.cassandra.io.compress.Brotli", nil},
 		{func(o *TableParams) { o.SpeculativeRetry = "99.5PERCENTILE" }, "", func(o TableParams) bool { return o.SpeculativeRetry == "99.5p" }},
+		{func(o *TableParams) { o.SpeculativeRetry = "99.99999p" },
+			"Invalid value 99.99999p for PERCENTILE option 'speculative_retry': must be between (0.0 and 100.0)", nil},
 		{func(o *TableParams) { o.SpeculativeRetry = "none" }, "", func(o TableParams) bool { return o.SpeculativeRetry == "NEVER" }},
 		{func(o *TableParams) { o.AdditionalWritePolicy = "max(10ms , 90p)" }, "", func(o TableParams) bool { return o.AdditionalWritePolicy == "MAX(90p,10ms)" }},
 		{func(o *TableParams) { o.SpeculativeRetry = "MIN(99p,98p)" },

@@ -50,10 +50,13 @@ func ParseRetryPolicy(s string) (RetryPolicy, error) {
 		if err != nil {
 			return RetryPolicy{}, invalid
 		}
+		// Kept as written back, to four places: one that rounds to 0 or
+		// 100 would not read again.
+		f = math.Round(f*10000) / 10000
 		if f <= 0 || f >= 100 {
 			return RetryPolicy{}, fmt.Errorf("Invalid value %s for PERCENTILE option 'speculative_retry': must be between (0.0 and 100.0)", s)
 		}
-		return RetryPolicy{Kind: RetryPercentile, Percentile: math.Round(f*10000) / 10000}, nil
+		return RetryPolicy{Kind: RetryPercentile, Percentile: f}, nil
 	}
 	if m := fixedRetry.FindStringSubmatch(s); m != nil {
 		f, err := strconv.ParseFloat(m[1], 64)
@@ -115,27 +118,26 @@ func (p RetryPolicy) String() string {
 
 // Threshold is how long a read waits before it speculates, given the
 // latency at a percentile of the table's recent reads (ok false when
-// there are none yet) and the threshold last computed, which a percentile
-// without samples keeps, as Cassandra's does. speculate is false for
-// NEVER.
+// there are none yet) and the threshold last computed, which a policy
+// with a percentile keeps while there are no samples, as Cassandra's
+// does (MIN and MAX too). speculate is false for NEVER.
 func (p RetryPolicy) Threshold(latencyAt func(percentile float64) (time.Duration, bool), last time.Duration) (wait time.Duration, speculate bool) {
-	percentile := func() time.Duration {
-		if d, ok := latencyAt(p.Percentile); ok {
-			return d
-		}
-		return last
-	}
 	switch p.Kind {
+	case RetryNever:
+		return 0, false
 	case RetryAlways:
 		return 0, true
-	case RetryPercentile:
-		return percentile(), true
 	case RetryFixed:
 		return p.Fixed, true
-	case RetryMin:
-		return min(percentile(), p.Fixed), true
-	case RetryMax:
-		return max(percentile(), p.Fixed), true
 	}
-	return 0, false
+	d, ok := latencyAt(p.Percentile)
+	switch {
+	case !ok:
+		return last, true
+	case p.Kind == RetryMin:
+		return min(d, p.Fixed), true
+	case p.Kind == RetryMax:
+		return max(d, p.Fixed), true
+	}
+	return d, true
 }

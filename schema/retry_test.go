@@ -26,7 +26,8 @@ func TestRetryPolicyThreshold(t *testing.T) {
 		{"MIN(99p,50ms)", recent, 50 * time.Millisecond, true},
 		{"MAX(50ms,99p)", recent, 99 * time.Millisecond, true},
 		{"MIN(30p,50ms)", recent, 30 * time.Millisecond, true},
-		{"MAX(99p,50ms)", none, 50 * time.Millisecond, true},
+		{"MAX(99p,50ms)", none, last, true},
+		{"MIN(99p,5ms)", none, last, true},
 	} {
 		p, err := ParseRetryPolicy(c.policy)
 		if err != nil {
