@@ -6,15 +6,22 @@
 # size and mix (each in its own keyspace, dropped afterwards), and prints a
 # table of reads and writes from the JSON reports (of every size and mix
 # in the output directory). B3_OPS, B3_PRELOAD, B3_WARMUP and B3_THREADS
-# scale it down; B3_SIZES and B3_MIXES pick some of the runs.
+# scale it down; B3_SIZES and B3_MIXES pick some of the runs. SIBYL_BIN
+# runs another build's nodes (the client stays bin/sibyl), for builds
+# compared side by side. After each run it prints, per node, what the
+# run's requests waited on besides their own work: how long runnable
+# goroutines waited for a CPU (Go's scheduler latencies) and the GC's
+# stop-the-world pauses, from the nodes' /metrics.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ops=${B3_OPS:-100000}
 preload=${B3_PRELOAD:-200000}
 warmup=${B3_WARMUP:-20000}
 threads=${B3_THREADS:-40}
 nodes=${B3_NODES:-1}
 out=${B3_OUT:-bench/b3-results}
+server=${SIBYL_BIN:-bin/sibyl}
 mkdir -p "$out"
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 port=$(free_port)
@@ -24,17 +31,17 @@ pid=
 stress_nodes=127.0.0.1
 client=()
 if [ "$nodes" -eq 1 ]; then
-	bin/sibyl server --data-dir "$data/node" --native-transport-port "$port" --admin-port "$admin_port" >"$data/server.log" 2>&1 &
+	"$server" server --data-dir "$data/node" --native-transport-port "$port" --admin-port "$admin_port" >"$data/server.log" 2>&1 &
 	pid=$!
 else
-	bin/sibyl cluster up --nodes "$nodes" --dir "$data/cluster" --native-transport-port "$port" --admin-port "$admin_port" \
+	"$server" cluster up --nodes "$nodes" --dir "$data/cluster" --native-transport-port "$port" --admin-port "$admin_port" \
 		--gossip-port "$(free_port)" --storage-port "$(free_port)" >"$data/server.log" 2>&1
 	stress_nodes=$(seq -s, -f '127.0.0.%g' 1 "$nodes")
 	client=(--token-aware)
 fi
 cleanup() {
 	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid" 2>/dev/null; wait "$pid" || true; fi
-	[ "$nodes" -eq 1 ] || bin/sibyl cluster down --dir "$data/cluster" >/dev/null 2>&1 || true
+	[ "$nodes" -eq 1 ] || "$server" cluster down --dir "$data/cluster" >/dev/null 2>&1 || true
 	rm -rf "$data"
 }
 trap cleanup EXIT
@@ -47,10 +54,13 @@ for size in ${B3_SIZES:-1500 15000}; do
 	for mix in ${B3_MIXES:-1 2 3 4}; do
 		ks="b3_${size}_${mix}"
 		echo "== value size $size, mix $mix"
+		scrape_waits "$admin_port" $(seq -f '127.0.0.%g' 1 "$nodes") >"$data/before"
 		bin/sibyl stress dynamo --nodes "$stress_nodes" --port "$port" --keyspace "$ks" --mix "$mix" --value-size "$size" \
 			--preload "$preload" --warmup "$warmup" --ops "$ops" --threads "$threads" "${client[@]}" \
 			--consistency QUORUM --replication-factor "$nodes" --seed 1 --json "$out/$ks.json" >"$out/$ks.log"
 		grep -v '%$' "$out/$ks.log"
+		scrape_waits "$admin_port" $(seq -f '127.0.0.%g' 1 "$nodes") >"$data/after"
+		print_waits "$data/before" "$data/after"
 		bin/sibyl cqlsh 127.0.0.1 "$port" -e "DROP KEYSPACE $ks"
 	done
 done

@@ -6,9 +6,15 @@
 # the node sustains. It prints each minute's rate, p99.9 and longest write,
 # the node's pending compactions every ten seconds (from /metrics), and the
 # goals: each minute's p99.9 within 3x of the first, no write over 100 ms,
-# pending compactions bounded. SIBYL_BIN runs another build.
+# pending compactions bounded; then what the writes waited on besides
+# their work (the node's scheduler latencies and GC pauses). SIBYL_BIN runs
+# another build; the stress report and the samples stay in B7_OUT
+# (default bench/b7-results).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
+out=${B7_OUT:-bench/b7-results}
+mkdir -p "$out"
 seconds=${B7_SECONDS:-600}
 threads=${B7_THREADS:-64}
 sibyl=${SIBYL_BIN:-bin/sibyl}
@@ -39,10 +45,16 @@ echo "B7 writes: nproc $(nproc), $(go version | cut -d' ' -f3), binary $sibyl (t
 	done
 ) >"$work/compactions" 2>/dev/null &
 sampler=$!
+scrape_waits "$admin" 127.0.0.1 >"$work/before"
 "$sibyl" stress write --port "$port" --duration "${seconds}s" --threads "$threads" --connections 2 \
-	--key-size 16 --value-size 128 --json "$work/stress.json" | grep -v '^ *[0-9.]* ' || true
+	--key-size 16 --value-size 128 --json "$out/stress.json" >"$out/stress.log"
+grep -vE '^ +[0-9]+[.][0-9] ' "$out/stress.log" || true # the per-second lines stay in the log
+scrape_waits "$admin" 127.0.0.1 >"$work/after"
 kill "$sampler" 2>/dev/null || true
-python3 - "$work/stress.json" "$work/compactions" <<'PY'
+cp "$work/compactions" "$out/compactions"
+echo "what the node's goroutines waited on over the run:"
+print_waits "$work/before" "$work/after"
+python3 - "$out/stress.json" "$out/compactions" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 minutes = s.get("per_minute") or []
