@@ -12,11 +12,11 @@
 # builds compared side by side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 seconds=${B2R_SECONDS:-10}
 rounds=${B2R_ROUNDS:-3}
 ceiling_src=${CQL_CEILING:-../shared/tools/cql-ceiling}
 sibyl=${SIBYL_BIN:-bin/sibyl}
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 work=$(mktemp -d)
 pid=
 cleanup() {
@@ -25,15 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 (cd "$ceiling_src" && CGO_ENABLED=0 go build -o "$work/cql-ceiling" .)
-port=$(free_port)
-admin=$(free_port)
-"$sibyl" server --data-dir "$work/data" --native-transport-port "$port" --admin-port "$admin" \
-	--gossip-port "$(free_port)" --storage-port "$(free_port)" >"$work/server.log" 2>&1 &
-pid=$!
-for _ in $(seq 100); do
-	if python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2)' "$port" 2>/dev/null; then break; fi
-	sleep 0.1
-done
+start_node "$sibyl" "$work"
 echo "B2r: nproc $(nproc), $(go version | cut -d' ' -f3), binary $sibyl (tree at $(git rev-parse --short HEAD)), ${rounds} rounds of ${seconds}s per phase"
 # The server's CPU time, sampled twice a second (clock ticks of user and
 # system time, against the wall clock), for its cost per request in each

@@ -23,7 +23,6 @@ nodes=${B3_NODES:-1}
 out=${B3_OUT:-bench/b3-results}
 server=${SIBYL_BIN:-bin/sibyl}
 mkdir -p "$out"
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 port=$(free_port)
 admin_port=$(free_port)
 data=$(mktemp -d)

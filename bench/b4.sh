@@ -30,7 +30,7 @@ clients=${B4_CLIENTS:-3}
 runs=${B4_RUNS:-1}
 results=${B4_OUT:-bench/b4-results}
 cpuquota=${CPU_QUOTA:-../shared/tools/cpu-quota}
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. bench/lib.sh
 work=$(mktemp -d)
 dirs=()
 cleanup() {

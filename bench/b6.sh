@@ -24,7 +24,7 @@ capacity_secs=${B6_CAPACITY:-15}
 pause=${B6_PAUSE:-10}
 out=${B6_OUT:-bench/b6-results}
 mkdir -p "$out"
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. bench/lib.sh
 port=$(free_port)
 admin=$(free_port)
 data=$(mktemp -d)

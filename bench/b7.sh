@@ -18,7 +18,6 @@ mkdir -p "$out"
 seconds=${B7_SECONDS:-600}
 threads=${B7_THREADS:-64}
 sibyl=${SIBYL_BIN:-bin/sibyl}
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 work=$(mktemp -d)
 pid=
 cleanup() {
@@ -26,15 +25,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-port=$(free_port)
-admin=$(free_port)
-"$sibyl" server --data-dir "$work/data" --native-transport-port "$port" --admin-port "$admin" \
-	--gossip-port "$(free_port)" --storage-port "$(free_port)" >"$work/server.log" 2>&1 &
-pid=$!
-for _ in $(seq 100); do
-	if python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2)' "$port" 2>/dev/null; then break; fi
-	sleep 0.1
-done
+start_node "$sibyl" "$work"
 echo "B7 writes: nproc $(nproc), $(go version | cut -d' ' -f3), binary $sibyl (tree at $(git rev-parse --short HEAD)), ${seconds}s, $threads in flight"
 (
 	while kill -0 "$pid" 2>/dev/null; do

@@ -1,5 +1,22 @@
 # Shell functions the benchmark scripts share (sourced, not run).
 
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# start_node BINARY DIR starts one node on 127.0.0.1 with its defaults, its
+# data in DIR/data and its log in DIR/server.log, on free ports; it sets
+# port (native), admin and pid, and returns once the native port answers.
+start_node() {
+	port=$(free_port)
+	admin=$(free_port)
+	"$1" server --data-dir "$2/data" --native-transport-port "$port" --admin-port "$admin" \
+		--gossip-port "$(free_port)" --storage-port "$(free_port)" >"$2/server.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do
+		if python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2)' "$port" 2>/dev/null; then break; fi
+		sleep 0.1
+	done
+}
+
 # scrape_waits PORT ADDRESS... prints the Go scheduler latency and GC
 # pause histograms of each node's /metrics (admin API on PORT), each line
 # prefixed by the node's address.

@@ -14,7 +14,7 @@ threads=${BENCH_THREADS:-32}
 rounds=${BENCH_ROUNDS:-1}
 out=${BENCH_OUT:-bench/secure-results}
 mkdir -p "$out"
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. bench/lib.sh
 data=$(mktemp -d)
 cleanup() {
 	for d in "$data"/*/; do bin/sibyl cluster down --dir "$d" >/dev/null 2>&1 || true; done

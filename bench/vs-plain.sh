@@ -25,7 +25,7 @@ keys=${BENCH_KEYS:-100000}
 rounds=${BENCH_ROUNDS:-1}
 out=${BENCH_OUT:-bench/$workload-results}
 mkdir -p "$out"
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. bench/lib.sh
 port=$(free_port)
 data=$(mktemp -d)
 bin/sibyl cluster up --nodes 3 --dir "$data/cluster" --native-transport-port "$port" --admin-port "$(free_port)" \

@@ -244,18 +244,31 @@ type opStats struct {
 	errors map[string]int64
 }
 
-// SecondStats is one second of the run.
-type SecondStats struct {
-	Second int   `json:"second"`
-	Ops    int64 `json:"ops"`
+// Interval is a stretch of the run: its operations and their latencies.
+type Interval struct {
+	Ops int64 `json:"ops"`
 	// OpsPerSec is Ops over the interval's length: the last interval of a
-	// run is shorter than a second.
+	// run is shorter than the others.
 	OpsPerSec float64 `json:"ops_per_s"`
 	P50       float64 `json:"p50_ms"`
 	P99       float64 `json:"p99_ms"`
 	P999      float64 `json:"p99_9_ms"`
 	Max       float64 `json:"max_ms"`
 	Errors    int64   `json:"errors"`
+}
+
+// intervalOf is an interval's figures from its counts, its length in
+// seconds and its latencies (microseconds).
+func intervalOf(ops, errors int64, seconds float64, h *hdrhistogram.Histogram) Interval {
+	return Interval{Ops: ops, Errors: errors, OpsPerSec: float64(ops) / seconds,
+		P50: ms(float64(h.ValueAtQuantile(50))), P99: ms(float64(h.ValueAtQuantile(99))),
+		P999: ms(float64(h.ValueAtQuantile(99.9))), Max: ms(float64(h.Max()))}
+}
+
+// SecondStats is one second of the run.
+type SecondStats struct {
+	Second int `json:"second"`
+	Interval
 	// Stale is the checked reads of the interval that missed an
 	// acknowledged write (--verify).
 	Stale int64 `json:"stale,omitempty"`
@@ -265,21 +278,16 @@ type SecondStats struct {
 // flat line is judged minute by minute, and a minute's p99.9 is not any
 // mix of its seconds' ones.
 type MinuteStats struct {
-	Minute    int     `json:"minute"`
-	Seconds   int     `json:"seconds"`
-	Ops       int64   `json:"ops"`
-	OpsPerSec float64 `json:"ops_per_s"`
-	P50       float64 `json:"p50_ms"`
-	P99       float64 `json:"p99_ms"`
-	P999      float64 `json:"p99_9_ms"`
-	Max       float64 `json:"max_ms"`
-	Errors    int64   `json:"errors"`
+	Minute  int `json:"minute"`
+	Seconds int `json:"seconds"`
+	Interval
 }
 
 // minuteWindow gathers seconds into minutes.
 type minuteWindow struct {
-	hist    *hdrhistogram.Histogram
-	current MinuteStats
+	hist        *hdrhistogram.Histogram
+	seconds     int
+	ops, errors int64
 }
 
 func newMinuteWindow() *minuteWindow { return &minuteWindow{hist: newHist()} }
@@ -288,10 +296,10 @@ func newMinuteWindow() *minuteWindow { return &minuteWindow{hist: newHist()} }
 // minute, numbered as the count of seconds says.
 func (w *minuteWindow) add(ss SecondStats, h *hdrhistogram.Histogram) (MinuteStats, bool) {
 	w.hist.Merge(h)
-	w.current.Seconds++
-	w.current.Ops += ss.Ops
-	w.current.Errors += ss.Errors
-	if w.current.Seconds < 60 {
+	w.seconds++
+	w.ops += ss.Ops
+	w.errors += ss.Errors
+	if w.seconds < 60 {
 		return MinuteStats{}, false
 	}
 	return w.close((ss.Second + 59) / 60), true
@@ -300,8 +308,8 @@ func (w *minuteWindow) add(ss SecondStats, h *hdrhistogram.Histogram) (MinuteSta
 // late counts operations that ended just after the last second: they join
 // the minute under way, or the last one closed if none is.
 func (w *minuteWindow) late(ops int64, closed []MinuteStats) {
-	if w.current.Seconds > 0 || len(closed) == 0 {
-		w.current.Ops += ops
+	if w.seconds > 0 || len(closed) == 0 {
+		w.ops += ops
 		return
 	}
 	m := &closed[len(closed)-1]
@@ -310,12 +318,8 @@ func (w *minuteWindow) late(ops int64, closed []MinuteStats) {
 }
 
 func (w *minuteWindow) close(number int) MinuteStats {
-	m := w.current
-	m.Minute = number
-	m.OpsPerSec = float64(m.Ops) / float64(max(m.Seconds, 1))
-	m.P50, m.P99 = ms(float64(w.hist.ValueAtQuantile(50))), ms(float64(w.hist.ValueAtQuantile(99)))
-	m.P999, m.Max = ms(float64(w.hist.ValueAtQuantile(99.9))), ms(float64(w.hist.Max()))
-	w.current = MinuteStats{}
+	m := MinuteStats{Minute: number, Seconds: w.seconds, Interval: intervalOf(w.ops, w.errors, float64(max(w.seconds, 1)), w.hist)}
+	w.seconds, w.ops, w.errors = 0, 0, 0
 	w.hist.Reset()
 	return m
 }
@@ -550,9 +554,7 @@ func Run(opts Options) (*Summary, error) {
 		}
 		rec.mu.Unlock()
 		done, errs := rec.done.Load(), rec.errs.Load()
-		ss := SecondStats{Second: second, Ops: done - lastDone, OpsPerSec: float64(done-lastDone) / interval, Errors: errs - lastErrs,
-			P50: ms(float64(merged.ValueAtQuantile(50))), P99: ms(float64(merged.ValueAtQuantile(99))),
-			P999: ms(float64(merged.ValueAtQuantile(99.9))), Max: ms(float64(merged.Max()))}
+		ss := SecondStats{Second: second, Interval: intervalOf(done-lastDone, errs-lastErrs, interval, merged)}
 		lastDone, lastErrs = done, errs
 		if m, full := minutes.add(ss, merged); full {
 			sum.PerMinute = append(sum.PerMinute, m)
@@ -602,7 +604,7 @@ loop:
 	}
 	// A run of a minute or more is reported by the minute too, its last
 	// part minute included; a shorter one has only its seconds.
-	if len(sum.PerMinute) > 0 && minutes.current.Seconds > 0 {
+	if len(sum.PerMinute) > 0 && minutes.seconds > 0 {
 		sum.PerMinute = append(sum.PerMinute, minutes.close(len(sum.PerMinute)+1))
 	}
 	sum.Seconds, sum.Total = elapsed, rec.done.Load()
