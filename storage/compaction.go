@@ -2,7 +2,6 @@ package storage
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -235,7 +234,7 @@ func (t *Table) compact(inputs []*sstableRef, level int, cutSize int64, keep fun
 	}
 	if err != nil {
 		outs.abort()
-		if errors.Is(err, ErrCompactionStopped) {
+		if givenUp(err) {
 			return fmt.Errorf("storage: compact %s.%s: %w", t.opts.Keyspace, t.opts.Name, err)
 		}
 		return t.e.reportFailure(fmt.Errorf("storage: compact %s.%s: %w", t.opts.Keyspace, t.opts.Name, err))
@@ -403,6 +402,9 @@ func (t *Table) writeCompacted(it *mergingIter, outs *compactionOutputs, memtabl
 		if curPrefix == nil || !bytes.Equal(e.Key[:n], curPrefix) {
 			if t.e.compactionsStopping() {
 				return ErrCompactionStopped
+			}
+			if t.truncating.Load() > 0 {
+				return ErrCompactionInterrupted
 			}
 			curPrefix = append(curPrefix[:0], e.Key[:n]...)
 			if dropped = keep != nil && !keep(curPrefix); dropped {

@@ -68,6 +68,18 @@ type Engine struct {
 // is stopping its compactions (a drain, a shutdown); its inputs stay.
 var ErrCompactionStopped = errors.New("storage: compaction stopped: the node is draining or shutting down")
 
+// ErrCompactionInterrupted is a compaction that gave up because its table
+// is being truncated or dropped, which would otherwise wait for it to end
+// (as Cassandra interrupts a table's compactions for both); its inputs
+// stay until the truncation removes them.
+var ErrCompactionInterrupted = errors.New("storage: compaction interrupted: its table is being truncated or dropped")
+
+// givenUp reports whether a compaction ended on purpose, which is no
+// failure: stopped by the node, or interrupted for its table.
+func givenUp(err error) bool {
+	return errors.Is(err, ErrCompactionStopped) || errors.Is(err, ErrCompactionInterrupted)
+}
+
 // StopCompactions makes running compactions give up at once, their
 // partial outputs removed and their inputs kept, and refuses new ones, as
 // a drain or a shutdown wants: neither waits for a long compaction.
@@ -358,7 +370,7 @@ func (e *Engine) inBackground(t *Table, what string, slots chan struct{}, stage 
 		defer func() { <-slots }()
 		stage.Started()
 		defer stage.Done()
-		if err := work(); err != nil && !errors.Is(err, ErrCompactionStopped) {
+		if err := work(); err != nil && !givenUp(err) {
 			e.opts.Logger.Error().Err(err).Str("keyspace", t.opts.Keyspace).Str("table", t.opts.Name).Msg(what + " failed")
 		}
 	}()

@@ -280,10 +280,11 @@ func TestCompactionStopsAtACorruptSSTable(t *testing.T) {
 	}
 }
 
-// TestStopCompactionsGivesUp: a drain or a shutdown does not wait for a
-// long compaction. StopCompactions makes a running one give up, its
-// partial output removed and its inputs kept whole, and refuses new ones.
-func TestStopCompactionsGivesUp(t *testing.T) {
+// startSlowCompaction starts a major compaction of three SSTables that
+// takes seconds (at 1 MiB/s) and returns once it is under way, with the
+// files before it and where its result will come.
+func startSlowCompaction(t *testing.T) (*Engine, *Table, vfs.FS, []string, chan error) {
+	t.Helper()
 	fs := vfs.NewMem()
 	// At 1 MiB/s, merging the 3 MiB below takes about three seconds.
 	e, tbl := testEngine(t, fs, func(o *Options) { o.CompactionThroughput = 1 })
@@ -318,6 +319,44 @@ func TestStopCompactionsGivesUp(t *testing.T) {
 			runtime.Gosched()
 		}
 	}
+	return e, tbl, fs, before, done
+}
+
+// TestTruncateInterruptsCompaction: a truncation (and so a drop) does not
+// wait for the table's running compaction, which gives up, its partial
+// output removed; the table is empty after it, and compacts again.
+func TestTruncateInterruptsCompaction(t *testing.T) {
+	e, tbl, _, _, done := startSlowCompaction(t)
+	if err := tbl.Truncate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, ErrCompactionInterrupted) {
+		t.Fatalf("the compaction under the truncation returned %v", err)
+	}
+	parts, err := tbl.Scan(ScanQuery{})
+	if err != nil || len(parts) != 0 {
+		t.Errorf("scan after the truncation: %d partitions, %v", len(parts), err)
+	}
+	m := mutation.NewMutation(modelTableID, []byte("after"))
+	row := mutation.NewRow()
+	row.Cells = []mutation.Cell{mutation.LiveCell("v", nil, 2, []byte("v"))}
+	m.Rows = []mutation.RowUpdate{{Clustering: clusteringOf(1), Row: row}}
+	if err := e.Apply(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.CompactMajor(); err != nil {
+		t.Fatalf("a compaction after the truncation: %v", err)
+	}
+	if parts, err := tbl.Scan(ScanQuery{}); err != nil || len(parts) != 1 {
+		t.Errorf("scan after the write and compaction: %d partitions, %v", len(parts), err)
+	}
+}
+
+// TestStopCompactionsGivesUp: a drain or a shutdown does not wait for a
+// long compaction. StopCompactions makes a running one give up, its
+// partial output removed and its inputs kept whole, and refuses new ones.
+func TestStopCompactionsGivesUp(t *testing.T) {
+	e, tbl, fs, before, done := startSlowCompaction(t)
 	e.StopCompactions()
 	if err := <-done; !errors.Is(err, ErrCompactionStopped) {
 		t.Fatalf("the stopped compaction returned %v", err)

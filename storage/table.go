@@ -187,6 +187,10 @@ type Table struct {
 	flushMu sync.Mutex
 	// compactMu serialises compactions and truncation.
 	compactMu sync.Mutex
+	// truncating counts the truncations (and drops) waiting for
+	// compactMu: a running compaction gives up for them rather than make
+	// them wait for as long as it takes.
+	truncating atomic.Int32
 
 	// active is the memtable writes go to. It is replaced only with writeMu
 	// held for writing and mu held, so a writer holding writeMu for reading
@@ -580,7 +584,9 @@ func (t *Table) SSTableCount() int {
 // SSTables deleted once no read holds them. A crash part-way leaves an
 // obsolete log that start-up carries out, so the truncation happens whole.
 func (t *Table) Truncate() error {
+	t.truncating.Add(1)
 	t.compactMu.Lock()
+	t.truncating.Add(-1)
 	defer t.compactMu.Unlock()
 	t.flushMu.Lock()
 	defer t.flushMu.Unlock()
