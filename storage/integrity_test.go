@@ -350,6 +350,9 @@ func TestTruncateInterruptsCompaction(t *testing.T) {
 	if parts, err := tbl.Scan(ScanQuery{}); err != nil || len(parts) != 1 {
 		t.Errorf("scan after the write and compaction: %d partitions, %v", len(parts), err)
 	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestStopCompactionsGivesUp: a drain or a shutdown does not wait for a
