@@ -33,15 +33,73 @@ func envInt(name string, def int) int {
 	return def
 }
 
+// benchKey is row i's 16-byte key in B1 and B7: a multiplicative hash
+// first, so that a load in row order does not arrive in key order.
+func benchKey(i uint64) []byte {
+	k := make([]byte, 16)
+	binary.BigEndian.PutUint64(k, i*0x9e3779b97f4a7c15)
+	binary.BigEndian.PutUint64(k[8:], i)
+	return k
+}
+
 func b1Keys(n int) [][]byte {
 	keys := make([][]byte, n)
 	for i := range keys {
-		k := make([]byte, 16)
-		binary.BigEndian.PutUint64(k, uint64(i)*0x9e3779b97f4a7c15)
-		binary.BigEndian.PutUint64(k[8:], uint64(i))
-		keys[i] = k
+		keys[i] = benchKey(uint64(i))
 	}
 	return keys
+}
+
+// openBenchEngine opens a storage engine under dir as the benchmarks run
+// it (commit log periodic, the given block cache) with one table.
+func openBenchEngine(dir string, cache int64, id [16]byte, name string) (*storage.Engine, *storage.Table, error) {
+	e, err := storage.Open(storage.Options{DataDir: dir + "/data", BlockCacheSize: cache,
+		CommitLog: commitlog.Options{Dir: dir + "/commitlog", SyncMode: commitlog.SyncPeriodic}})
+	if err != nil {
+		return nil, nil, err
+	}
+	tbl, err := e.OpenTable(storage.TableOptions{ID: id, Keyspace: "bench", Name: name})
+	if err == nil {
+		_, err = e.Recover()
+	}
+	if err != nil {
+		e.Close()
+		return nil, nil, err
+	}
+	return e, tbl, nil
+}
+
+// writeRow writes one row of one value at timestamp ts, as a CQL INSERT
+// would (with its row liveness).
+func writeRow(e *storage.Engine, table [16]byte, key, value []byte, ts int64) error {
+	m := mutation.NewMutation(table, key)
+	row := mutation.NewRow()
+	row.Liveness = mutation.LivenessInfo{Timestamp: ts, ExpiresAt: mutation.NoDeletionTime}
+	row.Cells = []mutation.Cell{mutation.LiveCell("v", nil, ts, value)}
+	m.Rows = []mutation.RowUpdate{{Row: row}}
+	return e.Apply(m)
+}
+
+// readRow reads a key's partition and checks that it holds its one row.
+func readRow(tbl *storage.Table, key []byte, now int64) error {
+	p, err := tbl.ReadPartition(key, storage.ReadQuery{Now: now})
+	if err == nil && len(p.Rows) != 1 {
+		err = fmt.Errorf("sibyl: key %x not found", key)
+	}
+	return err
+}
+
+// pebbleGet reads a key from pebble and checks its value's size.
+func pebbleGet(db *pebble.DB, key []byte) error {
+	v, closer, err := db.Get(key)
+	if err != nil {
+		return fmt.Errorf("pebble: key %x: %w", key, err)
+	}
+	defer closer.Close()
+	if len(v) != b1ValueSize {
+		return fmt.Errorf("pebble: key %x has a %d-byte value", key, len(v))
+	}
+	return nil
 }
 
 // parallel runs fn over [0, n) split across the writers and returns ops/s.
@@ -78,29 +136,13 @@ type b1Result struct{ writes, reads float64 }
 const b1BlockCache = 64 << 20
 
 func runSibyl(dir string, keys [][]byte, value []byte, order []int) (b1Result, error) {
-	e, err := storage.Open(storage.Options{DataDir: dir + "/data", BlockCacheSize: b1BlockCache,
-		CommitLog: commitlog.Options{Dir: dir + "/commitlog", SyncMode: commitlog.SyncPeriodic}})
+	e, tbl, err := openBenchEngine(dir, b1BlockCache, b1Table, "b1")
 	if err != nil {
 		return b1Result{}, err
 	}
 	defer e.Close()
-	tbl, err := e.OpenTable(storage.TableOptions{ID: b1Table, Keyspace: "bench", Name: "b1"})
-	if err != nil {
-		return b1Result{}, err
-	}
-	if _, err := e.Recover(); err != nil {
-		return b1Result{}, err
-	}
 	var res b1Result
-	res.writes, err = parallel(len(keys), func(i int) error {
-		m := mutation.NewMutation(b1Table, keys[i])
-		row := mutation.NewRow()
-		ts := int64(i + 1)
-		row.Liveness = mutation.LivenessInfo{Timestamp: ts, ExpiresAt: mutation.NoDeletionTime}
-		row.Cells = []mutation.Cell{mutation.LiveCell("v", nil, ts, value)}
-		m.Rows = []mutation.RowUpdate{{Row: row}}
-		return e.Apply(m)
-	})
+	res.writes, err = parallel(len(keys), func(i int) error { return writeRow(e, b1Table, keys[i], value, int64(i+1)) })
 	if err != nil {
 		return res, err
 	}
@@ -108,13 +150,7 @@ func runSibyl(dir string, keys [][]byte, value []byte, order []int) (b1Result, e
 		return res, err
 	}
 	now := time.Now().Unix()
-	res.reads, err = parallel(len(order), func(i int) error {
-		p, err := tbl.ReadPartition(keys[order[i]], storage.ReadQuery{Now: now})
-		if err == nil && len(p.Rows) != 1 {
-			err = fmt.Errorf("key %d not found", order[i])
-		}
-		return err
-	})
+	res.reads, err = parallel(len(order), func(i int) error { return readRow(tbl, keys[order[i]], now) })
 	return res, err
 }
 
@@ -134,16 +170,7 @@ func runPebble(dir string, keys [][]byte, value []byte, order []int) (b1Result, 
 	if err := db.Flush(); err != nil {
 		return res, err
 	}
-	res.reads, err = parallel(len(order), func(i int) error {
-		v, closer, err := db.Get(keys[order[i]])
-		if err == nil {
-			if len(v) != b1ValueSize {
-				err = fmt.Errorf("key %d has a %d-byte value", order[i], len(v))
-			}
-			closer.Close()
-		}
-		return err
-	})
+	res.reads, err = parallel(len(order), func(i int) error { return pebbleGet(db, keys[order[i]]) })
 	return res, err
 }
 

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -9,21 +8,9 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble"
-	"github.com/sibyldb/sibyl/commitlog"
-	"github.com/sibyldb/sibyl/mutation"
-	"github.com/sibyldb/sibyl/storage"
 )
 
 var b7Table = [16]byte{0xB7}
-
-// b7Key is row i's 16-byte key, as B1 spreads its keys: a multiplicative
-// hash first, so that the load does not arrive in key order.
-func b7Key(i uint64) []byte {
-	k := make([]byte, 16)
-	binary.BigEndian.PutUint64(k, i*0x9e3779b97f4a7c15)
-	binary.BigEndian.PutUint64(k[8:], i)
-	return k
-}
 
 // b7Values holds random bytes that rows take their values from at
 // scattered offsets: values that do not compress, so that the data on disk
@@ -64,43 +51,20 @@ type b7Store struct {
 }
 
 func openB7Sibyl(dir string, cache int64, values b7Values) (*b7Store, error) {
-	e, err := storage.Open(storage.Options{DataDir: dir + "/data", BlockCacheSize: cache,
-		CommitLog: commitlog.Options{Dir: dir + "/commitlog", SyncMode: commitlog.SyncPeriodic}})
+	e, tbl, err := openBenchEngine(dir, cache, b7Table, "b7")
 	if err != nil {
-		return nil, err
-	}
-	tbl, err := e.OpenTable(storage.TableOptions{ID: b7Table, Keyspace: "bench", Name: "b7"})
-	if err == nil {
-		_, err = e.Recover()
-	}
-	if err != nil {
-		e.Close()
 		return nil, err
 	}
 	return &b7Store{
 		name: "sibyl",
-		load: func(i uint64) error {
-			m := mutation.NewMutation(b7Table, b7Key(i))
-			row := mutation.NewRow()
-			ts := int64(i + 1)
-			row.Liveness = mutation.LivenessInfo{Timestamp: ts, ExpiresAt: mutation.NoDeletionTime}
-			row.Cells = []mutation.Cell{mutation.LiveCell("v", nil, ts, values.of(i))}
-			m.Rows = []mutation.RowUpdate{{Row: row}}
-			return e.Apply(m)
-		},
+		load: func(i uint64) error { return writeRow(e, b7Table, benchKey(i), values.of(i), int64(i+1)) },
 		settle: func() error {
 			if err := e.Flush(); err != nil {
 				return err
 			}
 			return waitFor(func() bool { return e.PendingCompactions() == 0 })
 		},
-		read: func(i uint64) error {
-			p, err := tbl.ReadPartition(b7Key(i), storage.ReadQuery{Now: time.Now().Unix()})
-			if err == nil && len(p.Rows) != 1 {
-				err = fmt.Errorf("sibyl: row %d not found", i)
-			}
-			return err
-		},
+		read:  func(i uint64) error { return readRow(tbl, benchKey(i), time.Now().Unix()) },
 		close: func() { e.Close() },
 		summary: func() string {
 			st := tbl.Stats()
@@ -120,7 +84,7 @@ func openB7Pebble(dir string, cache int64, values b7Values) (*b7Store, error) {
 	}
 	return &b7Store{
 		name: "pebble",
-		load: func(i uint64) error { return db.Set(b7Key(i), values.of(i), pebble.NoSync) },
+		load: func(i uint64) error { return db.Set(benchKey(i), values.of(i), pebble.NoSync) },
 		settle: func() error {
 			if err := db.Flush(); err != nil {
 				return err
@@ -138,17 +102,7 @@ func openB7Pebble(dir string, cache int64, values b7Values) (*b7Store, error) {
 				return idle >= 3
 			})
 		},
-		read: func(i uint64) error {
-			v, closer, err := db.Get(b7Key(i))
-			if err != nil {
-				return fmt.Errorf("pebble: row %d: %w", i, err)
-			}
-			defer closer.Close()
-			if len(v) != b1ValueSize {
-				return fmt.Errorf("pebble: row %d has a %d-byte value", i, len(v))
-			}
-			return nil
-		},
+		read:  func(i uint64) error { return pebbleGet(db, benchKey(i)) },
 		close: func() { db.Close(); c.Unref() },
 		summary: func() string {
 			m := db.Metrics()

@@ -68,11 +68,14 @@ func ParseRetryPolicy(s string) (RetryPolicy, error) {
 	if m := hybridRetry.FindStringSubmatch(s); m != nil {
 		a, errA := ParseRetryPolicy(m[2])
 		b, errB := ParseRetryPolicy(m[3])
-		if errA != nil || errB != nil || a.Kind == RetryAlways || a.Kind == RetryNever || b.Kind == RetryAlways || b.Kind == RetryNever {
+		if errA != nil || errB != nil { // the pattern lets through only percentiles and fixed waits
 			return RetryPolicy{}, invalid
 		}
 		if a.Kind == b.Kind {
-			kind := map[RetryKind]string{RetryFixed: "FIXED", RetryPercentile: "PERCENTILE"}[a.Kind]
+			kind := "PERCENTILE"
+			if a.Kind == RetryFixed {
+				kind = "FIXED"
+			}
 			return RetryPolicy{}, fmt.Errorf("Invalid value %s for option 'speculative_retry': MIN()/MAX() arguments should be of different types, but both are of type %s", s, kind)
 		}
 		if a.Kind == RetryFixed {

@@ -382,6 +382,19 @@ func (o *compactionOutputs) abort() {
 	o.done = nil
 }
 
+// compactionGivenUp is why a running compaction of the table gives up at
+// its next partition: the node stops its compactions, or a truncation (or
+// a drop) waits for the table; nil when it goes on.
+func (t *Table) compactionGivenUp() error {
+	switch {
+	case t.e.compactionsStopping():
+		return ErrCompactionStopped
+	case t.truncating.Load() > 0:
+		return ErrCompactionInterrupted
+	}
+	return nil
+}
+
 // writeCompacted streams the merged inputs into the outputs, partition by
 // partition: rows lose what the partition's deletions shadow, expired cells
 // become tombstones, and tombstones past gc grace that nothing outside could
@@ -400,11 +413,8 @@ func (t *Table) writeCompacted(it *mergingIter, outs *compactionOutputs, memtabl
 			return err
 		}
 		if curPrefix == nil || !bytes.Equal(e.Key[:n], curPrefix) {
-			if t.e.compactionsStopping() {
-				return ErrCompactionStopped
-			}
-			if t.truncating.Load() > 0 {
-				return ErrCompactionInterrupted
+			if err := t.compactionGivenUp(); err != nil {
+				return err
 			}
 			curPrefix = append(curPrefix[:0], e.Key[:n]...)
 			if dropped = keep != nil && !keep(curPrefix); dropped {

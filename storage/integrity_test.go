@@ -337,13 +337,7 @@ func TestTruncateInterruptsCompaction(t *testing.T) {
 	if err != nil || len(parts) != 0 {
 		t.Errorf("scan after the truncation: %d partitions, %v", len(parts), err)
 	}
-	m := mutation.NewMutation(modelTableID, []byte("after"))
-	row := mutation.NewRow()
-	row.Cells = []mutation.Cell{mutation.LiveCell("v", nil, 2, []byte("v"))}
-	m.Rows = []mutation.RowUpdate{{Clustering: clusteringOf(1), Row: row}}
-	if err := e.Apply(m); err != nil {
-		t.Fatal(err)
-	}
+	writeRow(t, e, 1, "after", 2)
 	if err := tbl.CompactMajor(); err != nil {
 		t.Fatalf("a compaction after the truncation: %v", err)
 	}

@@ -7,27 +7,28 @@ import (
 
 func TestMinuteWindow(t *testing.T) {
 	w := newMinuteWindow()
-	var minutes []MinuteStats
 	for second := 1; second <= 150; second++ {
 		h := newHist()
 		latency := int64(1000 * ((second-1)/60 + 1)) // 1 ms, 2 ms, then 3 ms
 		for range 100 {
 			_ = h.RecordValue(latency)
 		}
-		ss := SecondStats{Second: second, Interval: Interval{Ops: 100}}
+		ops, errors := int64(100), int64(0)
 		if second == 30 {
 			_ = h.RecordValue(50_000)
-			ss.Ops, ss.Errors = 101, 2
+			ops, errors = 101, 2
 		}
-		if m, full := w.add(ss, h); full {
-			minutes = append(minutes, m)
-		}
+		w.add(ops, errors, h)
 	}
-	if len(minutes) != 2 {
-		t.Fatalf("%d full minutes from 150 seconds, want 2", len(minutes))
+	if len(w.closed) != 2 {
+		t.Fatalf("%d full minutes from 150 seconds, want 2", len(w.closed))
 	}
-	w.late(10, minutes)
-	last := w.close(3)
+	w.late(10)
+	minutes := w.minutes()
+	if len(minutes) != 3 {
+		t.Fatalf("%d minutes at the end of 150 seconds, want 3", len(minutes))
+	}
+	last := minutes[2]
 	near := func(got, want float64) bool { return math.Abs(got-want) <= want/100 }
 	for _, c := range []struct {
 		got                          MinuteStats
@@ -51,15 +52,13 @@ func TestMinuteWindow(t *testing.T) {
 // minute's edge join that minute.
 func TestMinuteWindowLateAfterFullMinute(t *testing.T) {
 	w := newMinuteWindow()
-	var minutes []MinuteStats
-	for second := 1; second <= 60; second++ {
+	for range 60 {
 		h := newHist()
 		_ = h.RecordValue(1000)
-		if m, full := w.add(SecondStats{Second: second, Interval: Interval{Ops: 1}}, h); full {
-			minutes = append(minutes, m)
-		}
+		w.add(1, 0, h)
 	}
-	w.late(6, minutes)
+	w.late(6)
+	minutes := w.minutes()
 	if len(minutes) != 1 || minutes[0].Ops != 66 || minutes[0].OpsPerSec != 1.1 || w.ops != 0 {
 		t.Fatalf("got %+v, %d under way", minutes, w.ops)
 	}

@@ -283,45 +283,54 @@ type MinuteStats struct {
 	Interval
 }
 
-// minuteWindow gathers seconds into minutes.
+// minuteWindow gathers seconds into minutes, numbered from 1.
 type minuteWindow struct {
 	hist        *hdrhistogram.Histogram
 	seconds     int
 	ops, errors int64
+	closed      []MinuteStats
 }
 
 func newMinuteWindow() *minuteWindow { return &minuteWindow{hist: newHist()} }
 
-// add takes one second and its latencies; at the sixtieth it returns the
-// minute, numbered as the count of seconds says.
-func (w *minuteWindow) add(ss SecondStats, h *hdrhistogram.Histogram) (MinuteStats, bool) {
+// add takes one second: its counts and its latencies.
+func (w *minuteWindow) add(ops, errors int64, h *hdrhistogram.Histogram) {
 	w.hist.Merge(h)
 	w.seconds++
-	w.ops += ss.Ops
-	w.errors += ss.Errors
-	if w.seconds < 60 {
-		return MinuteStats{}, false
+	w.ops += ops
+	w.errors += errors
+	if w.seconds == 60 {
+		w.close()
 	}
-	return w.close((ss.Second + 59) / 60), true
 }
 
 // late counts operations that ended just after the last second: they join
 // the minute under way, or the last one closed if none is.
-func (w *minuteWindow) late(ops int64, closed []MinuteStats) {
-	if w.seconds > 0 || len(closed) == 0 {
+func (w *minuteWindow) late(ops int64) {
+	if w.seconds > 0 || len(w.closed) == 0 {
 		w.ops += ops
 		return
 	}
-	m := &closed[len(closed)-1]
+	m := &w.closed[len(w.closed)-1]
 	m.Ops += ops
 	m.OpsPerSec = float64(m.Ops) / float64(m.Seconds)
 }
 
-func (w *minuteWindow) close(number int) MinuteStats {
-	m := MinuteStats{Minute: number, Seconds: w.seconds, Interval: intervalOf(w.ops, w.errors, float64(max(w.seconds, 1)), w.hist)}
+func (w *minuteWindow) close() {
+	w.closed = append(w.closed, MinuteStats{Minute: len(w.closed) + 1, Seconds: w.seconds,
+		Interval: intervalOf(w.ops, w.errors, float64(max(w.seconds, 1)), w.hist)})
 	w.seconds, w.ops, w.errors = 0, 0, 0
 	w.hist.Reset()
-	return m
+}
+
+// minutes are the run's minutes once it ended: a run of a minute or more
+// is reported by the minute, its last part minute included; a shorter one
+// has only its seconds.
+func (w *minuteWindow) minutes() []MinuteStats {
+	if len(w.closed) > 0 && w.seconds > 0 {
+		w.close()
+	}
+	return w.closed
 }
 
 // OpSummary is an operation kind's totals.
@@ -556,9 +565,7 @@ func Run(opts Options) (*Summary, error) {
 		done, errs := rec.done.Load(), rec.errs.Load()
 		ss := SecondStats{Second: second, Interval: intervalOf(done-lastDone, errs-lastErrs, interval, merged)}
 		lastDone, lastErrs = done, errs
-		if m, full := minutes.add(ss, merged); full {
-			sum.PerMinute = append(sum.PerMinute, m)
-		}
+		minutes.add(ss.Ops, ss.Errors, merged)
 		if w.verify != nil {
 			stale := w.verify.stale.Load()
 			ss.Stale, lastStale = stale-lastStale, stale
@@ -597,16 +604,12 @@ loop:
 				last.Stale += w.verify.stale.Load() - lastStale
 			}
 			last.OpsPerSec = float64(last.Ops) / (lastInterval + time.Since(lastAt).Seconds())
-			minutes.late(done-lastDone, sum.PerMinute)
+			minutes.late(done - lastDone)
 		} else {
 			report()
 		}
 	}
-	// A run of a minute or more is reported by the minute too, its last
-	// part minute included; a shorter one has only its seconds.
-	if len(sum.PerMinute) > 0 && minutes.seconds > 0 {
-		sum.PerMinute = append(sum.PerMinute, minutes.close(len(sum.PerMinute)+1))
-	}
+	sum.PerMinute = minutes.minutes()
 	sum.Seconds, sum.Total = elapsed, rec.done.Load()
 	for op, st := range rec.ops {
 		h := st.all
