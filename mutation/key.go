@@ -22,6 +22,9 @@ import (
 //	0x20 range tombstone           rest: escaped start bound | 0x00 0x01 | end bound
 //	0x30 static row                rest: empty
 //	0x40 clustering row            rest: clustering encoding
+//
+// A clustering row's encoding is empty only in a table without clustering
+// columns: each of its partitions holds that one row, and nothing after it.
 type EntryKind uint8
 
 // Entry kinds, in their order within a partition.
@@ -184,6 +187,18 @@ func PartitionPrefixLen(key []byte, tokenLen int) (int, error) {
 		i++ // skip the escaped zero
 	}
 	return 0, fmt.Errorf("mutation: engine key has no partition key terminator")
+}
+
+// PartitionBounds returns the prefix of the partition with the given
+// token and key, and its PartitionUpperBound, in one allocation: a point
+// read needs both.
+func PartitionBounds(tok partitioner.Token, key []byte) (prefix, upper []byte) {
+	const longestToken = 16
+	n := longestToken + escapedLen(key)
+	buf := AppendPartitionPrefix(make([]byte, 0, 2*n+1), tok, key)
+	prefix = buf[:len(buf):len(buf)]
+	upper = append(append(buf[len(buf):len(buf)], prefix...), 0xFF)
+	return prefix, upper
 }
 
 // PartitionUpperBound returns the smallest key above every entry of the

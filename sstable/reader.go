@@ -109,7 +109,7 @@ func (r *Reader) NewIter(lower, upper []byte) (*Iter, error) {
 // MayContainPartition reports whether the SSTable may hold entries of the
 // partition with the given prefix, from its key range and bloom filter.
 func (r *Reader) MayContainPartition(prefix []byte) (bool, error) {
-	it, err := r.NewPartitionIter(prefix)
+	it, err := r.NewPartitionIter(prefix, nil)
 	if it == nil || err != nil {
 		return false, err
 	}
@@ -118,13 +118,15 @@ func (r *Reader) MayContainPartition(prefix []byte) (bool, error) {
 
 // NewPartitionIter iterates the entries of one partition, or returns nil
 // when the key range, the bloom filter or a seek shows the SSTable has
-// none.
-func (r *Reader) NewPartitionIter(prefix []byte) (*Iter, error) {
+// none. upper is the partition's mutation.PartitionUpperBound, or nil to
+// have it made here.
+func (r *Reader) NewPartitionIter(prefix, upper []byte) (*Iter, error) {
 	if r.meta.MinKey == nil || bytes.Compare(prefix, r.meta.MaxKey) > 0 || !mayContain(r.filter, prefix) {
 		return nil, nil
 	}
-	// Built only for an SSTable the filter keeps: most of a read's are not.
-	upper := mutation.PartitionUpperBound(prefix)
+	if upper == nil { // made only for an SSTable the filter keeps: most of a read's are not
+		upper = mutation.PartitionUpperBound(prefix)
+	}
 	if bytes.Compare(upper, r.meta.MinKey) <= 0 {
 		return nil, nil
 	}

@@ -393,7 +393,7 @@ func TestPartitionIterMoves(t *testing.T) {
 			{"Last, then First", func(it *Iter) *mutation.Entry { it.Last(); return it.First() }, true, want},
 		}
 		for _, c := range cases {
-			it, err := r.NewPartitionIter([]byte(p))
+			it, err := r.NewPartitionIter([]byte(p), nil)
 			if err != nil || it == nil {
 				t.Fatalf("partition %x: NewPartitionIter = %v, %v", p, it, err)
 			}

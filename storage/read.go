@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sibyldb/sibyl/internal/invariants"
 	"github.com/sibyldb/sibyl/mutation"
 	"github.com/sibyldb/sibyl/mutation/request"
 	"github.com/sibyldb/sibyl/partitioner"
@@ -137,11 +138,11 @@ func (t *Table) ReadPartitionEntries(key []byte, opts ReadQuery) ([]mutation.Ent
 // read reads a partition, keeping the entries it visits in raw if asked.
 func (t *Table) read(key []byte, opts ReadQuery, raw *[]mutation.Entry) (*Partition, error) {
 	start := time.Now()
-	prefix := mutation.AppendPartitionPrefix(nil, t.e.opts.Partitioner.Token(key), key)
+	prefix, upper := mutation.PartitionBounds(t.e.opts.Partitioner.Token(key), key)
 	opts.Trace.Event("Acquiring sstable references")
 	v := t.acquireView()
 	defer v.release()
-	it, err := t.partitionIter(v, prefix, opts.Trace)
+	it, err := t.partitionIter(v, prefix, upper, opts.Trace)
 	if err != nil {
 		return nil, t.e.reportFailure(err)
 	}
@@ -251,11 +252,14 @@ func ResolvePartition(p partitioner.Partitioner, tokenLen int, key []byte, entri
 // partitionIter merges the sources that may hold the partition. An SSTable
 // whose newest write is older than a partition deletion another source
 // holds has nothing the read could return, and is left out (as Cassandra
-// skips SSTables by their maximum timestamp).
-func (t *Table) partitionIter(v *view, prefix []byte, tr *tracing.Trace) (*mergingIter, error) {
-	upper := mutation.PartitionUpperBound(prefix)
+// skips SSTables by their maximum timestamp). A partition one source
+// holds, as most point reads find, is read from that source directly:
+// there is nothing to merge.
+func (t *Table) partitionIter(v *view, prefix, upper []byte, tr *tracing.Trace) (mutation.Iterator, error) {
 	deletion := mutation.Live
-	var its []mutation.Iterator
+	// On the stack unless the read has more sources than this.
+	var itsBuf [4]mutation.Iterator
+	its := itsBuf[:0]
 	for _, m := range v.memtables {
 		if m.Size() == 0 {
 			continue // a memtable just switched in, as after every flush: nothing to merge
@@ -266,7 +270,8 @@ func (t *Table) partitionIter(v *view, prefix []byte, tr *tracing.Trace) (*mergi
 		it *sstable.Iter
 		s  *sstableRef
 	}
-	var candidates []candidate
+	var candidatesBuf [4]candidate
+	candidates := candidatesBuf[:0]
 	closeAll := func() {
 		for _, it := range its {
 			it.Close()
@@ -276,7 +281,7 @@ func (t *Table) partitionIter(v *view, prefix []byte, tr *tracing.Trace) (*mergi
 		}
 	}
 	for _, s := range v.sstables {
-		it, err := s.r.NewPartitionIter(prefix)
+		it, err := s.r.NewPartitionIter(prefix, upper)
 		if err != nil {
 			closeAll()
 			return nil, err
@@ -326,6 +331,9 @@ func (t *Table) partitionIter(v *view, prefix []byte, tr *tracing.Trace) (*mergi
 		tr.Event("Merging memtable contents")
 		tr.Eventf("Merged data from memtables and %d sstables", read)
 	}
+	if len(its) == 1 {
+		return its[0], nil
+	}
 	return newMergingIter(its), nil
 }
 
@@ -355,7 +363,7 @@ func (s *scanned) tombstones(n int) error {
 
 // readPartition walks a partition: deletions and the static row first, then
 // the rows of the slice in the asked order, counting what it went through
-// in seen.
+// in seen. it holds the partition's entries only.
 func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts ReadQuery, raw *[]mutation.Entry, seen *scanned) (*Partition, error) {
 	p := &Partition{Key: key}
 	var st partitionState
@@ -391,10 +399,12 @@ func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts 
 	if err := it.Error(); err != nil {
 		return nil, err
 	}
+	// Without an end bound, a forward read needs none: it holds only the
+	// partition's entries.
 	var rowsEnd []byte
 	if opts.End != nil {
 		rowsEnd = mutation.AppendEntryKey(nil, prefix, mutation.RowEntry, opts.End)
-	} else {
+	} else if opts.Reverse {
 		rowsEnd = mutation.PartitionUpperBound(prefix)
 	}
 	// take reads one row, and says whether the read goes on.
@@ -411,19 +421,27 @@ func readPartition(it mutation.Iterator, tokenLen int, prefix, key []byte, opts 
 		if err := seen.tombstones(counted); err != nil {
 			return false, err
 		}
-		return opts.Limit == 0 || len(p.Rows) < opts.Limit, nil
+		// A row with no clustering is a table's without clustering
+		// columns, and its partition's only one: the read need not look
+		// for another.
+		return (opts.Limit == 0 || len(p.Rows) < opts.Limit) && len(clustering) > 0, nil
 	}
 	if !opts.Reverse {
 		// A seek is needed only when the slice starts after the first row.
 		if rowsStart != nil && e != nil && bytes.Compare(e.Key, rowsStart) < 0 {
 			e = it.SeekGE(rowsStart)
 		}
-		for ; e != nil && bytes.Compare(e.Key, rowsEnd) < 0; e = it.Next() {
+		for ; e != nil && (rowsEnd == nil || bytes.Compare(e.Key, rowsEnd) < 0); e = it.Next() {
 			more, err := take(e)
 			if err != nil {
 				return nil, err
 			}
 			if !more {
+				if invariants.Enabled && len(e.Key) == len(prefix)+1 {
+					if next := it.Next(); next != nil {
+						return nil, invariants.Failf("storage: %x follows a row without clustering in its partition", next.Key)
+					}
+				}
 				break
 			}
 		}

@@ -17,7 +17,7 @@ import (
 // openInMemory opens an engine on in-memory files with the given options
 // (no background compaction) and the tables, recovered; it closes with
 // the test.
-func openInMemory(t *testing.T, o Options, tables ...TableOptions) (*Engine, []*Table) {
+func openInMemory(t testing.TB, o Options, tables ...TableOptions) (*Engine, []*Table) {
 	t.Helper()
 	o.FS, o.DataDir, o.CommitLog.Dir, o.DisableAutoCompaction = vfs.NewMem(), "data", "cl", true
 	e, err := Open(o)
