@@ -248,12 +248,13 @@ func (g *testGroup) propose(i int, change string) (uint64, error) {
 }
 
 // awaitVoters waits until nodes 1 to n all know the same voters, voters of
-// them.
+// them, and none is still in a joint configuration (where the old voters
+// must agree as well).
 func (g *testGroup) awaitVoters(n, voters int) {
 	g.t.Helper()
 	g.eventually(fmt.Sprintf("%d nodes know %d voters", n, voters), func() bool {
 		for i := 1; i <= n; i++ {
-			if l := g.log(i); l == nil || len(l.Status().Voters) != voters {
+			if l := g.log(i); l == nil || len(l.Status().Voters) != voters || len(l.Status().VotersOutgoing) != 0 {
 				return false
 			}
 		}

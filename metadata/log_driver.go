@@ -97,6 +97,10 @@ type Status struct {
 	State    State
 	Voters   []uint64
 	Learners []uint64
+	// VotersOutgoing are the voters of the configuration being left while
+	// the group is in a joint one (empty otherwise): until the change
+	// commits, an election needs a majority of these as well as of Voters.
+	VotersOutgoing []uint64
 	// Role is leader, follower, candidate or pre-candidate.
 	Role string
 	// HasLog is false on a node that has never been in a group.
@@ -699,8 +703,10 @@ func (l *Log) reconfigure(kind raftpb.ConfChangeType, ids []uint64, what string)
 func (l *Log) publish() {
 	bs := l.rn.BasicStatus()
 	s := &Status{ID: l.opts.Self.ID, Leader: bs.Lead, Term: bs.Term, Commit: bs.Commit, Applied: l.applied, State: l.state.clone(),
-		Voters: slices.Clone(l.confState.Voters), Learners: slices.Clone(l.confState.Learners), Role: roleName(bs.RaftState), HasLog: !l.disk.empty(), Restored: l.restored}
+		Voters: slices.Clone(l.confState.Voters), Learners: slices.Clone(l.confState.Learners), VotersOutgoing: slices.Clone(l.confState.VotersOutgoing),
+		Role: roleName(bs.RaftState), HasLog: !l.disk.empty(), Restored: l.restored}
 	slices.Sort(s.Voters)
+	slices.Sort(s.VotersOutgoing)
 	slices.Sort(s.Learners)
 	s.SinceContact = time.Duration(l.ticks-l.contactTick) * l.opts.TickInterval
 	s.Partitioned = s.HasLog && s.SinceContact > l.opts.PartitionedAfter

@@ -220,9 +220,11 @@ func TestPartitionedMemberKnowsIt(t *testing.T) {
 		for i := 1; i <= 4; i++ {
 			g.start(i)
 		}
+		// Out of the joint configuration too: in it, the two voters left
+		// could not elect a leader without the old one.
 		g.eventually("every node knows three voters and a learner", func() bool {
 			for i := 1; i <= 4; i++ {
-				if st := g.log(i).Status(); len(st.Voters) != 3 || len(st.Learners) != 1 {
+				if st := g.log(i).Status(); len(st.Voters) != 3 || len(st.Learners) != 1 || len(st.VotersOutgoing) != 0 {
 					return false
 				}
 			}
