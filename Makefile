@@ -14,7 +14,7 @@ RACE_PKGS := ./commitlog/... ./memtable/... ./storage/... ./cql/native/... ./tes
 # Storage packages run once more without the invariants tag, so both code paths are tested.
 STORAGE_PKGS := ./commitlog/... ./memtable/... ./sstable/... ./storage/...
 
-.PHONY: all build test test-long test-differential-long test-simulation-long lint bench bench-b2r bench-b3 bench-b3-cluster bench-b4 bench-b6 bench-b7 bench-lwt bench-counter bench-secure bench-vector run compat clean
+.PHONY: all build test test-long test-differential-long test-simulation-long lint bench bench-read bench-b2r bench-b3 bench-b3-cluster bench-b4 bench-b6 bench-b7 bench-lwt bench-counter bench-secure bench-vector run compat clean
 
 all: build
 
@@ -62,6 +62,11 @@ bench: build
 bench-b7: build
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench '^BenchmarkB7$$' -benchtime 1x -timeout 90m ./bench/
 	bench/b7.sh
+
+# A point read's CPU and allocations in the engine alone (storage's
+# BenchmarkPointRead: from one SSTable, from the memtable).
+bench-read:
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench PointRead -benchtime 300000x -count 3 ./storage/
 
 # B2r: one node under the shared raw pipelined client (INSERT and SELECT
 # against the OPTIONS ceiling); about two minutes.
