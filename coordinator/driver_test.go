@@ -467,6 +467,34 @@ func TestWritesReachPendingReplicas(t *testing.T) {
 	}
 }
 
+// TestHintsReachPendingReplicas: a hint delivered while its range moves
+// goes on to the node being given the range too, since the stream that
+// fills that node may have left the hinted replica before the hint came.
+func TestHintsReachPendingReplicas(t *testing.T) {
+	c, full, current, joining := joiningCluster(t)
+	old := ring.SimpleStrategy{Factor: 3}.Replicas(current, partitioner.Murmur3().Token(cqltype.EncodeInt(1)))
+	self, missed := old[0], old[1]
+	c.ring = current
+	co := c.coordinator(self, "dc1", 50*time.Millisecond)
+	c.set(silent, missed)
+	if err := c.write(co, request.Quorum); err != nil {
+		t.Fatal(err)
+	}
+	co.Settle()
+	if !co.cfg.Hints.Has(string(missed)) || c.engines[joining].writes() != 0 {
+		t.Fatalf("before the move: a hint for the silent replica %v, the node not yet joining took %d writes",
+			co.cfg.Hints.Has(string(missed)), c.engines[joining].writes())
+	}
+	c.ring = current.WithFuture(full)
+	c.set(answers, missed)
+	co.ReplicaUp(missed)
+	co.Settle()
+	if co.cfg.Hints.Has(string(missed)) || c.engines[missed].writes() != 1 || c.engines[joining].writes() != 1 || co.cfg.Hints.Has(string(joining)) {
+		t.Fatalf("hints delivered while %s joins: still held %v, the replica took %d writes, the joining node %d (hinted: %v)",
+			joining, co.cfg.Hints.Has(string(missed)), c.engines[missed].writes(), c.engines[joining].writes(), co.cfg.Hints.Has(string(joining)))
+	}
+}
+
 // speculationTimer is a coordinator's timer for speculation that fires at
 // once, recording the waits it was asked for.
 type speculationTimer struct {

@@ -197,6 +197,36 @@ func (c *Coordinator) DeliverHints() {
 	}
 }
 
+// hintsToPending sends hints just delivered to replica e on to the nodes
+// being given their ranges, when the ring moves: such a node is filled by
+// a stream from one replica, e perhaps (a node leaving streams what it
+// holds), which the hint may have reached after the stream was cut, and
+// would otherwise lack the write for good. A send that fails leaves a
+// hint for that node.
+func (c *Coordinator) hintsToPending(e ring.Endpoint, ms []*mutation.Mutation) {
+	m := c.cfg.Ring()
+	if m == nil || m.Future() == nil {
+		return
+	}
+	look := c.current()
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Write)
+	defer cancel()
+	for _, mu := range ms {
+		p, err := c.placeWrite(look, m, mu)
+		if err != nil {
+			continue // its table dropped since
+		}
+		for _, pending := range p.pending {
+			if pending == e {
+				continue
+			}
+			if err := c.send(ctx, nil, pending, mu, appendMutations(fenced(m.Epoch()), []*mutation.Mutation{mu})); err != nil {
+				c.hint(pending, mu)
+			}
+		}
+	}
+}
+
 func (c *Coordinator) deliver(e ring.Endpoint) error {
 	throttle := rate.Inf
 	if bps := c.cfg.HintedHandoff.Throttle; bps > 0 {
@@ -213,6 +243,9 @@ func (c *Coordinator) deliver(e ring.Endpoint) error {
 			ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeouts.Write)
 			defer cancel()
 			_, err := c.cfg.Network.Request(ctx, string(e), messaging.VerbHint, EncodeMutations(ms))
+			if err == nil {
+				c.hintsToPending(e, ms)
+			}
 			return err
 		},
 		Limiter:   rate.NewLimiter(throttle, pageBytes),
