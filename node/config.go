@@ -118,6 +118,24 @@ type Config struct {
 	// NativeMaxFrameSize is native_transport_max_frame_size ("16MiB"):
 	// the largest request accepted; default 16 MiB.
 	NativeMaxFrameSize Size `yaml:"native_transport_max_frame_size"`
+	// NativeMaxRequestDataInFlight is
+	// native_transport_max_request_data_in_flight: the bytes of client
+	// requests being answered, past each connection's own MiB, that the
+	// node takes before a request waits (its connection no longer read)
+	// or, for a client that asked at STARTUP (THROW_ON_OVERLOAD), is
+	// refused as Overloaded; default a tenth of the Go memory limit
+	// (GOMEMLIMIT), as Cassandra's is of its heap, or 256 MiB without
+	// one. NativeMaxRequestDataInFlightPerIP
+	// (native_transport_max_request_data_in_flight_per_ip) is the same
+	// from one client address; default a fortieth of the limit, or 64 MiB.
+	NativeMaxRequestDataInFlight      Size `yaml:"native_transport_max_request_data_in_flight"`
+	NativeMaxRequestDataInFlightPerIP Size `yaml:"native_transport_max_request_data_in_flight_per_ip"`
+	// NativeRateLimitingEnabled (native_transport_rate_limiting_enabled,
+	// default false) bounds the client requests started each second to
+	// NativeMaxRequestsPerSecond (native_transport_max_requests_per_second,
+	// default 1,000,000), with the same wait or refusal.
+	NativeRateLimitingEnabled  bool `yaml:"native_transport_rate_limiting_enabled"`
+	NativeMaxRequestsPerSecond int  `yaml:"native_transport_max_requests_per_second"`
 	// FileCacheSize is file_cache_size: the memory that caches SSTable
 	// blocks read; default the smaller of 512 MiB and a quarter of the Go
 	// memory limit (GOMEMLIMIT), as Cassandra's is of its heap.
@@ -530,6 +548,23 @@ func (c *Config) EnsureDefaults() {
 	if c.NativeMaxFrameSize == 0 {
 		c.NativeMaxFrameSize = 16 << 20
 	}
+	if limit, ok := storage.MemoryLimit(); ok {
+		if c.NativeMaxRequestDataInFlight == 0 {
+			c.NativeMaxRequestDataInFlight = Size(limit / 10)
+		}
+		if c.NativeMaxRequestDataInFlightPerIP == 0 {
+			c.NativeMaxRequestDataInFlightPerIP = Size(limit / 40)
+		}
+	}
+	if c.NativeMaxRequestDataInFlight == 0 {
+		c.NativeMaxRequestDataInFlight = 256 << 20
+	}
+	if c.NativeMaxRequestDataInFlightPerIP == 0 {
+		c.NativeMaxRequestDataInFlightPerIP = 64 << 20
+	}
+	if c.NativeMaxRequestsPerSecond == 0 {
+		c.NativeMaxRequestsPerSecond = 1_000_000
+	}
 	if c.NumTokens == 0 {
 		c.NumTokens = 16
 	}
@@ -678,6 +713,15 @@ func (c *Config) Validate() error {
 	}
 	if c.NativeMaxFrameSize < 0 {
 		errs = append(errs, fmt.Errorf("native_transport_max_frame_size: %d is negative", c.NativeMaxFrameSize))
+	}
+	if c.NativeMaxRequestDataInFlight < 0 {
+		errs = append(errs, fmt.Errorf("native_transport_max_request_data_in_flight: %d is negative", c.NativeMaxRequestDataInFlight))
+	}
+	if c.NativeMaxRequestDataInFlightPerIP < 0 {
+		errs = append(errs, fmt.Errorf("native_transport_max_request_data_in_flight_per_ip: %d is negative", c.NativeMaxRequestDataInFlightPerIP))
+	}
+	if c.NativeMaxRequestsPerSecond < 0 {
+		errs = append(errs, fmt.Errorf("native_transport_max_requests_per_second: %d is negative", c.NativeMaxRequestsPerSecond))
 	}
 	if c.FileCacheSize < 0 {
 		errs = append(errs, fmt.Errorf("file_cache_size: %d is negative", c.FileCacheSize))

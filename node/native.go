@@ -27,6 +27,10 @@ func (n *Node) StartNative() (net.Addr, error) {
 		Authenticator:    n.nativeAuthenticator(),
 		Tracer:           n.tracer,
 		SlowQueryTimeout: time.Duration(*n.cfg.SlowQueryLogTimeout),
+
+		MaxRequestDataInFlight:      int64(n.cfg.NativeMaxRequestDataInFlight),
+		MaxRequestDataInFlightPerIP: int64(n.cfg.NativeMaxRequestDataInFlightPerIP),
+		MaxRequestsPerSecond:        n.requestsPerSecond(),
 	})
 	if err != nil {
 		return nil, err
@@ -108,4 +112,13 @@ func (n *Node) stopNative() error {
 	}
 	n.native = nil
 	return err
+}
+
+// requestsPerSecond is the native server's bound on requests started a
+// second: none unless rate limiting is on.
+func (n *Node) requestsPerSecond() int {
+	if !n.cfg.NativeRateLimitingEnabled {
+		return 0
+	}
+	return n.cfg.NativeMaxRequestsPerSecond
 }

@@ -452,6 +452,13 @@ func (o *CompactionOptions) Validate() error {
 // the share Cassandra gives its memtables and its file cache of the heap,
 // and whether a limit is set at all.
 func quarterOfMemoryLimit() (int64, bool) {
+	limit, ok := MemoryLimit()
+	return limit / 4, ok
+}
+
+// MemoryLimit is the Go memory limit (GOMEMLIMIT), what a node sizes the
+// shares Cassandra takes of its heap from, and whether one is set.
+func MemoryLimit() (int64, bool) {
 	limit := debug.SetMemoryLimit(-1)
-	return limit / 4, limit != math.MaxInt64
+	return limit, limit != math.MaxInt64
 }

@@ -52,6 +52,18 @@ type Options struct {
 	// SlowQueryTimeout logs a request that takes longer (Cassandra's
 	// slow_query_log_timeout), with its statement; 0 logs none.
 	SlowQueryTimeout time.Duration
+	// MaxRequestDataInFlight and MaxRequestDataInFlightPerIP bound the
+	// bytes of requests in flight beyond each connection's own MiB, on the
+	// node and from one client address (Cassandra's
+	// native_transport_max_request_data_in_flight and _per_ip); 0: no
+	// bound. MaxRequestsPerSecond bounds the requests started each second
+	// (native_transport_max_requests_per_second, when
+	// native_transport_rate_limiting_enabled); 0: no bound. A request past
+	// a bound gets Overloaded if its connection asked for that at STARTUP
+	// (THROW_ON_OVERLOAD "1"), or else waits, its connection not read.
+	MaxRequestDataInFlight      int64
+	MaxRequestDataInFlightPerIP int64
+	MaxRequestsPerSecond        int
 }
 
 // Authenticator checks the credentials clients send.
@@ -147,6 +159,15 @@ func (o *Options) Validate() error {
 	if o.MaxPrepared < 0 {
 		errs = append(errs, fmt.Errorf("native: MaxPrepared %d is negative", o.MaxPrepared))
 	}
+	if o.MaxRequestDataInFlight < 0 {
+		errs = append(errs, fmt.Errorf("native_transport_max_request_data_in_flight: %d is negative", o.MaxRequestDataInFlight))
+	}
+	if o.MaxRequestDataInFlightPerIP < 0 {
+		errs = append(errs, fmt.Errorf("native_transport_max_request_data_in_flight_per_ip: %d is negative", o.MaxRequestDataInFlightPerIP))
+	}
+	if o.MaxRequestsPerSecond < 0 {
+		errs = append(errs, fmt.Errorf("native_transport_max_requests_per_second: %d is negative", o.MaxRequestsPerSecond))
+	}
 	return errors.Join(errs...)
 }
 
@@ -177,6 +198,7 @@ type Server struct {
 	closing   bool
 	requests  sync.WaitGroup // requests being answered, for a drain
 	workers   *workers.Pool  // requests run on reused goroutines, their stacks already grown
+	admission *admission
 	// slowQueries counts the requests logged as slow.
 	slowQueries atomic.Int64
 	// stage counts the requests: waiting for a slot of their connection,
@@ -241,7 +263,7 @@ func NewServer(opts Options) (*Server, error) {
 		return nil, err
 	}
 	opts.EnsureDefaults()
-	return &Server{opts: opts, listeners: map[net.Listener]bool{}, conns: map[*conn]bool{},
+	return &Server{opts: opts, listeners: map[net.Listener]bool{}, conns: map[*conn]bool{}, admission: newAdmission(opts),
 		workers: workers.New(workers.IdleTimeout), prepared: preparedCache{max: opts.MaxPrepared, byID: map[string]*exec.Prepared{}}}, nil
 }
 
@@ -451,6 +473,11 @@ type conn struct {
 	// authenticator, else once AUTH_RESPONSE is accepted.
 	authenticated bool
 	segmentLZ4    bool // v5: segments are LZ4-compressed
+	// throwOnOverload: STARTUP asked for Overloaded rather than waiting
+	// when a request is past the admission bounds.
+	throwOnOverload bool
+	clientIP        string       // the client's address, whose reserve it shares
+	inFlightBytes   atomic.Int64 // the bytes of its requests admitted and not yet answered
 
 	mu       sync.Mutex
 	keyspace string
@@ -472,8 +499,9 @@ type conn struct {
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
+	ip, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
 	return &conn{srv: s, nc: nc, out: make(chan outgoing, 128), slots: make(chan struct{}, maxInFlight), done: make(chan struct{}),
-		stage: "established"}
+		stage: "established", clientIP: ip}
 }
 
 func (c *conn) log() *zerolog.Logger { return c.srv.opts.Logger }
@@ -710,6 +738,7 @@ func (c *conn) dispatch(f frame) error {
 			return protocolErrorf(true, "Compression %s is not supported with protocol version %d: only lz4 is", comp.name(), f.version)
 		}
 		c.version, c.started = f.version, true
+		c.throwOnOverload = opts["THROW_ON_OVERLOAD"] == "1"
 		c.mu.Lock()
 		c.startup, c.stage, c.startedVersion = opts, "ready", f.version
 		if c.srv.opts.Authenticator != nil {
@@ -763,7 +792,12 @@ func (c *conn) dispatch(f frame) error {
 	}
 	switch f.opcode {
 	case opQuery, opPrepare, opExecute, opBatch:
+		held, ok, err := c.srv.admission.admit(c, int64(headerSize+len(f.body)))
+		if err != nil || !ok {
+			return err // refused, or the connection closed while it waited
+		}
 		if !c.srv.beginRequest() {
+			c.srv.admission.release(c, held)
 			return &exec.Error{Code: exec.Overloaded, Message: "The server is shutting down"}
 		}
 		c.srv.stage.Queued()
@@ -773,6 +807,7 @@ func (c *conn) dispatch(f frame) error {
 			defer c.srv.requests.Done()
 			defer c.inflight.Done()
 			defer func() { <-c.slots }()
+			defer c.srv.admission.release(c, held) // its answer is queued by then
 			c.srv.stage.Started()
 			defer c.srv.stage.Done()
 			c.answer(f)
