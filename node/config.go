@@ -548,19 +548,15 @@ func (c *Config) EnsureDefaults() {
 	if c.NativeMaxFrameSize == 0 {
 		c.NativeMaxFrameSize = 16 << 20
 	}
+	inFlight, inFlightPerIP := Size(256<<20), Size(64<<20)
 	if limit, ok := storage.MemoryLimit(); ok {
-		if c.NativeMaxRequestDataInFlight == 0 {
-			c.NativeMaxRequestDataInFlight = Size(limit / 10)
-		}
-		if c.NativeMaxRequestDataInFlightPerIP == 0 {
-			c.NativeMaxRequestDataInFlightPerIP = Size(limit / 40)
-		}
+		inFlight, inFlightPerIP = Size(limit/10), Size(limit/40)
 	}
 	if c.NativeMaxRequestDataInFlight == 0 {
-		c.NativeMaxRequestDataInFlight = 256 << 20
+		c.NativeMaxRequestDataInFlight = inFlight
 	}
 	if c.NativeMaxRequestDataInFlightPerIP == 0 {
-		c.NativeMaxRequestDataInFlightPerIP = 64 << 20
+		c.NativeMaxRequestDataInFlightPerIP = inFlightPerIP
 	}
 	if c.NativeMaxRequestsPerSecond == 0 {
 		c.NativeMaxRequestsPerSecond = 1_000_000
