@@ -9,8 +9,8 @@ import (
 	"github.com/sibyldb/sibyl/cql/exec"
 )
 
-func testConn(ip string, throwOnOverload bool) *conn {
-	return &conn{clientIP: ip, throwOnOverload: throwOnOverload, done: make(chan struct{})}
+func testConn(version byte, ip string, throwOnOverload bool) *conn {
+	return &conn{version: version, clientIP: ip, throwOnOverload: throwOnOverload, done: make(chan struct{}), drained: make(chan struct{}, 1)}
 }
 
 // overloaded checks that err is Overloaded with message msg.
@@ -22,113 +22,134 @@ func overloaded(t *testing.T, err error, msg string) {
 	}
 }
 
-// TestAdmission: past its connection's own MiB, a request borrows from its
-// client address's reserve and the node's. One that finds either spent is
-// refused with Overloaded (with the figures, as Cassandra words it) when
-// its connection asked for that at STARTUP, and otherwise waits until
-// bytes come back, or until its connection closes.
+// TestAdmission: a request's body takes its bytes from its client
+// address's reserve and the node's (in protocol v5 past its connection's
+// own MiB). One that does not fit is refused with Overloaded, with the
+// figures in Cassandra's words for the version, when its connection asked
+// for that at STARTUP; otherwise it runs and its connection is not read
+// again until its requests are all answered or the reserves are back
+// under their bounds, or it closes.
 func TestAdmission(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := newAdmission(Options{MaxRequestDataInFlight: 3 << 20, MaxRequestDataInFlightPerIP: 2 << 20})
 		admit := func(c *conn, n int64) admitted {
 			t.Helper()
-			held, ok, err := a.admit(c, n)
-			if err != nil || !ok {
-				t.Fatalf("a request of %d bytes with %d in flight on its connection: %v, %v", n, c.inFlightBytes.Load(), ok, err)
+			held, err := a.admit(c, n)
+			if err != nil {
+				t.Fatalf("a request of %d bytes with %d in flight on its connection: %v", n, c.inFlightBytes.Load(), err)
 			}
 			return held
 		}
-		first := testConn("10.0.0.1", true)
-		if held := admit(first, 512<<10); held.borrowed != 0 {
-			t.Fatalf("within the connection's own MiB, %d bytes borrowed", held.borrowed)
-		}
-		big := admit(first, 5<<19) // 3 MiB in flight: 2 past its own, the address's whole reserve
-		if big.borrowed != 2<<20 {
-			t.Fatalf("borrowed %d, want %d", big.borrowed, 2<<20)
-		}
-		second := testConn("10.0.0.1", true)
-		admit(second, 1<<20) // its own MiB
-		_, _, err := a.admit(second, 1)
-		overloaded(t, err, "Request breached limit on bytes in flight. (Endpoint: 2097152/2097152 bytes, Global: 2097152/3145728 bytes.) "+
+		first := testConn(4, "10.0.0.1", true)
+		big := admit(first, 3<<19)
+		admit(first, 1<<19)
+		_, err := a.admit(first, 1)
+		overloaded(t, err, "Request breached limit on bytes in flight. (Using 2097152/2097152 bytes of endpoint limit and 2097152/3145728 bytes of global limit.)) "+
 			"Server is currently in an overloaded state and cannot accept more requests.")
-		if n := second.inFlightBytes.Load(); n != 1<<20 {
-			t.Fatalf("after a refusal the connection counts %d bytes in flight, want %d", n, 1<<20)
+		if n := first.inFlightBytes.Load(); n != 2<<20 {
+			t.Fatalf("after a refusal the connection counts %d bytes in flight, want %d", n, 2<<20)
 		}
-		// Another address has its own reserve, and the node's last MiB.
-		other := testConn("10.0.0.2", true)
-		admit(other, 1<<20)
-		admit(other, 1<<20)
-		_, _, err = a.admit(other, 1)
-		overloaded(t, err, "Request breached limit on bytes in flight. (Endpoint: 1048576/2097152 bytes, Global: 3145728/3145728 bytes.) "+
+		second := testConn(4, "10.0.0.2", true)
+		other := admit(second, 1<<20)
+		_, err = a.admit(second, 1)
+		overloaded(t, err, "Request breached limit on bytes in flight. (Using 1048576/2097152 bytes of endpoint limit and 3145728/3145728 bytes of global limit.)) "+
 			"Server is currently in an overloaded state and cannot accept more requests.")
+		if _, err := a.admit(testConn(4, "10.0.0.3", true), 3<<20); err == nil {
+			t.Fatal("a request larger than its address's whole reserve was taken from a connection that throws on overload")
+		}
 
-		// Without THROW_ON_OVERLOAD the request waits, its reader with it.
-		waiting := testConn("10.0.0.3", false)
-		admit(waiting, 1<<20)
-		result := make(chan admitted, 1)
-		go func() { result <- admit(waiting, 1<<20) }()
+		// Without THROW_ON_OVERLOAD the request runs, and its reader waits.
+		waiting := testConn(4, "10.0.0.2", false)
+		held := admit(waiting, 1<<20)
+		if !held.overBytes {
+			t.Fatal("a request past the node's bound holds nothing back")
+		}
+		resumed := make(chan struct{})
+		go func() { a.hold(waiting, held); close(resumed) }()
+		synctest.Wait()
+		a.release(first, big) // the node's reserve is under its bound; 10.0.0.2's is not
 		synctest.Wait()
 		select {
-		case <-result:
-			t.Fatal("a request past the node's bound was admitted at once")
+		case <-resumed:
+			t.Fatal("the reader read on with its address's reserve at its bound")
 		default:
 		}
-		a.release(first, big)
+		a.release(second, other)
 		synctest.Wait()
 		select {
-		case held := <-result:
-			if held.borrowed != 1<<20 {
-				t.Fatalf("the request that waited borrowed %d, want %d", held.borrowed, 1<<20)
+		case <-resumed:
+		default:
+			t.Fatal("the reader still waits with both reserves under their bounds")
+		}
+
+		// A connection whose requests are all answered is read again,
+		// whatever the reserves hold.
+		hog := testConn(4, "10.0.0.5", false)
+		hogHeld := admit(hog, 4<<20)
+		alone := testConn(4, "10.0.0.6", false)
+		aloneHeld := admit(alone, 1<<20)
+		resumed = make(chan struct{})
+		go func() { a.hold(alone, aloneHeld); close(resumed) }()
+		synctest.Wait()
+		a.release(alone, aloneHeld)
+		synctest.Wait()
+		select {
+		case <-resumed:
+		default:
+			t.Fatal("a reader whose requests were all answered still waits")
+		}
+		// A held reader whose connection closes stops waiting.
+		resumed = make(chan struct{})
+		go func() { a.hold(hog, hogHeld); close(resumed) }()
+		synctest.Wait()
+		close(hog.done)
+		<-resumed
+
+		// Protocol v5: the connection's own MiB first, and v5's words.
+		v5 := newAdmission(Options{MaxRequestDataInFlight: 1 << 20, MaxRequestDataInFlightPerIP: 1 << 20})
+		c := testConn(5, "10.0.0.7", true)
+		// 1 MiB, of which half is answered; then 1 MiB, half of it past
+		// the connection's own; then half a MiB, all of it past.
+		for i, r := range []struct{ size, borrowed int64 }{{1 << 20, 0}, {1 << 20, 1 << 19}, {1 << 19, 1 << 19}} {
+			if held, err := v5.admit(c, r.size); err != nil || held.borrowed != r.borrowed {
+				t.Fatalf("v5 request %d: borrowed %d, %v; want %d", i, held.borrowed, err, r.borrowed)
 			}
-		default:
-			t.Fatal("the request still waits after 2 MiB came back")
+			if i == 0 {
+				v5.release(c, admitted{bytes: 1 << 19})
+			}
 		}
-		// A request still waiting when its connection closes gives up.
-		closing := testConn("10.0.0.4", false)
-		admit(closing, 1<<20)
-		gaveUp := make(chan bool, 1)
-		go func() {
-			_, ok, err := a.admit(closing, 2<<20)
-			gaveUp <- !ok && err == nil
-		}()
-		synctest.Wait()
-		close(closing.done)
-		if gave := <-gaveUp; !gave || closing.inFlightBytes.Load() != 1<<20 {
-			t.Fatalf("a wait ended by its connection's close: gave up %v, %d bytes in flight", gave, closing.inFlightBytes.Load())
-		}
-		// A request larger than a whole reserve goes through once nothing
-		// else holds it.
-		alone := newAdmission(Options{MaxRequestDataInFlight: 1 << 10, MaxRequestDataInFlightPerIP: 1 << 10})
-		if held, ok, err := alone.admit(testConn("10.0.0.5", true), 4<<20); err != nil || !ok || held.borrowed != 3<<20 {
-			t.Fatalf("a request larger than the reserves with nothing in flight: %+v, %v, %v", held, ok, err)
-		}
+		_, err = v5.admit(c, 1)
+		overloaded(t, err, "Request breached limit on bytes in flight. (Endpoint: 1048576/1048576 bytes, Global: 1048576/1048576 bytes.) "+
+			"Server is currently in an overloaded state and cannot accept more requests.")
 	})
 }
 
 // TestAdmissionRate: with a bound on requests a second, a burst of a
 // second's worth goes through; past it, a connection that throws on
-// overload is refused, and another waits for its turn.
+// overload is refused, and another's reader waits for the request's turn.
 func TestAdmissionRate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := newAdmission(Options{MaxRequestsPerSecond: 2})
-		throws := testConn("10.0.0.1", true)
+		throws := testConn(4, "10.0.0.1", true)
 		for range 2 {
-			if _, ok, err := a.admit(throws, 100); !ok || err != nil {
-				t.Fatalf("within the burst: %v, %v", ok, err)
+			if _, err := a.admit(throws, 100); err != nil {
+				t.Fatalf("within the burst: %v", err)
 			}
 		}
-		_, _, err := a.admit(throws, 100)
+		_, err := a.admit(throws, 100)
 		overloaded(t, err, "Request breached global limit of 2 requests/second. Server is currently in an overloaded state and cannot accept more requests.")
 		if n := throws.inFlightBytes.Load(); n != 200 {
 			t.Fatalf("after a refusal the connection counts %d bytes in flight, want 200", n)
 		}
-		waits := testConn("10.0.0.2", false)
+		waits := testConn(4, "10.0.0.2", false)
 		start := time.Now()
-		if _, ok, err := a.admit(waits, 100); !ok || err != nil {
-			t.Fatalf("waiting for the rate: %v, %v", ok, err)
+		held, err := a.admit(waits, 100)
+		if err != nil {
+			t.Fatal(err)
 		}
+		a.hold(waits, held)
 		if waited := time.Since(start); waited != 500*time.Millisecond {
-			t.Fatalf("waited %v for a turn at 2 a second after the burst, want 500ms", waited)
+			t.Fatalf("the reader waited %v for the next turn at 2 a second after the burst, want 500ms", waited)
 		}
 	})
 }

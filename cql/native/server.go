@@ -476,8 +476,10 @@ type conn struct {
 	// throwOnOverload: STARTUP asked for Overloaded rather than waiting
 	// when a request is past the admission bounds.
 	throwOnOverload bool
-	clientIP        string       // the client's address, whose reserve it shares
-	inFlightBytes   atomic.Int64 // the bytes of its requests admitted and not yet answered
+	clientIP        string        // the client's address, whose reserve it shares
+	inFlightBytes   atomic.Int64  // the bytes of its requests admitted and not yet answered
+	held            atomic.Bool   // the reader waits for bytes to come back
+	drained         chan struct{} // a request answered left none in flight while held
 
 	mu       sync.Mutex
 	keyspace string
@@ -501,7 +503,7 @@ type conn struct {
 func (s *Server) newConn(nc net.Conn) *conn {
 	ip, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
 	return &conn{srv: s, nc: nc, out: make(chan outgoing, 128), slots: make(chan struct{}, maxInFlight), done: make(chan struct{}),
-		stage: "established", clientIP: ip}
+		drained: make(chan struct{}, 1), stage: "established", clientIP: ip}
 }
 
 func (c *conn) log() *zerolog.Logger { return c.srv.opts.Logger }
@@ -792,9 +794,9 @@ func (c *conn) dispatch(f frame) error {
 	}
 	switch f.opcode {
 	case opQuery, opPrepare, opExecute, opBatch:
-		held, ok, err := c.srv.admission.admit(c, int64(headerSize+len(f.body)))
-		if err != nil || !ok {
-			return err // refused, or the connection closed while it waited
+		held, err := c.srv.admission.admit(c, int64(f.length))
+		if err != nil {
+			return err
 		}
 		if !c.srv.beginRequest() {
 			c.srv.admission.release(c, held)
@@ -812,6 +814,7 @@ func (c *conn) dispatch(f frame) error {
 			defer c.srv.stage.Done()
 			c.answer(f)
 		})
+		c.srv.admission.hold(c, held)
 		return nil
 	case opRegister:
 		r := &reader{b: f.body}

@@ -11,8 +11,8 @@ import (
 // TestRequestsPastTheBoundsWait: with the node's bounds on request data in
 // flight far below what a client sends at once, a driver that did not ask
 // to be refused (gocql sends no THROW_ON_OVERLOAD) has every request
-// answered: one past the bounds waits, its connection not read, until
-// others are answered, and none fails or is lost.
+// answered: past the bounds, its connection is not read until what it has
+// in flight is answered, and no request fails or is lost.
 func TestRequestsPastTheBoundsWait(t *testing.T) {
 	_, port, _ := serveNode(t, node.Config{NativeMaxRequestDataInFlight: 1 << 10, NativeMaxRequestDataInFlightPerIP: 1 << 10,
 		NativeRateLimitingEnabled: true, NativeMaxRequestsPerSecond: 1000})
