@@ -493,6 +493,23 @@ func TestHintsReachPendingReplicas(t *testing.T) {
 		t.Fatalf("hints delivered while %s joins: still held %v, the replica took %d writes, the joining node %d (hinted: %v)",
 			joining, co.cfg.Hints.Has(string(missed)), c.engines[missed].writes(), c.engines[joining].writes(), co.cfg.Hints.Has(string(joining)))
 	}
+
+	// The joining node down: it is hinted rather than sent to.
+	c.ring = current
+	down := c.coordinator(self, "dc1", 50*time.Millisecond, func(cfg *Config) { cfg.Alive = func(e ring.Endpoint) bool { return e != joining } })
+	c.set(silent, missed)
+	if err := c.write(down, request.Quorum); err != nil {
+		t.Fatal(err)
+	}
+	down.Settle()
+	c.ring = current.WithFuture(full)
+	c.set(answers, missed)
+	down.ReplicaUp(missed)
+	down.Settle()
+	if down.cfg.Hints.Has(string(missed)) || c.engines[missed].writes() != 2 || c.engines[joining].writes() != 1 || !down.cfg.Hints.Has(string(joining)) {
+		t.Fatalf("hints delivered while %s joins, down: still held %v, the replica took %d writes, the joining node %d (hinted: %v)",
+			joining, down.cfg.Hints.Has(string(missed)), c.engines[missed].writes(), c.engines[joining].writes(), down.cfg.Hints.Has(string(joining)))
+	}
 }
 
 // speculationTimer is a coordinator's timer for speculation that fires at

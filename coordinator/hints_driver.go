@@ -201,31 +201,62 @@ func (c *Coordinator) DeliverHints() {
 // being given their ranges, when the ring moves: such a node is filled by
 // a stream from one replica, e perhaps (a node leaving streams what it
 // holds), which the hint may have reached after the stream was cut, and
-// would otherwise lack the write for good. A send that fails leaves a
-// hint for that node.
+// would otherwise lack the write for good. It runs in the background, so
+// that the delivery to e goes on at its pace: one request a node, a hint
+// for a node that is down or fails it, and for a node that knows a later
+// ring, the write placed again by that ring.
 func (c *Coordinator) hintsToPending(e ring.Endpoint, ms []*mutation.Mutation) {
 	m := c.cfg.Ring()
 	if m == nil || m.Future() == nil {
 		return
 	}
 	look := c.current()
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Write)
-	defer cancel()
+	byNode := map[ring.Endpoint][]*mutation.Mutation{}
 	for _, mu := range ms {
 		p, err := c.placeWrite(look, m, mu)
 		if err != nil {
 			continue // its table dropped since
 		}
 		for _, pending := range p.pending {
-			if pending == e {
-				continue
-			}
-			if err := c.send(ctx, nil, pending, mu, appendMutations(fenced(m.Epoch()), []*mutation.Mutation{mu})); err != nil {
-				c.hint(pending, mu)
+			if pending != e {
+				byNode[pending] = append(byNode[pending], mu)
 			}
 		}
 	}
+	if len(byNode) == 0 {
+		return
+	}
+	alive := c.alive()
+	c.background.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Write)
+		defer cancel()
+		for node, ms := range byNode {
+			var err error
+			switch {
+			case node == c.cfg.Self:
+				err = c.applyHere(nil, ms)
+			case !alive(node):
+				err = errNodeDown
+			default:
+				c.Stats.ForwardedMutations.Add(int64(len(ms)))
+				_, err = c.request(ctx, nil, node, messaging.VerbMutation, appendMutations(fenced(m.Epoch()), ms))
+			}
+			if err == nil || node == c.cfg.Self {
+				continue // a failure here is the engine's, which a hint would not mend
+			}
+			for _, mu := range ms {
+				if stale, ok := staleRingOf(err); ok {
+					c.resend(write{m: mu}, node, stale)
+				} else {
+					c.hint(node, mu)
+				}
+			}
+		}
+	})
 }
+
+// errNodeDown is a send not tried: the node is down.
+var errNodeDown = errors.New("coordinator: the node is down")
 
 func (c *Coordinator) deliver(e ring.Endpoint) error {
 	throttle := rate.Inf
