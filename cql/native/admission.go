@@ -3,6 +3,7 @@ package native
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -26,24 +27,77 @@ const connectionReserve = 1 << 20
 // connection is then not read until it is back under the bounds (or, past
 // the rate, until its turn): TCP holds the client back.
 type admission struct {
-	global, perIP int64         // limits; 0: none
-	rate          *rate.Limiter // nil: no limit on requests per second
+	global reserve
+	perIP  int64         // each address's limit; 0: none
+	rate   *rate.Limiter // nil: no limit on requests per second
 
 	mu       sync.Mutex
-	used     int64            // taken from the node's reserve
-	byIP     map[string]int64 // taken from each address's reserve
-	waiters  int              // readers waiting for bytes to come back
-	returned chan struct{}    // closed, and replaced, when bytes come back to a waiter
+	byIP     map[string]*ipReserve // the addresses with connections
+	returned chan struct{}         // closed, and replaced, when bytes come back while readers wait
+	waiters  atomic.Int32          // readers waiting for bytes to come back
+}
+
+// reserve is bytes in flight against a limit, taken and given back
+// without a lock: every request of a v3 or v4 connection takes from two.
+type reserve struct {
+	used  atomic.Int64
+	limit int64 // 0: none
+}
+
+func (r *reserve) tryTake(n int64) bool {
+	for {
+		u := r.used.Load()
+		if r.limit > 0 && u+n > r.limit {
+			return false
+		}
+		if r.used.CompareAndSwap(u, u+n) {
+			return true
+		}
+	}
+}
+
+// below says whether the reserve is under its bound, where a connection
+// held back for bytes may be read again.
+func (r *reserve) below() bool { return r.limit <= 0 || r.used.Load() < r.limit }
+
+// ipReserve is one client address's reserve, kept while it has
+// connections.
+type ipReserve struct {
+	reserve
+	conns int // under admission.mu
 }
 
 func newAdmission(o Options) *admission {
-	a := &admission{global: o.MaxRequestDataInFlight, perIP: o.MaxRequestDataInFlightPerIP,
-		byIP: map[string]int64{}, returned: make(chan struct{})}
+	a := &admission{global: reserve{limit: o.MaxRequestDataInFlight}, perIP: o.MaxRequestDataInFlightPerIP,
+		byIP: map[string]*ipReserve{}, returned: make(chan struct{})}
 	if o.MaxRequestsPerSecond > 0 {
 		// A second's worth may come at once, as Cassandra's limiter allows.
 		a.rate = rate.NewLimiter(rate.Limit(o.MaxRequestsPerSecond), o.MaxRequestsPerSecond)
 	}
 	return a
+}
+
+// join is a new connection from ip: the reserve it shares.
+func (a *admission) join(ip string) *ipReserve {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r := a.byIP[ip]
+	if r == nil {
+		r = &ipReserve{reserve: reserve{limit: a.perIP}}
+		a.byIP[ip] = r
+	}
+	r.conns++
+	return r
+}
+
+// leave is the end of a connection from ip, whose requests are all
+// answered.
+func (a *admission) leave(ip string, r *ipReserve) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r.conns--; r.conns == 0 {
+		delete(a.byIP, ip)
+	}
 }
 
 // admitted is what one request holds, and what its reader must do once
@@ -59,62 +113,55 @@ type admitted struct {
 	rateDelay time.Duration
 }
 
-// fits says whether n more bytes stay within both reserves of ip.
-// REQUIRES: a.mu held.
-func (a *admission) fits(ip string, n int64) bool {
-	within := func(used, limit int64) bool { return limit <= 0 || used+n <= limit }
-	return within(a.used, a.global) && within(a.byIP[ip], a.perIP)
-}
-
-// below says whether both reserves of ip are under their bounds, where a
-// connection held back for bytes is read again. REQUIRES: a.mu held.
-func (a *admission) below(ip string) bool {
-	under := func(used, limit int64) bool { return limit <= 0 || used < limit }
-	return under(a.used, a.global) && under(a.byIP[ip], a.perIP)
-}
-
-// borrow takes n bytes from ip's reserve and the node's: only if they fit
-// unless forced. It says whether they fit.
-func (a *admission) borrow(ip string, n int64, force bool) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	fit := a.fits(ip, n)
-	if fit || force {
-		a.used += n
-		a.byIP[ip] += n
+// borrow takes n bytes from ip's reserve and the node's, only if both
+// have them unless forced (then past their bounds). It says whether they
+// had them.
+func (a *admission) borrow(ip *ipReserve, n int64, force bool) bool {
+	if a.global.tryTake(n) {
+		if ip.tryTake(n) {
+			return true
+		}
+		if force {
+			ip.used.Add(n)
+		} else {
+			a.giveBack(ip, n, false)
+		}
+		return false
 	}
-	return fit
+	if force {
+		a.global.used.Add(n)
+		ip.used.Add(n)
+	}
+	return false
 }
 
-func (a *admission) giveBack(ip string, n int64) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.used -= n
-	if a.byIP[ip] -= n; a.byIP[ip] == 0 {
-		delete(a.byIP, ip)
+// giveBack returns n bytes to ip's reserve (if whole) and the node's, and
+// wakes the readers waiting for them.
+func (a *admission) giveBack(ip *ipReserve, n int64, whole bool) {
+	a.global.used.Add(-n)
+	if whole {
+		ip.used.Add(-n)
 	}
-	if a.waiters > 0 {
+	if a.waiters.Load() > 0 {
+		a.mu.Lock()
 		close(a.returned)
 		a.returned = make(chan struct{})
+		a.mu.Unlock()
 	}
 }
 
 // overloaded is the error a request refused for bytes in flight gets,
 // with the figures, in the words Cassandra uses for the connection's
 // protocol version.
-func (a *admission) overloaded(ip string, version byte) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var msg string
-	if version >= 5 {
-		msg = fmt.Sprintf("Request breached limit on bytes in flight. (Endpoint: %d/%d bytes, Global: %d/%d bytes.) "+
-			"Server is currently in an overloaded state and cannot accept more requests.", a.byIP[ip], a.perIP, a.used, a.global)
-	} else {
+func (a *admission) overloaded(ip *ipReserve, version byte) error {
+	format := "Request breached limit on bytes in flight. (Endpoint: %d/%d bytes, Global: %d/%d bytes.) " +
+		"Server is currently in an overloaded state and cannot accept more requests."
+	if version < 5 {
 		// The doubled parenthesis is Cassandra's.
-		msg = fmt.Sprintf("Request breached limit on bytes in flight. (Using %d/%d bytes of endpoint limit and %d/%d bytes of global limit.)) "+
-			"Server is currently in an overloaded state and cannot accept more requests.", a.byIP[ip], a.perIP, a.used, a.global)
+		format = "Request breached limit on bytes in flight. (Using %d/%d bytes of endpoint limit and %d/%d bytes of global limit.)) " +
+			"Server is currently in an overloaded state and cannot accept more requests."
 	}
-	return &exec.Error{Code: exec.Overloaded, Message: msg}
+	return &exec.Error{Code: exec.Overloaded, Message: fmt.Sprintf(format, ip.used.Load(), ip.limit, a.global.used.Load(), a.global.limit)}
 }
 
 // admit takes in a request with a body of n bytes on connection c, or
@@ -128,9 +175,9 @@ func (a *admission) admit(c *conn, n int64) (admitted, error) {
 	}
 	if excess > 0 {
 		held.borrowed = excess
-		if !a.borrow(c.clientIP, excess, !c.throwOnOverload) {
+		if !a.borrow(c.ipReserve, excess, !c.throwOnOverload) {
 			if c.throwOnOverload {
-				return admitted{}, a.overloaded(c.clientIP, c.version)
+				return admitted{}, a.overloaded(c.ipReserve, c.version)
 			}
 			held.overBytes = true
 		}
@@ -162,22 +209,22 @@ func (a *admission) hold(c *conn, held admitted) {
 		c.held.Store(true)
 		defer c.held.Store(false)
 		for {
+			// Counted as waiting before the check, so that bytes given
+			// back after it wake this reader.
 			a.mu.Lock()
-			if c.inFlightBytes.Load() == 0 || a.below(c.clientIP) {
-				a.mu.Unlock()
-				return
-			}
-			a.waiters++
+			a.waiters.Add(1)
 			returned := a.returned
 			a.mu.Unlock()
+			if c.inFlightBytes.Load() == 0 || a.global.below() && c.ipReserve.below() {
+				a.waiters.Add(-1)
+				return
+			}
 			select {
 			case <-returned:
 			case <-c.drained:
 			case <-c.done:
 			}
-			a.mu.Lock()
-			a.waiters--
-			a.mu.Unlock()
+			a.waiters.Add(-1)
 			select {
 			case <-c.done:
 				return
@@ -203,6 +250,6 @@ func (a *admission) release(c *conn, held admitted) {
 		}
 	}
 	if held.borrowed > 0 {
-		a.giveBack(c.clientIP, held.borrowed)
+		a.giveBack(c.ipReserve, held.borrowed, true)
 	}
 }

@@ -9,8 +9,9 @@ import (
 	"github.com/sibyldb/sibyl/cql/exec"
 )
 
-func testConn(version byte, ip string, throwOnOverload bool) *conn {
-	return &conn{version: version, clientIP: ip, throwOnOverload: throwOnOverload, done: make(chan struct{}), drained: make(chan struct{}, 1)}
+func testConn(a *admission, version byte, ip string, throwOnOverload bool) *conn {
+	return &conn{version: version, clientIP: ip, ipReserve: a.join(ip), throwOnOverload: throwOnOverload,
+		done: make(chan struct{}), drained: make(chan struct{}, 1)}
 }
 
 // overloaded checks that err is Overloaded with message msg.
@@ -40,7 +41,7 @@ func TestAdmission(t *testing.T) {
 			}
 			return held
 		}
-		first := testConn(4, "10.0.0.1", true)
+		first := testConn(a, 4, "10.0.0.1", true)
 		big := admit(first, 3<<19)
 		admit(first, 1<<19)
 		_, err := a.admit(first, 1)
@@ -49,17 +50,17 @@ func TestAdmission(t *testing.T) {
 		if n := first.inFlightBytes.Load(); n != 2<<20 {
 			t.Fatalf("after a refusal the connection counts %d bytes in flight, want %d", n, 2<<20)
 		}
-		second := testConn(4, "10.0.0.2", true)
+		second := testConn(a, 4, "10.0.0.2", true)
 		other := admit(second, 1<<20)
 		_, err = a.admit(second, 1)
 		overloaded(t, err, "Request breached limit on bytes in flight. (Using 1048576/2097152 bytes of endpoint limit and 3145728/3145728 bytes of global limit.)) "+
 			"Server is currently in an overloaded state and cannot accept more requests.")
-		if _, err := a.admit(testConn(4, "10.0.0.3", true), 3<<20); err == nil {
+		if _, err := a.admit(testConn(a, 4, "10.0.0.3", true), 3<<20); err == nil {
 			t.Fatal("a request larger than its address's whole reserve was taken from a connection that throws on overload")
 		}
 
 		// Without THROW_ON_OVERLOAD the request runs, and its reader waits.
-		waiting := testConn(4, "10.0.0.2", false)
+		waiting := testConn(a, 4, "10.0.0.2", false)
 		held := admit(waiting, 1<<20)
 		if !held.overBytes {
 			t.Fatal("a request past the node's bound holds nothing back")
@@ -81,12 +82,22 @@ func TestAdmission(t *testing.T) {
 		default:
 			t.Fatal("the reader still waits with both reserves under their bounds")
 		}
+		// An address's reserve is kept while it has connections.
+		a.release(waiting, held)
+		a.leave("10.0.0.2", second.ipReserve)
+		if _, ok := a.byIP["10.0.0.2"]; !ok {
+			t.Fatal("an address's reserve went while it had a connection")
+		}
+		a.leave("10.0.0.2", waiting.ipReserve)
+		if _, ok := a.byIP["10.0.0.2"]; ok {
+			t.Fatal("an address's reserve outlived its connections")
+		}
 
 		// A connection whose requests are all answered is read again,
 		// whatever the reserves hold.
-		hog := testConn(4, "10.0.0.5", false)
+		hog := testConn(a, 4, "10.0.0.5", false)
 		hogHeld := admit(hog, 4<<20)
-		alone := testConn(4, "10.0.0.6", false)
+		alone := testConn(a, 4, "10.0.0.6", false)
 		aloneHeld := admit(alone, 1<<20)
 		resumed = make(chan struct{})
 		go func() { a.hold(alone, aloneHeld); close(resumed) }()
@@ -107,7 +118,7 @@ func TestAdmission(t *testing.T) {
 
 		// Protocol v5: the connection's own MiB first, and v5's words.
 		v5 := newAdmission(Options{MaxRequestDataInFlight: 1 << 20, MaxRequestDataInFlightPerIP: 1 << 20})
-		c := testConn(5, "10.0.0.7", true)
+		c := testConn(v5, 5, "10.0.0.7", true)
 		// 1 MiB, of which half is answered; then 1 MiB, half of it past
 		// the connection's own; then half a MiB, all of it past.
 		for i, r := range []struct{ size, borrowed int64 }{{1 << 20, 0}, {1 << 20, 1 << 19}, {1 << 19, 1 << 19}} {
@@ -130,7 +141,7 @@ func TestAdmission(t *testing.T) {
 func TestAdmissionRate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := newAdmission(Options{MaxRequestsPerSecond: 2})
-		throws := testConn(4, "10.0.0.1", true)
+		throws := testConn(a, 4, "10.0.0.1", true)
 		for range 2 {
 			if _, err := a.admit(throws, 100); err != nil {
 				t.Fatalf("within the burst: %v", err)
@@ -141,7 +152,7 @@ func TestAdmissionRate(t *testing.T) {
 		if n := throws.inFlightBytes.Load(); n != 200 {
 			t.Fatalf("after a refusal the connection counts %d bytes in flight, want 200", n)
 		}
-		waits := testConn(4, "10.0.0.2", false)
+		waits := testConn(a, 4, "10.0.0.2", false)
 		start := time.Now()
 		held, err := a.admit(waits, 100)
 		if err != nil {

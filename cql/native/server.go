@@ -413,10 +413,12 @@ func (s *Server) broadcast(event string, body []byte) {
 	}
 }
 
+// forget is the end of a connection whose requests are all answered.
 func (s *Server) forget(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
+	s.admission.leave(c.clientIP, c.ipReserve)
 }
 
 // preparedCache holds prepared statements by id, shared by all
@@ -476,7 +478,8 @@ type conn struct {
 	// throwOnOverload: STARTUP asked for Overloaded rather than waiting
 	// when a request is past the admission bounds.
 	throwOnOverload bool
-	clientIP        string        // the client's address, whose reserve it shares
+	clientIP        string // the client's address, whose reserve it shares
+	ipReserve       *ipReserve
 	inFlightBytes   atomic.Int64  // the bytes of its requests admitted and not yet answered
 	held            atomic.Bool   // the reader waits for bytes to come back
 	drained         chan struct{} // a request answered left none in flight while held
@@ -503,7 +506,7 @@ type conn struct {
 func (s *Server) newConn(nc net.Conn) *conn {
 	ip, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
 	return &conn{srv: s, nc: nc, out: make(chan outgoing, 128), slots: make(chan struct{}, maxInFlight), done: make(chan struct{}),
-		drained: make(chan struct{}, 1), stage: "established", clientIP: ip}
+		drained: make(chan struct{}, 1), stage: "established", clientIP: ip, ipReserve: s.admission.join(ip)}
 }
 
 func (c *conn) log() *zerolog.Logger { return c.srv.opts.Logger }
