@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -509,6 +510,31 @@ func TestHintsReachPendingReplicas(t *testing.T) {
 	if down.cfg.Hints.Has(string(missed)) || c.engines[missed].writes() != 2 || c.engines[joining].writes() != 1 || !down.cfg.Hints.Has(string(joining)) {
 		t.Fatalf("hints delivered while %s joins, down: still held %v, the replica took %d writes, the joining node %d (hinted: %v)",
 			joining, down.cfg.Hints.Has(string(missed)), c.engines[missed].writes(), c.engines[joining].writes(), down.cfg.Hints.Has(string(joining)))
+	}
+
+	// The joining node already knows the ring it has joined: it refuses
+	// the send, and gets the write placed by that ring, not a hint.
+	moving, joined := current.WithFuture(full).WithEpoch(2), full.WithEpoch(3)
+	c.ring = current.WithEpoch(1)
+	c.replicas[joining] = c.coordinator(joining, "dc1", time.Second, func(cfg *Config) { cfg.Ring = func() *ring.Metadata { return joined } })
+	var mine atomic.Pointer[ring.Metadata]
+	mine.Store(c.ring)
+	behind := c.coordinator(self, "dc1", 50*time.Millisecond, func(cfg *Config) {
+		cfg.Ring = mine.Load
+		cfg.CatchUp = func(context.Context, uint64) error { mine.Store(joined); return nil }
+	})
+	c.set(silent, missed)
+	if err := c.write(behind, request.Quorum); err != nil {
+		t.Fatal(err)
+	}
+	behind.Settle()
+	mine.Store(moving)
+	c.set(answers, missed)
+	behind.ReplicaUp(missed)
+	behind.Settle()
+	if behind.cfg.Hints.Has(string(missed)) || c.engines[joining].writes() != 2 || behind.cfg.Hints.Has(string(joining)) {
+		t.Fatalf("hints delivered while %s joins, which knows it joined: still held %v, the joining node took %d writes (hinted: %v)",
+			joining, behind.cfg.Hints.Has(string(missed)), c.engines[joining].writes(), behind.cfg.Hints.Has(string(joining)))
 	}
 }
 

@@ -211,7 +211,7 @@ func (c *Coordinator) hintsToPending(e ring.Endpoint, ms []*mutation.Mutation) {
 		return
 	}
 	look := c.current()
-	byNode := map[ring.Endpoint][]*mutation.Mutation{}
+	byNode := map[ring.Endpoint][]write{}
 	for _, mu := range ms {
 		p, err := c.placeWrite(look, m, mu)
 		if err != nil {
@@ -219,7 +219,7 @@ func (c *Coordinator) hintsToPending(e ring.Endpoint, ms []*mutation.Mutation) {
 		}
 		for _, pending := range p.pending {
 			if pending != e {
-				byNode[pending] = append(byNode[pending], mu)
+				byNode[pending] = append(byNode[pending], write{m: mu, p: p, epoch: m.Epoch()})
 			}
 		}
 	}
@@ -228,9 +228,11 @@ func (c *Coordinator) hintsToPending(e ring.Endpoint, ms []*mutation.Mutation) {
 	}
 	alive := c.alive()
 	c.background.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Write)
-		defer cancel()
-		for node, ms := range byNode {
+		for node, ws := range byNode {
+			ms := make([]*mutation.Mutation, len(ws))
+			for i, w := range ws {
+				ms[i] = w.m
+			}
 			var err error
 			switch {
 			case node == c.cfg.Self:
@@ -239,16 +241,18 @@ func (c *Coordinator) hintsToPending(e ring.Endpoint, ms []*mutation.Mutation) {
 				err = errNodeDown
 			default:
 				c.Stats.ForwardedMutations.Add(int64(len(ms)))
+				ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Write)
 				_, err = c.request(ctx, nil, node, messaging.VerbMutation, appendMutations(fenced(m.Epoch()), ms))
+				cancel()
 			}
 			if err == nil || node == c.cfg.Self {
 				continue // a failure here is the engine's, which a hint would not mend
 			}
-			for _, mu := range ms {
+			for _, w := range ws {
 				if stale, ok := staleRingOf(err); ok {
-					c.resend(write{m: mu}, node, stale)
+					c.resend(w, node, stale) // to the nodes the later ring names that w's did not
 				} else {
-					c.hint(node, mu)
+					c.hint(node, w.m)
 				}
 			}
 		}

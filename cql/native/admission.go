@@ -103,15 +103,28 @@ func (a *admission) leave(ip string, r *ipReserve) {
 // admitted is what one request holds, and what its reader must do once
 // the request is on its way.
 type admitted struct {
-	bytes, borrowed int64
+	bytes int64
 	// overBytes: the request took its bytes past a reserve's bound; the
 	// connection is read again once its requests are all answered or the
 	// reserves are back under their bounds.
 	overBytes bool
-	// rateDelay: the request ran ahead of its turn; the connection is read
-	// again after it.
-	rateDelay time.Duration
+	// turn: the request ran ahead of its turn at the rate; the connection
+	// is read again then. Zero: no wait.
+	turn time.Time
 }
+
+// ownReserve is what connection c holds of its own before it borrows.
+func ownReserve(c *conn) int64 {
+	if c.version >= 5 {
+		return connectionReserve
+	}
+	return 0
+}
+
+// borrowedAt is what a connection with inFlight bytes of requests and an
+// own reserve of own has borrowed: what the shared reserves hold of it,
+// whatever the order its requests came and go in.
+func borrowedAt(inFlight, own int64) int64 { return max(0, inFlight-own) }
 
 // borrow takes n bytes from ip's reserve and the node's, only if both
 // have them unless forced (then past their bounds). It says whether they
@@ -169,20 +182,21 @@ func (a *admission) overloaded(ip *ipReserve, version byte) error {
 // on overload.
 func (a *admission) admit(c *conn, n int64) (admitted, error) {
 	held := admitted{bytes: n}
-	excess := n
-	if c.version >= 5 {
-		excess = max(0, min(c.inFlightBytes.Load()+n-connectionReserve, n))
-	}
-	if excess > 0 {
-		held.borrowed = excess
-		if !a.borrow(c.ipReserve, excess, !c.throwOnOverload) {
-			if c.throwOnOverload {
-				return admitted{}, a.overloaded(c.ipReserve, c.version)
-			}
-			held.overBytes = true
+	own := ownReserve(c)
+	// Only c's reader admits; its requests' answers may lower inFlight
+	// meanwhile, and what was borrowed past the need goes back below.
+	before := c.inFlightBytes.Load()
+	excess := borrowedAt(before+n, own) - borrowedAt(before, own)
+	if excess > 0 && !a.borrow(c.ipReserve, excess, !c.throwOnOverload) {
+		if c.throwOnOverload {
+			return admitted{}, a.overloaded(c.ipReserve, c.version)
 		}
+		held.overBytes = true
 	}
-	c.inFlightBytes.Add(n)
+	after := c.inFlightBytes.Add(n)
+	if over := excess - (borrowedAt(after, own) - borrowedAt(after-n, own)); over > 0 {
+		a.giveBack(c.ipReserve, over, true)
+	}
 	if a.rate == nil {
 		return held, nil
 	}
@@ -196,7 +210,7 @@ func (a *admission) admit(c *conn, n int64) (admitted, error) {
 	}
 	// A turn is taken even when the bytes already hold the reader back.
 	if d := a.rate.Reserve().Delay(); d > 0 && !held.overBytes {
-		held.rateDelay = d
+		held.turn = time.Now().Add(d)
 	}
 	return held, nil
 }
@@ -231,8 +245,8 @@ func (a *admission) hold(c *conn, held admitted) {
 			default:
 			}
 		}
-	case held.rateDelay > 0:
-		t := time.NewTimer(held.rateDelay)
+	case !held.turn.IsZero():
+		t := time.NewTimer(time.Until(held.turn))
 		defer t.Stop()
 		select {
 		case <-t.C:
@@ -241,15 +255,18 @@ func (a *admission) hold(c *conn, held admitted) {
 	}
 }
 
-// release gives back what a request held, once its answer is queued.
+// release gives back what a request held, once its answer is queued: the
+// bytes its connection no longer needs to borrow.
 func (a *admission) release(c *conn, held admitted) {
-	if c.inFlightBytes.Add(-held.bytes) == 0 && c.held.Load() {
+	after := c.inFlightBytes.Add(-held.bytes)
+	if after == 0 && c.held.Load() {
 		select {
 		case c.drained <- struct{}{}:
 		default:
 		}
 	}
-	if held.borrowed > 0 {
-		a.giveBack(c.ipReserve, held.borrowed, true)
+	own := ownReserve(c)
+	if back := borrowedAt(after+held.bytes, own) - borrowedAt(after, own); back > 0 {
+		a.giveBack(c.ipReserve, back, true)
 	}
 }

@@ -55,9 +55,10 @@ func TestAdmission(t *testing.T) {
 		_, err = a.admit(second, 1)
 		overloaded(t, err, "Request breached limit on bytes in flight. (Using 1048576/2097152 bytes of endpoint limit and 3145728/3145728 bytes of global limit.)) "+
 			"Server is currently in an overloaded state and cannot accept more requests.")
-		if _, err := a.admit(testConn(a, 4, "10.0.0.3", true), 3<<20); err == nil {
-			t.Fatal("a request larger than its address's whole reserve was taken from a connection that throws on overload")
-		}
+		roomy := newAdmission(Options{MaxRequestDataInFlight: 8 << 20, MaxRequestDataInFlightPerIP: 2 << 20})
+		_, err = roomy.admit(testConn(roomy, 4, "10.0.0.3", true), 3<<20)
+		overloaded(t, err, "Request breached limit on bytes in flight. (Using 0/2097152 bytes of endpoint limit and 0/8388608 bytes of global limit.)) "+
+			"Server is currently in an overloaded state and cannot accept more requests.")
 
 		// Without THROW_ON_OVERLOAD the request runs, and its reader waits.
 		waiting := testConn(a, 4, "10.0.0.2", false)
@@ -119,19 +120,58 @@ func TestAdmission(t *testing.T) {
 		// Protocol v5: the connection's own MiB first, and v5's words.
 		v5 := newAdmission(Options{MaxRequestDataInFlight: 1 << 20, MaxRequestDataInFlightPerIP: 1 << 20})
 		c := testConn(v5, 5, "10.0.0.7", true)
-		// 1 MiB, of which half is answered; then 1 MiB, half of it past
-		// the connection's own; then half a MiB, all of it past.
-		for i, r := range []struct{ size, borrowed int64 }{{1 << 20, 0}, {1 << 20, 1 << 19}, {1 << 19, 1 << 19}} {
-			if held, err := v5.admit(c, r.size); err != nil || held.borrowed != r.borrowed {
-				t.Fatalf("v5 request %d: borrowed %d, %v; want %d", i, held.borrowed, err, r.borrowed)
+		// What the reserves hold of a connection is what it has in flight
+		// past its own MiB, whichever of its requests are answered first.
+		v5admit := func(n, borrowed int64) admitted {
+			t.Helper()
+			held, err := v5.admit(c, n)
+			if err != nil || v5.global.used.Load() != borrowed || c.ipReserve.used.Load() != borrowed {
+				t.Fatalf("a v5 request of %d bytes with %d in flight: %v; the reserves hold %d and %d, want %d",
+					n, c.inFlightBytes.Load(), err, v5.global.used.Load(), c.ipReserve.used.Load(), borrowed)
 			}
-			if i == 0 {
-				v5.release(c, admitted{bytes: 1 << 19})
-			}
+			return held
 		}
+		early := v5admit(1<<20, 0)
+		v5admit(1<<19, 1<<19)
+		v5.release(c, early) // half a MiB in flight, within its own
+		if v5.global.used.Load() != 0 {
+			t.Fatalf("with half a MiB in flight the reserves hold %d of the connection", v5.global.used.Load())
+		}
+		v5admit(1<<20, 1<<19)
+		v5admit(1<<19, 1<<20)
 		_, err = v5.admit(c, 1)
 		overloaded(t, err, "Request breached limit on bytes in flight. (Endpoint: 1048576/1048576 bytes, Global: 1048576/1048576 bytes.) "+
 			"Server is currently in an overloaded state and cannot accept more requests.")
+
+		// A held v5 reader whose last request borrowed nothing wakes when
+		// that one is answered, though the reserves stay past their bounds.
+		tight := newAdmission(Options{MaxRequestDataInFlight: 1 << 20, MaxRequestDataInFlightPerIP: 1 << 20})
+		if _, err := tight.admit(testConn(tight, 4, "10.0.0.9", false), 2<<20); err != nil {
+			t.Fatal(err)
+		}
+		v := testConn(tight, 5, "10.0.0.8", false)
+		own, _ := tight.admit(v, 1<<20)
+		over, _ := tight.admit(v, 1<<19)
+		if own.overBytes || !over.overBytes {
+			t.Fatalf("within its own MiB held back %v; past the bound held back %v", own.overBytes, over.overBytes)
+		}
+		resumed = make(chan struct{})
+		go func() { tight.hold(v, over); close(resumed) }()
+		synctest.Wait()
+		tight.release(v, own) // gives back the half MiB borrowed; the node's reserve is still over
+		synctest.Wait()
+		select {
+		case <-resumed:
+			t.Fatal("the reader read on with requests in flight and the node's reserve past its bound")
+		default:
+		}
+		tight.release(v, over)
+		synctest.Wait()
+		select {
+		case <-resumed:
+		default:
+			t.Fatal("the reader still waits with none of its requests in flight")
+		}
 	})
 }
 

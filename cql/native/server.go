@@ -305,6 +305,7 @@ func (s *Server) Serve(l net.Listener) error {
 		if s.closing {
 			s.mu.Unlock()
 			nc.Close()
+			s.admission.leave(c.clientIP, c.ipReserve)
 			return ErrServerClosed
 		}
 		s.conns[c] = true
