@@ -2,6 +2,8 @@ package clients
 
 import (
 	"bytes"
+	"encoding/binary"
+	"strings"
 	"sync"
 	"testing"
 
@@ -54,5 +56,41 @@ func TestRequestsPastTheBoundsWait(t *testing.T) {
 		if err := s.Query("SELECT v FROM ks.blobs WHERE k = ?", k).Scan(&v); err != nil || !bytes.Equal(v, value) {
 			t.Fatalf("row %d: %d bytes, %v", k, len(v), err)
 		}
+	}
+}
+
+// TestOverloadedWhenAsked: a client that asked at STARTUP to be told
+// (THROW_ON_OVERLOAD "1") gets Overloaded, in Cassandra's v4 words with
+// the figures, for a request past its address's bound, on that request's
+// stream; the connection stays open and a request within the bound is
+// answered.
+func TestOverloadedWhenAsked(t *testing.T) {
+	_, port, _ := serveNode(t, node.Config{NativeMaxRequestDataInFlight: 1 << 20, NativeMaxRequestDataInFlightPerIP: 1 << 10})
+	c := dialRaw(t, port)
+	var startup []byte
+	startup = binary.BigEndian.AppendUint16(startup, 2)
+	for _, kv := range [][2]string{{"CQL_VERSION", "3.0.0"}, {"THROW_ON_OVERLOAD", "1"}} {
+		for _, s := range kv {
+			startup = binary.BigEndian.AppendUint16(startup, uint16(len(s)))
+			startup = append(startup, s...)
+		}
+	}
+	c.send(4, 0, 0x01, startup)
+	if r := c.recv(); r.op != 0x02 {
+		t.Fatalf("STARTUP answered with opcode %d", r.op)
+	}
+	big := queryBody("SELECT release_version FROM system.local WHERE key = '" + strings.Repeat("x", 2<<10) + "'")
+	c.send(4, 7, 0x07, big)
+	r := c.recv()
+	code, msg := r.errorText()
+	const want = "Request breached limit on bytes in flight. (Using 0/1024 bytes of endpoint limit and 0/1048576 bytes of global limit.)) " +
+		"Server is currently in an overloaded state and cannot accept more requests."
+	if r.stream != 7 || code != 0x1001 || msg != want {
+		t.Fatalf("a request of %d bytes past a bound of 1024: stream %d, code %#x, %q; want stream 7, 0x1001, %q", len(big), r.stream, code, msg, want)
+	}
+	c.send(4, 8, 0x07, queryBody("SELECT release_version FROM system.local WHERE key = 'local'"))
+	if r := c.recv(); r.stream != 8 || r.op != 0x08 {
+		code, msg := r.errorText()
+		t.Fatalf("a request within the bound after a refusal: stream %d opcode %d (%#x %s)", r.stream, r.op, code, msg)
 	}
 }
