@@ -658,3 +658,40 @@ func TestSpeculationAsksForMissingData(t *testing.T) {
 		t.Errorf("spare asked %d times after %d timers; want once after one", c.readsSent(spares[0]), len(timer.asked()))
 	}
 }
+
+// TestHintsOfALeftNodeGoToItsRangesReplicas: the hints kept for a node that
+// has left the ring go to the replicas its ranges went to, the one that
+// did not have the write among them, and are kept no longer.
+func TestHintsOfALeftNodeGoToItsRangesReplicas(t *testing.T) {
+	c, full, current, leaving := joiningCluster(t)
+	tok := partitioner.Murmur3().Token(cqltype.EncodeInt(1))
+	before, after := ring.SimpleStrategy{Factor: 3}.Replicas(full, tok), ring.SimpleStrategy{Factor: 3}.Replicas(current, tok)
+	var heir ring.Endpoint
+	for _, r := range after {
+		if !slices.Contains(before, r) {
+			heir = r
+		}
+	}
+	if heir == "" || before[0] != leaving {
+		t.Fatalf("replicas %v with %s, %v without it: no node takes its place", before, leaving, after)
+	}
+	self := before[1]
+	c.ring = full
+	co := c.coordinator(self, "dc1", 50*time.Millisecond)
+	c.set(silent, leaving)
+	if err := c.write(co, request.Quorum); err != nil {
+		t.Fatal(err)
+	}
+	co.Settle()
+	if !co.cfg.Hints.Has(string(leaving)) || c.engines[heir].writes() != 0 {
+		t.Fatalf("before it left: a hint for %s %v, %s took %d writes", leaving, co.cfg.Hints.Has(string(leaving)), heir, c.engines[heir].writes())
+	}
+	c.ring = current
+	var outcome error = errors.New("not told")
+	co.RehomeHints(leaving, func(err error) { outcome = err })
+	co.Settle()
+	if outcome != nil || co.cfg.Hints.Has(string(leaving)) || c.engines[heir].writes() != 1 || co.cfg.Hints.Has(string(heir)) {
+		t.Fatalf("after %s left: %v, its hints still kept %v, %s took %d writes (hinted: %v)",
+			leaving, outcome, co.cfg.Hints.Has(string(leaving)), heir, c.engines[heir].writes(), co.cfg.Hints.Has(string(heir)))
+	}
+}

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -258,6 +259,83 @@ func (c *Coordinator) hintsToPending(e ring.Endpoint, ms []*mutation.Mutation) {
 		}
 	})
 }
+
+// RehomeHints hands the hints kept for a node that has left the ring to
+// the replicas its ranges went to, in the background: a write it missed
+// (down, or restarting) before its ranges were streamed away is otherwise
+// on fewer replicas than the keyspace asks for until a repair. Cassandra
+// drops these hints. done is told the outcome: nil once none are kept.
+func (c *Coordinator) RehomeHints(left ring.Endpoint, done func(error)) {
+	if c.cfg.Network == nil || c.cfg.Hints == nil || !c.cfg.Hints.Has(string(left)) {
+		done(nil)
+		return
+	}
+	h := c.handoff
+	c.background.Go(func() {
+		h.mu.Lock()
+		for h.delivering[left] { // one to it as it left: this one goes on from where that stops
+			h.mu.Unlock()
+			time.Sleep(10 * time.Millisecond)
+			h.mu.Lock()
+		}
+		h.delivering[left] = true
+		h.mu.Unlock()
+		defer func() {
+			h.mu.Lock()
+			delete(h.delivering, left)
+			h.mu.Unlock()
+		}()
+		res, err := c.cfg.Hints.Deliver(context.Background(), string(left), hints.Delivery{
+			Send:  func(ctx context.Context, ms []*mutation.Mutation) error { return c.rehome(ctx, left, ms) },
+			Taken: func(n int64) { c.Stats.HintsDelivered.Add(n) },
+		})
+		c.Stats.HintsExpired.Add(res.Expired)
+		if err == nil {
+			c.cfg.Logger.Info().Str("replica", string(left)).Int64("handed", res.Delivered).Int64("expired", res.Expired).
+				Msg("coordinator: the hints of a node that left went to the replicas of its ranges")
+		}
+		done(err)
+	})
+}
+
+// rehome writes hinted mutations meant for left to the replicas and
+// pending nodes the ring now places them on; one that fails it, or is
+// down, is hinted in turn.
+func (c *Coordinator) rehome(ctx context.Context, left ring.Endpoint, ms []*mutation.Mutation) error {
+	m := c.cfg.Ring()
+	if m == nil {
+		return errNoRing
+	}
+	look := c.current()
+	alive := c.alive()
+	for _, mu := range ms {
+		p, err := c.placeWrite(look, m, mu)
+		if err != nil {
+			continue // its table dropped since
+		}
+		payload := appendMutations(fenced(m.Epoch()), []*mutation.Mutation{mu})
+		for _, r := range slices.Concat(p.replicas, p.pending) {
+			switch {
+			case r == left:
+			case r != c.cfg.Self && !alive(r):
+				c.hint(r, mu)
+			default:
+				ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeouts.Write)
+				err := c.send(ctx, nil, r, mu, payload)
+				cancel()
+				if stale, ok := staleRingOf(err); ok {
+					c.resend(write{m: mu, p: p, epoch: m.Epoch()}, r, stale)
+				} else if err != nil && r != c.cfg.Self {
+					c.hint(r, mu)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// errNoRing stops a handing over of hints on a node that has no ring yet.
+var errNoRing = errors.New("coordinator: no ring to place the hints by")
 
 // errNodeDown is a send not tried: the node is down.
 var errNodeDown = errors.New("coordinator: the node is down")

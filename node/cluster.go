@@ -432,16 +432,23 @@ func (n *Node) recordIn(endpoint string, state metadata.NodeState) bool {
 	return false
 }
 
-// forgetLeft follows a node's leaving the ring: the hints held for it go,
+// forgetLeft follows a node's leaving the ring: the hints held for it go
+// to the replicas of the ranges it had (those that cannot are dropped),
 // and the peers tables and the clients lose it.
 func (n *Node) forgetLeft(endpoint string) {
 	if !n.leftRing(endpoint) {
 		return
 	}
 	if n.hints != nil {
-		if err := n.hints.Truncate(endpoint); err != nil {
-			n.cfg.Logger.Warn().Err(err).Str("peer", endpoint).Msg("node: dropping the hints of a node that left")
-		}
+		n.coord.RehomeHints(ring.Endpoint(endpoint), func(err error) {
+			if err == nil {
+				return
+			}
+			n.cfg.Logger.Warn().Err(err).Str("peer", endpoint).Msg("node: dropping the hints of a node that left, which its ranges' replicas did not all take")
+			if err := n.hints.Truncate(endpoint); err != nil {
+				n.cfg.Logger.Warn().Err(err).Str("peer", endpoint).Msg("node: dropping the hints of a node that left")
+			}
+		})
 	}
 	n.gossipChanged(endpoint)
 }
