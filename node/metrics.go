@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sibyldb/sibyl/auth"
 	"github.com/sibyldb/sibyl/coordinator"
+	"github.com/sibyldb/sibyl/cql/native"
 	"github.com/sibyldb/sibyl/hints"
 	"github.com/sibyldb/sibyl/internal/tlsconf"
 	"github.com/sibyldb/sibyl/messaging"
@@ -198,6 +199,28 @@ func (m *metrics) watchSlowQueries(count func() int64) {
 	m.counterFunc("sibyl_slow_queries_total",
 		"Client requests that took longer than slow_query_log_timeout, and were logged, since the CQL server last started.", nil,
 		func() float64 { return float64(count()) })
+}
+
+// watchOverloads adds what the native server's admission did with the
+// requests past its bounds (nil while no server runs).
+func (m *metrics) watchOverloads(counts func() *native.OverloadCounts) {
+	read := func(pick func(*native.OverloadCounts) *atomic.Int64) func() float64 {
+		return func() float64 {
+			if c := counts(); c != nil {
+				return float64(pick(c).Load())
+			}
+			return 0
+		}
+	}
+	m.counterFunc("sibyl_native_requests_refused_total",
+		"Client requests answered Overloaded (their connection asked for THROW_ON_OVERLOAD) since the CQL server last started.", prometheus.Labels{"reason": "bytes_in_flight"},
+		read(func(c *native.OverloadCounts) *atomic.Int64 { return &c.RefusedBytes }))
+	m.counterFunc("sibyl_native_requests_refused_total",
+		"Client requests answered Overloaded (their connection asked for THROW_ON_OVERLOAD) since the CQL server last started.", prometheus.Labels{"reason": "requests_per_second"},
+		read(func(c *native.OverloadCounts) *atomic.Int64 { return &c.RefusedRate }))
+	m.counterFunc("sibyl_native_connections_paused_total",
+		"Times a client connection stopped being read after a request past the bounds on request data in flight or requests per second.", nil,
+		read(func(c *native.OverloadCounts) *atomic.Int64 { return &c.Paused }))
 }
 
 // handler serves the counters in Prometheus's text format.

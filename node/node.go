@@ -215,6 +215,14 @@ func Open(cfg Config) (*Node, error) {
 		}
 		return n.native.SlowQueries()
 	})
+	n.metrics.watchOverloads(func() *native.OverloadCounts {
+		n.nativeMu.Lock()
+		defer n.nativeMu.Unlock()
+		if n.native == nil {
+			return nil
+		}
+		return n.native.Overloads()
+	})
 	if n.hints != nil {
 		n.metrics.watchHints(n.hints)
 	}

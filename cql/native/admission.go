@@ -35,6 +35,19 @@ type admission struct {
 	byIP     map[string]*ipReserve // the addresses with connections
 	returned chan struct{}         // closed, and replaced, when bytes come back while readers wait
 	waiters  atomic.Int32          // readers waiting for bytes to come back
+
+	counts OverloadCounts
+}
+
+// OverloadCounts are what admission did with requests past its bounds
+// (Cassandra's ClientMetrics: discarded requests, paused connections).
+type OverloadCounts struct {
+	// RefusedBytes and RefusedRate count the requests answered Overloaded
+	// for bytes in flight and for the rate.
+	RefusedBytes, RefusedRate atomic.Int64
+	// Paused counts the times a connection's reader stopped reading after
+	// a request past a bound.
+	Paused atomic.Int64
 }
 
 // reserve is bytes in flight against a limit, taken and given back
@@ -189,6 +202,7 @@ func (a *admission) admit(c *conn, n int64) (admitted, error) {
 	excess := borrowedAt(before+n, own) - borrowedAt(before, own)
 	if excess > 0 && !a.borrow(c.ipReserve, excess, !c.throwOnOverload) {
 		if c.throwOnOverload {
+			a.counts.RefusedBytes.Add(1)
 			return admitted{}, a.overloaded(c.ipReserve, c.version)
 		}
 		held.overBytes = true
@@ -202,6 +216,7 @@ func (a *admission) admit(c *conn, n int64) (admitted, error) {
 	}
 	if c.throwOnOverload {
 		if !a.rate.Allow() {
+			a.counts.RefusedRate.Add(1)
 			a.release(c, held)
 			return admitted{}, &exec.Error{Code: exec.Overloaded, Message: fmt.Sprintf("Request breached global limit of %d requests/second. "+
 				"Server is currently in an overloaded state and cannot accept more requests.", a.rate.Burst())}
@@ -218,6 +233,9 @@ func (a *admission) admit(c *conn, n int64) (admitted, error) {
 // hold keeps c's reader from reading on after a request that passed a
 // bound, until the connection may be read again or it closes.
 func (a *admission) hold(c *conn, held admitted) {
+	if held.overBytes || !held.turn.IsZero() {
+		a.counts.Paused.Add(1)
+	}
 	switch {
 	case held.overBytes:
 		c.held.Store(true)

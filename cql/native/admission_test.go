@@ -83,6 +83,9 @@ func TestAdmission(t *testing.T) {
 		default:
 			t.Fatal("the reader still waits with both reserves under their bounds")
 		}
+		if refused, paused := a.counts.RefusedBytes.Load(), a.counts.Paused.Load(); refused != 2 || paused != 1 {
+			t.Fatalf("counted %d refusals and %d pauses, want 2 and 1", refused, paused)
+		}
 		// An address's reserve is kept while it has connections.
 		a.release(waiting, held)
 		a.leave("10.0.0.2", second.ipReserve)
@@ -201,6 +204,9 @@ func TestAdmissionRate(t *testing.T) {
 		a.hold(waits, held)
 		if waited := time.Since(start); waited != 500*time.Millisecond {
 			t.Fatalf("the reader waited %v for the next turn at 2 a second after the burst, want 500ms", waited)
+		}
+		if refused, paused := a.counts.RefusedRate.Load(), a.counts.Paused.Load(); refused != 1 || paused != 1 {
+			t.Fatalf("counted %d refusals and %d pauses, want 1 and 1", refused, paused)
 		}
 	})
 }

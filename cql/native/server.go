@@ -257,6 +257,9 @@ func (s *Server) Clients() []Client {
 // SlowQueries is how many requests took longer than SlowQueryTimeout.
 func (s *Server) SlowQueries() int64 { return s.slowQueries.Load() }
 
+// Overloads counts what admission did with the requests past its bounds.
+func (s *Server) Overloads() *OverloadCounts { return &s.admission.counts }
+
 // NewServer returns a server; Serve starts it on a listener.
 func NewServer(opts Options) (*Server, error) {
 	if err := opts.Validate(); err != nil {

@@ -65,7 +65,7 @@ func TestRequestsPastTheBoundsWait(t *testing.T) {
 // stream; the connection stays open and a request within the bound is
 // answered.
 func TestOverloadedWhenAsked(t *testing.T) {
-	_, port, _ := serveNode(t, node.Config{NativeMaxRequestDataInFlight: 1 << 20, NativeMaxRequestDataInFlightPerIP: 1 << 10})
+	_, port, adminPort := serveNode(t, node.Config{NativeMaxRequestDataInFlight: 1 << 20, NativeMaxRequestDataInFlightPerIP: 1 << 10})
 	c := dialRaw(t, port)
 	var startup []byte
 	startup = binary.BigEndian.AppendUint16(startup, 2)
@@ -92,5 +92,8 @@ func TestOverloadedWhenAsked(t *testing.T) {
 	if r := c.recv(); r.stream != 8 || r.op != 0x08 {
 		code, msg := r.errorText()
 		t.Fatalf("a request within the bound after a refusal: stream %d opcode %d (%#x %s)", r.stream, r.op, code, msg)
+	}
+	if n := metric(t, adminPort, `sibyl_native_requests_refused_total{reason="bytes_in_flight"}`); n != 1 {
+		t.Fatalf("/metrics counts %v requests refused for bytes in flight, want 1", n)
 	}
 }
