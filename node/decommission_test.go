@@ -113,6 +113,16 @@ func holdsTheirRanges(t *testing.T, nodes []*Node, rows []int) {
 			return false
 		})
 	}
+	if len(late) > 0 {
+		// Every row missing, with its token, for finding the ranges they share.
+		byNode := map[ring.Endpoint][]string{}
+		for _, x := range late {
+			byNode[x.n.endpoint()] = append(byNode[x.n.endpoint()], fmt.Sprintf("%d@%s", x.k, x.n.engine.Partitioner().Token(cqltypeInt(x.k))))
+		}
+		for e, rows := range byNode {
+			t.Logf("missing on %s (row@token): %s", e, strings.Join(rows, " "))
+		}
+	}
 	missing := 0
 	for _, x := range late {
 		if missing++; missing < 5 {
@@ -180,6 +190,14 @@ func awaitStream(t *testing.T, nodes []*Node, operation string, sending bool, en
 func TestDecommissionUnderWrites(t *testing.T) {
 	const before = 2500
 	nodes, dirs, gossipPort := moveCluster(t, before)
+	fourNodes := nodes[0].ring.Load()
+	t.Cleanup(func() {
+		if t.Failed() { // for placing the rows missing in the ring before
+			for _, e := range fourNodes.Endpoints() {
+				t.Logf("tokens of %s before the decommission: %v", e, fourNodes.TokensOf(e))
+			}
+		}
+	})
 	w := startWrites(t, before, nodes[0], nodes[1])
 	// The first attempt: the leaving node crashes in its streams.
 	throttle(nodes[3], 256<<10)
