@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -15,7 +14,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/sibyldb/sibyl/commitlog"
-	"github.com/sibyldb/sibyl/mutation"
+	"github.com/sibyldb/sibyl/internal/testutil"
 	"github.com/sibyldb/sibyl/storage"
 )
 
@@ -33,19 +32,10 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// benchKey is row i's 16-byte key in B1 and B7: a multiplicative hash
-// first, so that a load in row order does not arrive in key order.
-func benchKey(i uint64) []byte {
-	k := make([]byte, 16)
-	binary.BigEndian.PutUint64(k, i*0x9e3779b97f4a7c15)
-	binary.BigEndian.PutUint64(k[8:], i)
-	return k
-}
-
 func b1Keys(n int) [][]byte {
 	keys := make([][]byte, n)
 	for i := range keys {
-		keys[i] = benchKey(uint64(i))
+		keys[i] = testutil.BenchKey(uint64(i))
 	}
 	return keys
 }
@@ -72,12 +62,7 @@ func openBenchEngine(dir string, cache int64, id [16]byte, name string) (*storag
 // writeRow writes one row of one value at timestamp ts, as a CQL INSERT
 // would (with its row liveness).
 func writeRow(e *storage.Engine, table [16]byte, key, value []byte, ts int64) error {
-	m := mutation.NewMutation(table, key)
-	row := mutation.NewRow()
-	row.Liveness = mutation.LivenessInfo{Timestamp: ts, ExpiresAt: mutation.NoDeletionTime}
-	row.Cells = []mutation.Cell{mutation.LiveCell("v", nil, ts, value)}
-	m.Rows = []mutation.RowUpdate{{Row: row}}
-	return e.Apply(m)
+	return e.Apply(testutil.OneValueRow(table, key, value, ts))
 }
 
 // readRow reads a key's partition and checks that it holds its one row.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/sibyldb/sibyl/internal/testutil"
 )
 
 var b7Table = [16]byte{0xB7}
@@ -57,14 +58,14 @@ func openB7Sibyl(dir string, cache int64, values b7Values) (*b7Store, error) {
 	}
 	return &b7Store{
 		name: "sibyl",
-		load: func(i uint64) error { return writeRow(e, b7Table, benchKey(i), values.of(i), int64(i+1)) },
+		load: func(i uint64) error { return writeRow(e, b7Table, testutil.BenchKey(i), values.of(i), int64(i+1)) },
 		settle: func() error {
 			if err := e.Flush(); err != nil {
 				return err
 			}
 			return waitFor(func() bool { return e.PendingCompactions() == 0 })
 		},
-		read:  func(i uint64) error { return readRow(tbl, benchKey(i), time.Now().Unix()) },
+		read:  func(i uint64) error { return readRow(tbl, testutil.BenchKey(i), time.Now().Unix()) },
 		close: func() { e.Close() },
 		summary: func() string {
 			st := tbl.Stats()
@@ -84,7 +85,7 @@ func openB7Pebble(dir string, cache int64, values b7Values) (*b7Store, error) {
 	}
 	return &b7Store{
 		name: "pebble",
-		load: func(i uint64) error { return db.Set(benchKey(i), values.of(i), pebble.NoSync) },
+		load: func(i uint64) error { return db.Set(testutil.BenchKey(i), values.of(i), pebble.NoSync) },
 		settle: func() error {
 			if err := db.Flush(); err != nil {
 				return err
@@ -102,7 +103,7 @@ func openB7Pebble(dir string, cache int64, values b7Values) (*b7Store, error) {
 				return idle >= 3
 			})
 		},
-		read:  func(i uint64) error { return pebbleGet(db, benchKey(i)) },
+		read:  func(i uint64) error { return pebbleGet(db, testutil.BenchKey(i)) },
 		close: func() { db.Close(); c.Unref() },
 		summary: func() string {
 			m := db.Metrics()

@@ -468,6 +468,27 @@ func TestWritesReachPendingReplicas(t *testing.T) {
 	}
 }
 
+// missWrite writes the test's key from co at QUORUM with replica silent,
+// so that co keeps a hint for it; the replica then answers again.
+func (c *testCluster) missWrite(co *Coordinator, replica ring.Endpoint) {
+	c.t.Helper()
+	c.set(silent, replica)
+	if err := c.write(co, request.Quorum); err != nil {
+		c.t.Fatal(err)
+	}
+	co.Settle()
+	if !co.cfg.Hints.Has(string(replica)) {
+		c.t.Fatalf("no hint kept for the silent replica %s", replica)
+	}
+	c.set(answers, replica)
+}
+
+// deliverHints hands replica the hints co keeps for it, and waits.
+func deliverHints(co *Coordinator, replica ring.Endpoint) {
+	co.ReplicaUp(replica)
+	co.Settle()
+}
+
 // TestHintsReachPendingReplicas: a hint delivered while its range moves
 // goes on to the node being given the range too, since the stream that
 // fills that node may have left the hinted replica before the hint came.
@@ -477,19 +498,12 @@ func TestHintsReachPendingReplicas(t *testing.T) {
 	self, missed := old[0], old[1]
 	c.ring = current
 	co := c.coordinator(self, "dc1", 50*time.Millisecond)
-	c.set(silent, missed)
-	if err := c.write(co, request.Quorum); err != nil {
-		t.Fatal(err)
-	}
-	co.Settle()
-	if !co.cfg.Hints.Has(string(missed)) || c.engines[joining].writes() != 0 {
-		t.Fatalf("before the move: a hint for the silent replica %v, the node not yet joining took %d writes",
-			co.cfg.Hints.Has(string(missed)), c.engines[joining].writes())
+	c.missWrite(co, missed)
+	if c.engines[joining].writes() != 0 {
+		t.Fatalf("before the move, the node not yet joining took %d writes", c.engines[joining].writes())
 	}
 	c.ring = current.WithFuture(full)
-	c.set(answers, missed)
-	co.ReplicaUp(missed)
-	co.Settle()
+	deliverHints(co, missed)
 	if co.cfg.Hints.Has(string(missed)) || c.engines[missed].writes() != 1 || c.engines[joining].writes() != 1 || co.cfg.Hints.Has(string(joining)) {
 		t.Fatalf("hints delivered while %s joins: still held %v, the replica took %d writes, the joining node %d (hinted: %v)",
 			joining, co.cfg.Hints.Has(string(missed)), c.engines[missed].writes(), c.engines[joining].writes(), co.cfg.Hints.Has(string(joining)))
@@ -498,15 +512,9 @@ func TestHintsReachPendingReplicas(t *testing.T) {
 	// The joining node down: it is hinted rather than sent to.
 	c.ring = current
 	down := c.coordinator(self, "dc1", 50*time.Millisecond, func(cfg *Config) { cfg.Alive = func(e ring.Endpoint) bool { return e != joining } })
-	c.set(silent, missed)
-	if err := c.write(down, request.Quorum); err != nil {
-		t.Fatal(err)
-	}
-	down.Settle()
+	c.missWrite(down, missed)
 	c.ring = current.WithFuture(full)
-	c.set(answers, missed)
-	down.ReplicaUp(missed)
-	down.Settle()
+	deliverHints(down, missed)
 	if down.cfg.Hints.Has(string(missed)) || c.engines[missed].writes() != 2 || c.engines[joining].writes() != 1 || !down.cfg.Hints.Has(string(joining)) {
 		t.Fatalf("hints delivered while %s joins, down: still held %v, the replica took %d writes, the joining node %d (hinted: %v)",
 			joining, down.cfg.Hints.Has(string(missed)), c.engines[missed].writes(), c.engines[joining].writes(), down.cfg.Hints.Has(string(joining)))
@@ -523,15 +531,9 @@ func TestHintsReachPendingReplicas(t *testing.T) {
 		cfg.Ring = mine.Load
 		cfg.CatchUp = func(context.Context, uint64) error { mine.Store(joined); return nil }
 	})
-	c.set(silent, missed)
-	if err := c.write(behind, request.Quorum); err != nil {
-		t.Fatal(err)
-	}
-	behind.Settle()
+	c.missWrite(behind, missed)
 	mine.Store(moving)
-	c.set(answers, missed)
-	behind.ReplicaUp(missed)
-	behind.Settle()
+	deliverHints(behind, missed)
 	if behind.cfg.Hints.Has(string(missed)) || c.engines[joining].writes() != 2 || behind.cfg.Hints.Has(string(joining)) {
 		t.Fatalf("hints delivered while %s joins, which knows it joined: still held %v, the joining node took %d writes (hinted: %v)",
 			joining, behind.cfg.Hints.Has(string(missed)), c.engines[joining].writes(), behind.cfg.Hints.Has(string(joining)))
@@ -678,13 +680,9 @@ func TestHintsOfALeftNodeGoToItsRangesReplicas(t *testing.T) {
 	self := before[1]
 	c.ring = full
 	co := c.coordinator(self, "dc1", 50*time.Millisecond)
-	c.set(silent, leaving)
-	if err := c.write(co, request.Quorum); err != nil {
-		t.Fatal(err)
-	}
-	co.Settle()
-	if !co.cfg.Hints.Has(string(leaving)) || c.engines[heir].writes() != 0 {
-		t.Fatalf("before it left: a hint for %s %v, %s took %d writes", leaving, co.cfg.Hints.Has(string(leaving)), heir, c.engines[heir].writes())
+	c.missWrite(co, leaving)
+	if c.engines[heir].writes() != 0 {
+		t.Fatalf("before %s left, %s took %d writes", leaving, heir, c.engines[heir].writes())
 	}
 	c.ring = current
 	var outcome error = errors.New("not told")

@@ -59,6 +59,25 @@ func newHandoff(h HintedHandoff) *handoff {
 	return &handoff{enabled: !h.Disabled, delivering: map[ring.Endpoint]bool{}, slots: make(chan struct{}, h.DeliveryThreads)}
 }
 
+// claim marks e's hints as on their way, unless they already are or
+// (unlessPaused) deliveries are paused: one delivery of a host's hints
+// runs at a time. done ends the claim.
+func (h *handoff) claim(e ring.Endpoint, unlessPaused bool) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.delivering[e] || unlessPaused && h.paused {
+		return false
+	}
+	h.delivering[e] = true
+	return true
+}
+
+func (h *handoff) done(e ring.Endpoint) {
+	h.mu.Lock()
+	delete(h.delivering, e)
+	h.mu.Unlock()
+}
+
 // HandoffStatus is what nodetool statushandoff reports.
 type HandoffStatus struct {
 	Enabled, Paused bool
@@ -141,19 +160,11 @@ func (c *Coordinator) ReplicaUp(e ring.Endpoint) {
 		return
 	}
 	h := c.handoff
-	h.mu.Lock()
-	if h.delivering[e] || h.paused {
-		h.mu.Unlock()
+	if !h.claim(e, true) {
 		return
 	}
-	h.delivering[e] = true
-	h.mu.Unlock()
 	c.background.Go(func() {
-		defer func() {
-			h.mu.Lock()
-			delete(h.delivering, e)
-			h.mu.Unlock()
-		}()
+		defer h.done(e)
 		h.slots <- struct{}{}
 		defer func() { <-h.slots }()
 		// A replica just seen up may not listen yet, or may still be
@@ -203,61 +214,16 @@ func (c *Coordinator) DeliverHints() {
 // a stream from one replica, e perhaps (a node leaving streams what it
 // holds), which the hint may have reached after the stream was cut, and
 // would otherwise lack the write for good. It runs in the background, so
-// that the delivery to e goes on at its pace: one request a node, a hint
-// for a node that is down or fails it, and for a node that knows a later
-// ring, the write placed again by that ring.
+// that the delivery to e goes on at its pace.
 func (c *Coordinator) hintsToPending(e ring.Endpoint, ms []*mutation.Mutation) {
 	m := c.cfg.Ring()
 	if m == nil || m.Future() == nil {
 		return
 	}
-	look := c.current()
-	byNode := map[ring.Endpoint][]write{}
-	for _, mu := range ms {
-		p, err := c.placeWrite(look, m, mu)
-		if err != nil {
-			continue // its table dropped since
-		}
-		for _, pending := range p.pending {
-			if pending != e {
-				byNode[pending] = append(byNode[pending], write{m: mu, p: p, epoch: m.Epoch()})
-			}
-		}
+	byNode := c.placeByNode(m, ms, func(p placement) []ring.Endpoint { return p.pending }, e)
+	if len(byNode) > 0 {
+		c.background.Go(func() { c.sendPlaced(context.Background(), m, byNode) })
 	}
-	if len(byNode) == 0 {
-		return
-	}
-	alive := c.alive()
-	c.background.Go(func() {
-		for node, ws := range byNode {
-			ms := make([]*mutation.Mutation, len(ws))
-			for i, w := range ws {
-				ms[i] = w.m
-			}
-			var err error
-			switch {
-			case node == c.cfg.Self:
-				err = c.applyHere(nil, ms)
-			case !alive(node):
-				err = errNodeDown
-			default:
-				c.Stats.ForwardedMutations.Add(int64(len(ms)))
-				ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeouts.Write)
-				_, err = c.request(ctx, nil, node, messaging.VerbMutation, appendMutations(fenced(m.Epoch()), ms))
-				cancel()
-			}
-			if err == nil || node == c.cfg.Self {
-				continue // a failure here is the engine's, which a hint would not mend
-			}
-			for _, w := range ws {
-				if stale, ok := staleRingOf(err); ok {
-					c.resend(w, node, stale) // to the nodes the later ring names that w's did not
-				} else {
-					c.hint(node, w.m)
-				}
-			}
-		}
-	})
 }
 
 // RehomeHints hands the hints kept for a node that has left the ring to
@@ -272,21 +238,19 @@ func (c *Coordinator) RehomeHints(left ring.Endpoint, done func(error)) {
 	}
 	h := c.handoff
 	c.background.Go(func() {
-		h.mu.Lock()
-		for h.delivering[left] { // one to it as it left: this one goes on from where that stops
-			h.mu.Unlock()
+		for !h.claim(left, false) { // one to it as it left: this one goes on from where that stops
 			time.Sleep(10 * time.Millisecond)
-			h.mu.Lock()
 		}
-		h.delivering[left] = true
-		h.mu.Unlock()
-		defer func() {
-			h.mu.Lock()
-			delete(h.delivering, left)
-			h.mu.Unlock()
-		}()
+		defer h.done(left)
 		res, err := c.cfg.Hints.Deliver(context.Background(), string(left), hints.Delivery{
-			Send:  func(ctx context.Context, ms []*mutation.Mutation) error { return c.rehome(ctx, left, ms) },
+			Send: func(ctx context.Context, ms []*mutation.Mutation) error {
+				m := c.cfg.Ring()
+				if m == nil {
+					return errNoRing
+				}
+				c.sendPlaced(ctx, m, c.placeByNode(m, ms, func(p placement) []ring.Endpoint { return slices.Concat(p.replicas, p.pending) }, left))
+				return nil
+			},
 			Taken: func(n int64) { c.Stats.HintsDelivered.Add(n) },
 		})
 		c.Stats.HintsExpired.Add(res.Expired)
@@ -298,47 +262,64 @@ func (c *Coordinator) RehomeHints(left ring.Endpoint, done func(error)) {
 	})
 }
 
-// rehome writes hinted mutations meant for left to the replicas and
-// pending nodes the ring now places them on; one that fails it, or is
-// down, is hinted in turn.
-func (c *Coordinator) rehome(ctx context.Context, left ring.Endpoint, ms []*mutation.Mutation) error {
-	m := c.cfg.Ring()
-	if m == nil {
-		return errNoRing
-	}
+// errNoRing stops a handing over of hints on a node that has no ring yet.
+var errNoRing = errors.New("coordinator: no ring to place the hints by")
+
+// placeByNode groups hinted mutations by the nodes ring m places them on,
+// those targets picks from each placement but not, the hints having
+// reached it, except.
+func (c *Coordinator) placeByNode(m *ring.Metadata, ms []*mutation.Mutation, targets func(placement) []ring.Endpoint, except ring.Endpoint) map[ring.Endpoint][]write {
 	look := c.current()
-	alive := c.alive()
+	byNode := map[ring.Endpoint][]write{}
 	for _, mu := range ms {
 		p, err := c.placeWrite(look, m, mu)
 		if err != nil {
 			continue // its table dropped since
 		}
-		payload := appendMutations(fenced(m.Epoch()), []*mutation.Mutation{mu})
-		for _, r := range slices.Concat(p.replicas, p.pending) {
-			switch {
-			case r == left:
-			case r != c.cfg.Self && !alive(r):
-				c.hint(r, mu)
-			default:
-				ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeouts.Write)
-				err := c.send(ctx, nil, r, mu, payload)
-				cancel()
-				if stale, ok := staleRingOf(err); ok {
-					c.resend(write{m: mu, p: p, epoch: m.Epoch()}, r, stale)
-				} else if err != nil && r != c.cfg.Self {
-					c.hint(r, mu)
-				}
+		for _, node := range targets(p) {
+			if node != except {
+				byNode[node] = append(byNode[node], write{m: mu, p: p, epoch: m.Epoch()})
 			}
 		}
 	}
-	return nil
+	return byNode
 }
 
-// errNoRing stops a handing over of hints on a node that has no ring yet.
-var errNoRing = errors.New("coordinator: no ring to place the hints by")
-
-// errNodeDown is a send not tried: the node is down.
-var errNodeDown = errors.New("coordinator: the node is down")
+// sendPlaced sends each node its writes in one request fenced by m's
+// epoch, each with a deadline of its own: a node that is down, or fails
+// them, is hinted; a node that knows a later ring gets each write placed
+// again by that ring. This node applies its own, whose failure is the
+// engine's, which a hint would not mend.
+func (c *Coordinator) sendPlaced(ctx context.Context, m *ring.Metadata, byNode map[ring.Endpoint][]write) {
+	alive := c.alive()
+	for node, ws := range byNode {
+		ms := make([]*mutation.Mutation, len(ws))
+		for i, w := range ws {
+			ms[i] = w.m
+		}
+		if node == c.cfg.Self {
+			_ = c.applyHere(nil, ms)
+			continue
+		}
+		var err error
+		if alive(node) {
+			c.Stats.ForwardedMutations.Add(int64(len(ms)))
+			ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeouts.Write)
+			_, err = c.request(ctx, nil, node, messaging.VerbMutation, appendMutations(fenced(m.Epoch()), ms))
+			cancel()
+			if err == nil {
+				continue
+			}
+		}
+		for _, w := range ws {
+			if stale, ok := staleRingOf(err); ok {
+				c.resend(w, node, stale) // to the nodes the later ring names that w's did not
+			} else {
+				c.hint(node, w.m)
+			}
+		}
+	}
+}
 
 func (c *Coordinator) deliver(e ring.Endpoint) error {
 	throttle := rate.Inf

@@ -254,7 +254,11 @@ func (g *testGroup) awaitVoters(n, voters int) {
 	g.t.Helper()
 	g.eventually(fmt.Sprintf("%d nodes know %d voters", n, voters), func() bool {
 		for i := 1; i <= n; i++ {
-			if l := g.log(i); l == nil || len(l.Status().Voters) != voters || len(l.Status().VotersOutgoing) != 0 {
+			l := g.log(i)
+			if l == nil {
+				return false
+			}
+			if st := l.Status(); len(st.Voters) != voters || len(st.VotersOutgoing) != 0 {
 				return false
 			}
 		}

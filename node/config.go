@@ -120,10 +120,10 @@ type Config struct {
 	NativeMaxFrameSize Size `yaml:"native_transport_max_frame_size"`
 	// NativeMaxRequestDataInFlight is
 	// native_transport_max_request_data_in_flight: the bytes of client
-	// requests being answered, past each connection's own MiB, that the
-	// node takes before a request waits (its connection no longer read)
-	// or, for a client that asked at STARTUP (THROW_ON_OVERLOAD), is
-	// refused as Overloaded; default a tenth of the Go memory limit
+	// request bodies being answered (past a v5 connection's own MiB) that
+	// the node takes before a connection is no longer read after its
+	// request or, for a client that asked at STARTUP (THROW_ON_OVERLOAD),
+	// a request is refused as Overloaded; default a tenth of the Go memory limit
 	// (GOMEMLIMIT), as Cassandra's is of its heap, or 256 MiB without
 	// one. NativeMaxRequestDataInFlightPerIP
 	// (native_transport_max_request_data_in_flight_per_ip) is the same

@@ -362,11 +362,9 @@ func (n *Node) threadPools() []threadPool {
 	flushes, compactions := n.engine.Stages()
 	flushLimit, compactionLimit := n.engine.StageLimits()
 	var native workers.StageCounts
-	n.nativeMu.Lock()
-	if n.native != nil {
-		native = n.native.Stage()
+	if s := n.nativeServer(); s != nil {
+		native = s.Stage()
 	}
-	n.nativeMu.Unlock()
 	return []threadPool{{AdminPool{"MutationStage", st.Mutation.Counts()}, 0}, {AdminPool{"ReadStage", st.Read.Counts()}, 0},
 		{AdminPool{"RequestResponseStage", st.RequestResponse.Counts()}, 0}, {AdminPool{"CompactionExecutor", compactions}, compactionLimit},
 		{AdminPool{"MemtableFlushWriter", flushes}, flushLimit}, {AdminPool{"Native-Transport-Requests", native}, 0}}

@@ -114,6 +114,13 @@ func (n *Node) stopNative() error {
 	return err
 }
 
+// nativeServer is the CQL server running, or nil.
+func (n *Node) nativeServer() *native.Server {
+	n.nativeMu.Lock()
+	defer n.nativeMu.Unlock()
+	return n.native
+}
+
 // requestsPerSecond is the native server's bound on requests started a
 // second: none unless rate limiting is on.
 func (n *Node) requestsPerSecond() int {

@@ -208,20 +208,16 @@ func Open(cfg Config) (*Node, error) {
 	n.metrics.watchTracing(&n.traces.dropped)
 	n.metrics.registry.MustRegister(scrapeCollector{n})
 	n.metrics.watchSlowQueries(func() int64 {
-		n.nativeMu.Lock()
-		defer n.nativeMu.Unlock()
-		if n.native == nil {
-			return 0
+		if s := n.nativeServer(); s != nil {
+			return s.SlowQueries()
 		}
-		return n.native.SlowQueries()
+		return 0
 	})
 	n.metrics.watchOverloads(func() *native.OverloadCounts {
-		n.nativeMu.Lock()
-		defer n.nativeMu.Unlock()
-		if n.native == nil {
-			return nil
+		if s := n.nativeServer(); s != nil {
+			return s.Overloads()
 		}
-		return n.native.Overloads()
+		return nil
 	})
 	if n.hints != nil {
 		n.metrics.watchHints(n.hints)

@@ -120,9 +120,7 @@ func (n *Node) recentSeconds() float64 {
 
 // clientRows are the clients connected to the native protocol.
 func (n *Node) clientRows() ([]virtual.Row, error) {
-	n.nativeMu.Lock()
-	srv := n.native
-	n.nativeMu.Unlock()
+	srv := n.nativeServer()
 	if srv == nil {
 		return nil, nil
 	}

@@ -53,14 +53,16 @@ type Options struct {
 	// slow_query_log_timeout), with its statement; 0 logs none.
 	SlowQueryTimeout time.Duration
 	// MaxRequestDataInFlight and MaxRequestDataInFlightPerIP bound the
-	// bytes of requests in flight beyond each connection's own MiB, on the
-	// node and from one client address (Cassandra's
-	// native_transport_max_request_data_in_flight and _per_ip); 0: no
-	// bound. MaxRequestsPerSecond bounds the requests started each second
+	// bytes of request bodies in flight (past a v5 connection's own MiB)
+	// on the node and from one client address (Cassandra's
+	// native_transport_max_request_data_in_flight and _per_ip).
+	// MaxRequestsPerSecond bounds the requests started each second
 	// (native_transport_max_requests_per_second, when
-	// native_transport_rate_limiting_enabled); 0: no bound. A request past
-	// a bound gets Overloaded if its connection asked for that at STARTUP
-	// (THROW_ON_OVERLOAD "1"), or else waits, its connection not read.
+	// native_transport_rate_limiting_enabled). Zero or less: no bound; the
+	// node's configuration refuses negative values by their keys. A
+	// request past a bound gets Overloaded if its connection asked for
+	// that at STARTUP (THROW_ON_OVERLOAD "1"); otherwise it runs, and its
+	// connection is not read until it is back under the bounds.
 	MaxRequestDataInFlight      int64
 	MaxRequestDataInFlightPerIP int64
 	MaxRequestsPerSecond        int
@@ -158,15 +160,6 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxPrepared < 0 {
 		errs = append(errs, fmt.Errorf("native: MaxPrepared %d is negative", o.MaxPrepared))
-	}
-	if o.MaxRequestDataInFlight < 0 {
-		errs = append(errs, fmt.Errorf("native_transport_max_request_data_in_flight: %d is negative", o.MaxRequestDataInFlight))
-	}
-	if o.MaxRequestDataInFlightPerIP < 0 {
-		errs = append(errs, fmt.Errorf("native_transport_max_request_data_in_flight_per_ip: %d is negative", o.MaxRequestDataInFlightPerIP))
-	}
-	if o.MaxRequestsPerSecond < 0 {
-		errs = append(errs, fmt.Errorf("native_transport_max_requests_per_second: %d is negative", o.MaxRequestsPerSecond))
 	}
 	return errors.Join(errs...)
 }

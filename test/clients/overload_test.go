@@ -2,7 +2,6 @@ package clients
 
 import (
 	"bytes"
-	"encoding/binary"
 	"strings"
 	"sync"
 	"testing"
@@ -21,14 +20,7 @@ func TestRequestsPastTheBoundsWait(t *testing.T) {
 	cluster := gocqlCluster(port)
 	cluster.NumConns = 1
 	s := session(t, cluster)
-	for _, q := range []string{
-		"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
-		"CREATE TABLE ks.blobs (k int PRIMARY KEY, v blob)",
-	} {
-		if err := s.Query(q).Exec(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	mustExec(t, s, createKeyspace, "CREATE TABLE ks.blobs (k int PRIMARY KEY, v blob)")
 	// 24 requests of 600 KiB at once on one connection: 14 MiB against
 	// its own MiB and a KiB of reserves.
 	const writers, rows = 8, 3
@@ -67,15 +59,7 @@ func TestRequestsPastTheBoundsWait(t *testing.T) {
 func TestOverloadedWhenAsked(t *testing.T) {
 	_, port, adminPort := serveNode(t, node.Config{NativeMaxRequestDataInFlight: 1 << 20, NativeMaxRequestDataInFlightPerIP: 1 << 10})
 	c := dialRaw(t, port)
-	var startup []byte
-	startup = binary.BigEndian.AppendUint16(startup, 2)
-	for _, kv := range [][2]string{{"CQL_VERSION", "3.0.0"}, {"THROW_ON_OVERLOAD", "1"}} {
-		for _, s := range kv {
-			startup = binary.BigEndian.AppendUint16(startup, uint16(len(s)))
-			startup = append(startup, s...)
-		}
-	}
-	c.send(4, 0, 0x01, startup)
+	c.send(4, 0, 0x01, startupBody("THROW_ON_OVERLOAD", "1"))
 	if r := c.recv(); r.op != 0x02 {
 		t.Fatalf("STARTUP answered with opcode %d", r.op)
 	}

@@ -78,11 +78,16 @@ func (c *rawConn) closedByServer() bool {
 	return err == io.EOF
 }
 
-func startupBody() []byte {
-	b := []byte{0, 1, 0, 11}
-	b = append(b, "CQL_VERSION"...)
-	b = append(b, 0, 5)
-	return append(b, "3.0.0"...)
+// startupBody is a STARTUP's options: CQL_VERSION, then the pairs of
+// names and values given.
+func startupBody(options ...string) []byte {
+	options = append([]string{"CQL_VERSION", "3.0.0"}, options...)
+	b := binary.BigEndian.AppendUint16(nil, uint16(len(options)/2))
+	for _, s := range options {
+		b = binary.BigEndian.AppendUint16(b, uint16(len(s)))
+		b = append(b, s...)
+	}
+	return b
 }
 
 func queryBody(q string) []byte {
@@ -172,15 +177,7 @@ func TestBadFramesAreProtocolErrors(t *testing.T) {
 func TestCompressedFrames(t *testing.T) {
 	_, cluster := startNode(t)
 	c := dialRaw(t, cluster.Port)
-	body := []byte{0, 2, 0, 11}
-	body = append(body, "CQL_VERSION"...)
-	body = append(body, 0, 5)
-	body = append(body, "3.0.0"...)
-	body = append(body, 0, 11)
-	body = append(body, "COMPRESSION"...)
-	body = append(body, 0, 3)
-	body = append(body, "lz4"...)
-	c.send(4, 1, 1, body)
+	c.send(4, 1, 1, startupBody("COMPRESSION", "lz4"))
 	if r := c.recv(); r.op != 2 {
 		t.Fatalf("STARTUP with lz4: op %d", r.op)
 	}
